@@ -1,0 +1,32 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO := assets/demo.flac
+
+.PHONY: run test setup setup-test lint bench demo clean
+
+run: setup
+	$(PY) -m app.cli demo
+
+test: setup-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m pytest -q $(PYTEST_ARGS)
+
+setup:
+	scripts/setup.sh
+
+setup-test:
+	scripts/setup.sh --system
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	$(PY) bench/bench_engine.py
+
+demo: setup
+	$(PY) assets/make_demo.py $(DEMO)
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache

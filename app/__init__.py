@@ -1,0 +1,1 @@
+"""SpectroPaint's user-facing layer: the CLI now, the Qt GUI later."""

@@ -1,0 +1,193 @@
+"""The ``specpaint`` command: info, render, roundtrip, demo.
+
+Errors the user can act on print one line on stderr naming the file and the
+problem, and exit with status 2; ``--debug`` shows the traceback instead.
+Qt is not imported here, so the CLI runs on machines without a display.
+"""
+
+import argparse
+import math
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+EXIT_USAGE = 2
+DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
+
+
+class TerminalProgress:
+    """``label  42%`` on one rewritten line, only when stderr is a terminal."""
+
+    def __init__(self, label: str):
+        self.label, self.shown, self.last = label, sys.stderr.isatty(), -1
+
+    def __call__(self, fraction: float) -> None:
+        pct = int(fraction * 100)
+        if self.shown and pct != self.last:
+            self.last = pct
+            end = "\n" if pct >= 100 else ""
+            print(f"\r{self.label} {pct:3d}%", end=end, file=sys.stderr, flush=True)
+
+
+def _analysis_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n-fft", type=int, default=2048, help="FFT size, 256-16384 (default 2048)")
+    p.add_argument("--hop", type=int, default=None, help="hop in samples (default n_fft/4)")
+    p.add_argument("--window", default="hann", help="hann, hamming, blackman, blackman-harris")
+    p.add_argument("--allow-truncated", action="store_true",
+                   help="open the readable part of a cut-off file instead of refusing it")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from engine.render import COLORMAPS
+
+    parser = argparse.ArgumentParser(prog="specpaint", description="Paint on spectrograms.")
+    parser.add_argument("--device", default=None,
+                        help="auto (default), cpu, cuda, cuda:N or mps; or $SPECPAINT_DEVICE")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("info", help="format, rate, channels, duration, peak, device")
+    p.add_argument("file")
+
+    p = sub.add_parser("render", help="write the spectrogram as a PNG")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, help="PNG file to write")
+    p.add_argument("--colormap", default="viridis", choices=COLORMAPS)
+    p.add_argument("--db-range", type=float, default=100.0, help="dB shown below the top")
+    p.add_argument("--top-db", type=float, default=0.0, help="dB at the brightest colour")
+    p.add_argument("--log-freq", action="store_true", help="logarithmic frequency axis")
+    p.add_argument("--width", type=int, default=1920)
+    p.add_argument("--height", type=int, default=None, help="default: one row per bin")
+    p.add_argument("--channel", type=int, default=None, help="default: loudest of all")
+    _analysis_args(p)
+
+    p = sub.add_parser("roundtrip", help="analyze, resynthesize and export")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--force", action="store_true", help="allow overwriting the source file")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
+    group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
+    _analysis_args(p)
+
+    p = sub.add_parser("demo", help="render and round-trip the bundled demo into out/")
+    p.add_argument("-o", "--output-dir", default="out")
+    return parser
+
+
+def _open(args):
+    from engine.document import Document
+
+    doc = Document.open(args.file, n_fft=args.n_fft, hop=args.hop, window=args.window,
+                        device=args.device, allow_truncated=args.allow_truncated,
+                        progress=TerminalProgress("analyzing"))
+    for note in doc.audio.notes:
+        print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
+    return doc
+
+
+def cmd_info(args) -> None:
+    from engine.audio import load
+    from engine.device import describe, pick_device
+
+    audio = load(args.file, progress=TerminalProgress("reading"))
+    peak = audio.peak
+    peak_db = f"{20 * math.log10(peak):.2f} dBFS" if peak > 0 else "silent"
+    minutes, seconds = divmod(audio.duration, 60)
+    print(f"file:        {args.file}")
+    print(f"format:      {audio.format} {audio.subtype}")
+    print(f"sample rate: {audio.sample_rate} Hz")
+    print(f"channels:    {audio.channels}")
+    print(f"duration:    {int(minutes)}:{seconds:06.3f} ({audio.frames} frames)")
+    print(f"peak:        {peak_db}")
+    print(f"device:      {describe(pick_device(args.device))}")
+    for note in audio.notes:
+        print(f"note:        {note}")
+
+
+def cmd_render(args) -> None:
+    from engine.errors import ParameterError
+    from engine.export import check_destination
+    from engine.png import write_png
+
+    out = Path(args.output)
+    if out.suffix.lower() != ".png":
+        raise ParameterError(f"{out}: the image must be a .png file")
+    check_destination(out, Path(args.file), force=False)
+    doc = _open(args)
+    image = doc.render(width=args.width, height=args.height or doc.n_bins, channel=args.channel,
+                       colormap=args.colormap, top_db=args.top_db, range_db=args.db_range,
+                       log_freq=args.log_freq)
+    write_png(image, out)
+    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})")
+
+
+def cmd_roundtrip(args) -> None:
+    from engine.export import check_destination, export
+    from engine.metrics import snr_db
+    from engine.resynth import Resynthesizer
+
+    clip = "normalize" if args.normalize else "limit" if args.limit else "report"
+    check_destination(Path(args.output), Path(args.file), args.force)
+    doc = _open(args)
+    wave = Resynthesizer(doc).full(progress=TerminalProgress("resynthesizing"))
+    report = export(wave.numpy(), doc.sample_rate, args.output, bit_depth=args.bits,
+                    source=args.file, force=args.force, clip=clip,
+                    progress=TerminalProgress("writing"))
+    print(report.summary())
+    print(f"round-trip SNR before writing: {snr_db(doc.audio.samples, wave.numpy()):.1f} dB")
+
+
+def cmd_demo(args) -> None:
+    from engine.audio import AudioError
+
+    if not DEMO.exists():
+        raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    common = dict(file=str(DEMO), n_fft=2048, hop=None, window="hann", allow_truncated=False,
+                  device=args.device)
+    cmd_info(argparse.Namespace(**common))
+    cmd_render(argparse.Namespace(**common, output=str(out / "demo.png"), width=1600,
+                                  height=800, channel=None, colormap="magma", top_db=0.0,
+                                  db_range=90.0, log_freq=True))
+    cmd_roundtrip(argparse.Namespace(**common, output=str(out / "demo-roundtrip.wav"),
+                                     bits=None, force=False, normalize=False, limit=False))
+
+
+def _one_line_warnings(message, category, filename, lineno, file=None, line=None):
+    print(f"specpaint: warning: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from engine.errors import Cancelled, SpectroPaintError
+
+    warnings.showwarning = _one_line_warnings
+    commands = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
+                "demo": cmd_demo}
+    started = time.perf_counter()
+    try:
+        commands[args.command](args)
+    except (SpectroPaintError, KeyboardInterrupt) as e:
+        if args.debug:
+            traceback.print_exc()
+        if isinstance(e, (KeyboardInterrupt, Cancelled)):
+            print("specpaint: cancelled; nothing was written", file=sys.stderr)
+            return 130
+        message = str(e)
+        source = getattr(args, "file", None)
+        if source and not message.startswith(str(source)) and str(source) not in message:
+            message = f"{source}: {message}"
+        print(f"specpaint: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.debug:
+        print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

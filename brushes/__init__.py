@@ -1,0 +1,1 @@
+"""Brush kernels, strokes, history and presets (built on the engine; no Qt)."""

@@ -1,0 +1,73 @@
+"""Which torch device the engine computes on: CUDA > MPS > CPU, overridable
+by an explicit name or the SPECPAINT_DEVICE environment variable, with a
+fall-back to the CPU when the GPU runs out of memory."""
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+import torch
+
+from engine.errors import DeviceError
+
+ENV_VAR = "SPECPAINT_DEVICE"
+T = TypeVar("T")
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps and mps.is_available())
+
+
+def pick_device(name: str | None = None) -> torch.device:
+    """``name`` (or $SPECPAINT_DEVICE): "auto", "cpu", "cuda", "cuda:N" or "mps"."""
+    name = (name or os.environ.get(ENV_VAR) or "auto").strip().lower()
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if _mps_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as e:
+        raise DeviceError(f"unknown device '{name}'; use auto, cpu, cuda, cuda:N or mps "
+                          f"(--device or ${ENV_VAR})") from e
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceError(f"device '{name}' asked for, but this machine has no usable "
+                              "CUDA GPU; use --device cpu or auto")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DeviceError(f"device '{name}' asked for, but only "
+                              f"{torch.cuda.device_count()} CUDA GPU(s) exist")
+    elif device.type == "mps" and not _mps_available():
+        raise DeviceError(f"device '{name}' asked for, but MPS is not available here; "
+                          "use --device cpu or auto")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise DeviceError(f"unsupported device '{name}'; use auto, cpu, cuda, cuda:N or mps")
+    return device
+
+
+def describe(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return str(device)
+
+
+def with_cpu_fallback(work: Callable[[torch.device], T],
+                      device: torch.device) -> tuple[T, torch.device]:
+    """Run ``work(device)``; if a GPU runs out of memory, warn and run it on the CPU.
+
+    Returns the result and the device it was computed on."""
+    try:
+        return work(device), device
+    except torch.OutOfMemoryError:
+        if device.type == "cpu":
+            raise
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        warnings.warn(f"out of memory on {device}; computing on the CPU instead",
+                      RuntimeWarning, stacklevel=2)
+        cpu = torch.device("cpu")
+        return work(cpu), cpu

@@ -1,0 +1,199 @@
+"""A document: audio, its transform, and the editable magnitude and phase.
+
+Magnitude and phase are float32 tensors on the engine device, stored
+frames-major (``[ch, frames, bins]`` in memory, so analysis writes and
+resynthesis reads whole frames contiguously) and exposed as the transform's
+``[ch, bins, frames]`` views. The untouched original is the decoded audio:
+the original coefficients of any rect are recomputed from it on demand
+(:meth:`Document.original`), which is exact and costs a fifth of the memory
+of keeping a third spectrogram.
+
+Brushes edit through the region API: :meth:`read` a rect, :meth:`write` it
+back; every write is reported to listeners (resynthesis, the view) and
+accumulated in a dirty rect (:meth:`take_dirty`).
+"""
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from engine import render
+from engine.audio import Audio, load
+from engine.device import pick_device, with_cpu_fallback
+from engine.errors import ParameterError
+from engine.progress import CancelFlag, ProgressFn, scaled, step
+from engine.region import Rect
+from engine.transforms.stft import STFT
+
+ANALYSIS_CHUNK = 256  # frames per forward-transform chunk (fits in cache; fastest on CPU)
+
+Listener = Callable[[Rect, tuple[int, ...]], None]
+
+
+class Document:
+    def __init__(self, audio: Audio, *, n_fft: int = 2048, hop: int | None = None,
+                 window: str = "hann", device: torch.device | str | None = None,
+                 progress: ProgressFn | None = None, cancel: CancelFlag | None = None):
+        self.audio = audio
+        self.sample_rate = audio.sample_rate
+        self.length = audio.frames
+        self.device = device if isinstance(device, torch.device) else pick_device(device)
+        self.transform = STFT(audio.sample_rate, n_fft, hop, window, self.device)
+        self._listeners: list[Listener] = []
+        self._dirty: Rect | None = None
+
+        def analyze(dev: torch.device) -> None:
+            self._analyze(dev, progress, cancel)
+
+        _, self.device = with_cpu_fallback(analyze, self.device)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, allow_truncated: bool = False,
+             progress: ProgressFn | None = None, cancel: CancelFlag | None = None,
+             **analysis) -> "Document":
+        """Load ``path`` and analyze it; ``analysis``: n_fft, hop, window, device."""
+        audio = load(path, allow_truncated=allow_truncated, progress=scaled(progress, 0, 0.3),
+                     cancel=cancel)
+        return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
+
+    def _analyze(self, device: torch.device, progress, cancel) -> None:
+        self.transform = self.transform.to(device)
+        self.source = torch.from_numpy(self.audio.samples).to(device)
+        channels, frames = self.audio.channels, self.transform.n_frames(self.length)
+        shape = (channels, frames, self.transform.n_bins)
+        self._mag = torch.empty(shape, device=device)
+        self._phase = torch.empty(shape, device=device)
+        for f0 in range(0, frames, ANALYSIS_CHUNK):
+            step(f0 / frames, progress, cancel)
+            f1 = min(frames, f0 + ANALYSIS_CHUNK)
+            coeffs = self.transform.forward_frames(self.source, f0, f1).transpose(-1, -2)
+            torch.abs(coeffs, out=self._mag[:, f0:f1])
+            torch.angle(coeffs, out=self._phase[:, f0:f1])
+        step(1.0, progress, None)
+
+    # -- shape and units -------------------------------------------------------
+    @property
+    def channels(self) -> int:
+        return self._mag.shape[0]
+
+    @property
+    def n_frames(self) -> int:
+        return self._mag.shape[1]
+
+    @property
+    def n_bins(self) -> int:
+        return self._mag.shape[2]
+
+    @property
+    def magnitude(self) -> torch.Tensor:
+        """``[ch, bins, frames]`` view of the live magnitude (do not write through it)."""
+        return self._mag.transpose(1, 2)
+
+    @property
+    def phase(self) -> torch.Tensor:
+        return self._phase.transpose(1, 2)
+
+    def full_rect(self) -> Rect:
+        return Rect(0, self.n_bins, 0, self.n_frames)
+
+    @property
+    def bin_hz(self) -> float:
+        return self.sample_rate / self.transform.n_fft
+
+    @property
+    def full_scale(self) -> float:
+        """Magnitude of a full-scale sine at its peak bin: the 0 dB reference."""
+        return render.full_scale(self.transform.window)
+
+    def bin_of(self, hz: float) -> float:
+        return hz * self.transform.n_fft / self.sample_rate
+
+    def frame_of(self, seconds: float) -> float:
+        return seconds * self.sample_rate / self.transform.hop
+
+    def _channels(self, channel: int | None) -> tuple[int, ...]:
+        if channel is None:
+            return tuple(range(self.channels))
+        if not -self.channels <= channel < self.channels:
+            raise ParameterError(f"channel {channel} does not exist; this document has "
+                                 f"{self.channels} channel(s), numbered 0 to {self.channels - 1}")
+        return (channel % self.channels,)
+
+    # -- region API ------------------------------------------------------------
+    def read(self, rect: Rect, channel: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Copies of magnitude and phase over ``rect``: ``[ch, bins, frames]``."""
+        rect = rect.clip(self.n_bins, self.n_frames)
+        idx = list(self._channels(channel))
+        mag = self._mag[:, rect.frames, rect.bins][idx].transpose(1, 2).contiguous()
+        phase = self._phase[:, rect.frames, rect.bins][idx].transpose(1, 2).contiguous()
+        return mag, phase
+
+    def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
+              channel: int | None = None) -> Rect:
+        """Store ``[ch, bins, frames]`` values over ``rect`` (already clipped to the
+        document, as :meth:`read` returns them); returns the dirty rect."""
+        rect = rect.clip(self.n_bins, self.n_frames)
+        chans = self._channels(channel)
+        expected = (len(chans), *rect.shape)
+        if tuple(magnitude.shape) != expected or tuple(phase.shape) != expected:
+            raise ParameterError(f"region data of shape {tuple(magnitude.shape)} does not fit "
+                                 f"{rect} on {len(chans)} channel(s): expected {expected}")
+        magnitude, phase = magnitude.to(self.device), phase.to(self.device)
+        for i, c in enumerate(chans):
+            self._mag[c, rect.frames, rect.bins] = magnitude[i].T
+            self._phase[c, rect.frames, rect.bins] = phase[i].T
+        self._mark(rect, chans)
+        return rect
+
+    def original(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
+        """The unedited complex coefficients over ``rect``: ``[ch, bins, frames]``."""
+        rect = rect.clip(self.n_bins, self.n_frames)
+        src = self.source[list(self._channels(channel))]
+        return self.transform.forward_frames(src, rect.frame0, rect.frame1)[:, rect.bins]
+
+    def render(self, rect: Rect | None = None, width: int | None = None,
+               height: int | None = None, *, channel: int | None = None,
+               **style) -> np.ndarray:
+        """RGBA image of ``rect`` (default: everything) at ``width`` x ``height``
+        (default: one pixel per frame and bin); ``channel`` None shows the loudest
+        channel at each point. ``style``: colormap, top_db, range_db, log_freq."""
+        rect = (rect or self.full_rect()).clip(self.n_bins, self.n_frames)
+        if rect.empty:
+            raise ParameterError(f"{rect} lies outside the document ({self.n_bins} bins x "
+                                 f"{self.n_frames} frames)")
+        c = self._channels(channel)
+        mag = self._mag if channel is None else self._mag[c[0]:c[0] + 1]
+        return render.render(mag, rect, width or rect.shape[1], height or rect.shape[0],
+                             ref=self.full_scale, bin_hz=self.bin_hz, **style)
+
+    def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
+        """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
+        rect = rect.clip(self.n_bins, self.n_frames)
+        return render.packed_rgba(self._mag, self._phase, rect, ref=self.full_scale,
+                                  channel=self._channels(channel)[0], **levels)
+
+    def coefficients(self, frame0: int, frame1: int) -> torch.Tensor:
+        """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins."""
+        return torch.polar(self._mag[:, frame0:frame1], self._phase[:, frame0:frame1]) \
+            .transpose(1, 2)
+
+    # -- change tracking -------------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        self._listeners.remove(listener)
+
+    def _mark(self, rect: Rect, channels: tuple[int, ...]) -> None:
+        if rect.empty:
+            return
+        self._dirty = rect.union(self._dirty)
+        for listener in list(self._listeners):
+            listener(rect, channels)
+
+    def take_dirty(self) -> Rect | None:
+        """The union of the rects written since the last call, then forget it."""
+        dirty, self._dirty = self._dirty, None
+        return dirty

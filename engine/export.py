@@ -1,0 +1,141 @@
+"""Writing audio: in blocks (one long soundfile write to OGG can crash
+libsndfile), atomically (a temporary file in the destination folder, renamed
+over the destination only when complete), never over the source file unless
+forced, and with clipping reported or handled."""
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from engine.errors import AudioError
+from engine.progress import CancelFlag, ProgressFn, step
+
+WRITE_BLOCK = 1 << 16  # frames per write
+
+# extension -> (libsndfile format, {bit depth name: subtype}, default depth)
+FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
+    ".wav": ("WAV", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "float"),
+    ".flac": ("FLAC", {"16": "PCM_16", "24": "PCM_24"}, "24"),
+    ".aiff": ("AIFF", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "24"),
+    ".aif": ("AIFF", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "24"),
+    ".ogg": ("OGG", {"vorbis": "VORBIS"}, "vorbis"),
+}
+CLIP_MODES = ("report", "normalize", "limit")
+NORMALIZE_PEAK = 10 ** (-0.1 / 20)  # -0.1 dBFS
+LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
+
+
+@dataclass
+class ExportReport:
+    path: Path
+    format: str
+    subtype: str
+    peak_dbfs: float  # of the audio given, before any clip handling
+    clipped_samples: int  # samples above full scale in the audio given
+    action: str  # what was done about them: "none", "clipped", "kept (float)", ...
+
+    def summary(self) -> str:
+        head = f"wrote {self.path} ({self.format} {self.subtype}"
+        if self.clipped_samples == 0:
+            return f"{head}, peak {self.peak_dbfs:.1f} dBFS)"
+        return (f"{head}); input peak "
+                f"{self.peak_dbfs:+.1f} dBFS, {self.clipped_samples} samples above full scale: "
+                f"{self.action}")
+
+
+def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
+    ext = path.suffix.lower()
+    if ext not in FORMATS:
+        raise AudioError(f"{path}: cannot write '{ext or 'no extension'}' files; use one of "
+                         f"{', '.join(sorted(FORMATS))}")
+    fmt, depths, default = FORMATS[ext]
+    depth = default if bit_depth is None else str(bit_depth)
+    if depth not in depths:
+        raise AudioError(f"{path}: {fmt} cannot be written with bit depth '{depth}'; "
+                         f"choose one of {', '.join(depths)}")
+    return fmt, depths[depth]
+
+
+def check_destination(path: Path, source: Path | None, force: bool) -> None:
+    if not path.parent.is_dir():
+        raise AudioError(f"{path}: the folder {path.parent} does not exist; create it first")
+    if path.is_dir():
+        raise AudioError(f"{path}: is a folder; give a file name")
+    if source is not None and path.exists() and source.exists() and path.samefile(source):
+        raise AudioError(f"{path}: this is the source file; refusing to overwrite it. Choose "
+                         "another output name, or force it (--force) if you mean it")
+
+
+def _limit(block: np.ndarray) -> np.ndarray:
+    """Soft limiter: unchanged below the knee, tanh-compressed above, < 1 always."""
+    mag = np.abs(block)
+    over = mag > LIMIT_KNEE
+    if over.any():
+        room = 1.0 - LIMIT_KNEE
+        mag[over] = LIMIT_KNEE + room * np.tanh((mag[over] - LIMIT_KNEE) / room)
+        block = np.copysign(mag, block)
+    return block
+
+
+def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
+           bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
+           force: bool = False, clip: str = "report", block_frames: int = WRITE_BLOCK,
+           progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> ExportReport:
+    """Write float ``[channels, frames]`` samples to ``path`` (format from the extension).
+
+    ``clip``: "report" writes as is (integer formats clip at full scale, float
+    keeps the overs) and says how many samples were over; "normalize" scales
+    the whole file to a -0.1 dBFS peak when it is over; "limit" soft-limits
+    the overs. Raises AudioError naming the path on any problem; then the
+    destination is untouched and no temporary file is left."""
+    path = Path(path)
+    samples = np.asarray(samples)
+    if samples.ndim != 2 or samples.shape[1] == 0:
+        raise AudioError(f"{path}: nothing to write (audio shape {samples.shape})")
+    if clip not in CLIP_MODES:
+        raise AudioError(f"{path}: unknown clip mode '{clip}'; use one of {', '.join(CLIP_MODES)}")
+    fmt, subtype = _subtype_for(path, bit_depth)
+    check_destination(path, Path(source) if source is not None else None, force)
+
+    peak = float(np.max(np.abs(samples)))
+    over = int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
+    gain, action = 1.0, "none"
+    if over:
+        if clip == "normalize":
+            gain, action = NORMALIZE_PEAK / peak, "normalized to -0.1 dBFS"
+        elif clip == "limit":
+            action = "soft-limited below 0 dBFS"
+        elif subtype in ("FLOAT", "DOUBLE"):
+            action = "kept above 0 dBFS (float file); use --normalize or --limit to tame them"
+        else:
+            action = "clipped at full scale; use --normalize or --limit to avoid it"
+
+    channels, frames = samples.shape
+    # Created by libsndfile itself so it gets the user's normal permissions.
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:8]}.part"
+    try:
+        with sf.SoundFile(str(tmp), "w", sample_rate, channels, subtype, format=fmt) as f:
+            for start in range(0, frames, block_frames):
+                step(start / frames, progress, cancel)
+                block = samples[:, start:start + block_frames].T.astype(np.float32)
+                if gain != 1.0:
+                    block = block * np.float32(gain)
+                if clip == "limit" and over:
+                    block = _limit(block)
+                elif subtype not in ("FLOAT", "DOUBLE"):
+                    block = np.clip(block, -1.0, 1.0)
+                f.write(block)
+        os.replace(tmp, path)
+    except BaseException as e:
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, (sf.LibsndfileError, OSError)):
+            raise AudioError(f"{path}: writing failed ({e}); nothing was written. Check free "
+                             "space and permissions") from e
+        raise
+    step(1.0, progress, None)
+    peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
+    return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action)

@@ -1,0 +1,127 @@
+"""Magnitude -> dB -> colormap -> RGBA uint8 images of any rect, at any size.
+
+Images are ``[height, width, 4]`` uint8 with row 0 at the top, i.e. the
+highest frequency, as a screen or a PNG shows them. Resizing is
+max-pooling: each output pixel shows the loudest bin x frame whose cell its
+own cell overlaps (so a zoomed-out view never hides a click), and nearest
+cell when zoomed in. Very long rects are first reduced by an integer
+factor of frames (a power of two, so at least two source blocks per
+column remain), which keeps a whole-file overview of a long recording fast.
+
+0 dB is digital full scale: the magnitude a full-scale sine reaches at its
+peak bin, ``sum(window) / 2``.
+"""
+
+import math
+from functools import cache
+
+import numpy as np
+import torch
+
+from engine.errors import ParameterError
+from engine.region import Rect
+
+COLORMAPS = ("viridis", "magma", "inferno", "plasma", "cividis", "gray")
+
+
+@cache
+def colormap_lut(name: str) -> torch.Tensor:
+    """256 x 4 uint8 RGBA table of a colormap, from the maintained ``cmap`` library."""
+    if name not in COLORMAPS:
+        raise ParameterError(f"unknown colormap '{name}'; use one of {', '.join(COLORMAPS)}")
+    import cmap
+
+    rgba = cmap.Colormap(name).lut(256)
+    return torch.from_numpy(np.round(np.asarray(rgba) * 255).astype(np.uint8))
+
+
+def full_scale(window: torch.Tensor) -> float:
+    return float(window.sum()) / 2
+
+
+def to_unit(mag: torch.Tensor, ref: float, top_db: float = 0.0,
+            range_db: float = 100.0) -> torch.Tensor:
+    """Map magnitudes to [0, 1]: ``top_db`` and above -> 1, ``top_db - range_db`` and below -> 0."""
+    if not range_db > 0:
+        raise ParameterError(f"dB range must be positive (got {range_db}); 100 is usual")
+    db = 20 * torch.log10(torch.clamp(mag / ref, min=1e-12))
+    return ((db - (top_db - range_db)) / range_db).clamp_(0.0, 1.0)
+
+
+def _pool(x: torch.Tensor, dim: int, edges: torch.Tensor) -> torch.Tensor:
+    """Max over the source cells ``[i, i+1)`` that each output cell
+    ``[edges[r], edges[r+1])`` overlaps (at least the one it lies in)."""
+    n = x.shape[dim]
+    start = edges[:-1].floor().long().clamp(0, n - 1)
+    end = torch.maximum(edges[1:].ceil().long().clamp(max=n), start + 1)
+    width = int((end - start).max())
+    idx = torch.minimum(start[:, None] + torch.arange(width), end[:, None] - 1)
+    picked = x.index_select(dim, idx.flatten().to(x.device))
+    shape = list(x.shape)
+    shape[dim:dim + 1] = [len(start), width]
+    return picked.reshape(shape).amax(dim + 1)
+
+
+def _reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
+    """Max over aligned blocks of ``factor`` frames along dim 1 (the last block may be short)."""
+    whole = x.shape[1] // factor * factor
+    blocks = x[:, :whole].unflatten(1, (-1, factor)).amax(2)
+    if whole < x.shape[1]:
+        blocks = torch.cat([blocks, x[:, whole:].amax(1, keepdim=True)], 1)
+    return blocks
+
+
+def frequency_edges(rect: Rect, height: int, bin_hz: float, log_freq: bool) -> torch.Tensor:
+    """Edges of the ``height`` output rows, bottom to top, in bin-cell coordinates of the rect."""
+    lo, hi = rect.bin0 - 0.5, rect.bin1 - 0.5  # bin i's cell is centred on i * bin_hz
+    if not log_freq:
+        return torch.linspace(0, rect.bin1 - rect.bin0, height + 1, dtype=torch.float64)
+    lo = max(lo, 0.5)
+    if hi <= lo:
+        raise ParameterError("a log-frequency view needs the rect to reach above the first "
+                             f"bin ({bin_hz / 2:.1f} Hz)")
+    r = torch.arange(height + 1, dtype=torch.float64) / height
+    return lo * (hi / lo) ** r - (rect.bin0 - 0.5)
+
+
+def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
+                     bin_hz: float, log_freq: bool = False) -> torch.Tensor:
+    """``mag_fb``: ``[ch, frames, bins]`` storage -> max over channels, pooled to
+    ``[height, width]`` with row 0 at the top (highest frequency)."""
+    if width < 1 or height < 1:
+        raise ParameterError(f"image size {width}x{height} is not valid; both must be >= 1")
+    x = mag_fb[:, rect.frames, rect.bins]
+    frames = x.shape[1]
+    factor = 1 << max(0, int(math.log2(frames / width)) - 1) if frames >= 4 * width else 1
+    if factor > 1:
+        x = _reduce_frames(x, factor)
+    cols = torch.linspace(0, frames / factor, width + 1, dtype=torch.float64)
+    cols = cols.clamp(max=x.shape[1])
+    x = _pool(x, 1, cols).amax(0)  # [width, bins]
+    rows = frequency_edges(rect, height, bin_hz, log_freq)
+    return _pool(x, 1, rows).T.flip(0)
+
+
+def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
+           bin_hz: float, colormap: str = "viridis", top_db: float = 0.0,
+           range_db: float = 100.0, log_freq: bool = False) -> np.ndarray:
+    """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
+    lut = colormap_lut(colormap)
+    pooled = pooled_magnitude(mag_fb, rect, width, height, bin_hz, log_freq)
+    unit = to_unit(pooled, ref, top_db, range_db)
+    index = (unit * 255).round_().long().cpu()
+    return lut[index].numpy()
+
+
+def packed_rgba(mag_fb: torch.Tensor, phase_fb: torch.Tensor, rect: Rect, *, ref: float,
+                channel: int = 0, top_db: float = 0.0, range_db: float = 100.0) -> np.ndarray:
+    """Full-resolution packed texture: R = magnitude in [0, 1] (dB scaled), G = phase
+    mapped from [-pi, pi] to [0, 1], B = 0, A = 1. ``[bins, frames, 4]``, top = highest bin."""
+    mag = mag_fb[channel, rect.frames, rect.bins].T
+    phase = phase_fb[channel, rect.frames, rect.bins].T
+    out = torch.zeros(*mag.shape, 4, dtype=torch.uint8)
+    out[..., 0] = (to_unit(mag, ref, top_db, range_db) * 255).round_().to(torch.uint8).cpu()
+    out[..., 1] = ((phase + math.pi) / (2 * math.pi) * 255).round_().clamp_(0, 255) \
+        .to(torch.uint8).cpu()
+    out[..., 3] = 255
+    return out.flip(0).numpy()

@@ -1,0 +1,147 @@
+"""Short-time Fourier transform on ``torch.stft`` with a hand-written inverse.
+
+Frames are centred: frame ``f`` is centred on sample ``f * hop`` and the
+signal is zero-padded by ``n_fft // 2`` on both sides (librosa's
+``center=True, pad_mode="constant"``), so any length works, one sample
+included. The inverse is a weighted overlap-add (``irfft``, window, ``fold``,
+divide by the summed squared window) written so that a span of samples
+computed from only the frames that touch it equals, bit for bit, the same
+span of the whole inverse: that is what makes incremental resynthesis exact.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from engine.errors import ParameterError
+from engine.transforms.base import Transform
+
+N_FFT_RANGE = (256, 16384)
+
+
+def blackman_harris(n: int, dtype=torch.float32) -> torch.Tensor:
+    """4-term Blackman-Harris, periodic (DFT-even) like torch's other windows."""
+    a = (0.35875, 0.48829, 0.14128, 0.01168)
+    x = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
+    w = a[0] - a[1] * torch.cos(x) + a[2] * torch.cos(2 * x) - a[3] * torch.cos(3 * x)
+    return w.to(dtype)
+
+
+WINDOWS = {
+    "hann": lambda n: torch.hann_window(n, periodic=True),
+    "hamming": lambda n: torch.hamming_window(n, periodic=True),
+    "blackman": lambda n: torch.blackman_window(n, periodic=True),
+    "blackman-harris": blackman_harris,
+}
+
+
+class STFT(Transform):
+    def __init__(self, sample_rate: int, n_fft: int = 2048, hop: int | None = None,
+                 window: str = "hann", device: torch.device | str = "cpu"):
+        if not N_FFT_RANGE[0] <= n_fft <= N_FFT_RANGE[1] or n_fft % 2:
+            raise ParameterError(f"FFT size {n_fft} is not supported; use an even size from "
+                                 f"{N_FFT_RANGE[0]} to {N_FFT_RANGE[1]} (e.g. 2048)")
+        hop = n_fft // 4 if hop is None else hop
+        if not 1 <= hop <= n_fft // 2:
+            raise ParameterError(f"hop {hop} is not supported with FFT size {n_fft}; use 1 to "
+                                 f"{n_fft // 2} samples (windows must overlap by half or more)")
+        if window not in WINDOWS:
+            raise ParameterError(f"unknown window '{window}'; use one of {', '.join(WINDOWS)}")
+        if sample_rate <= 0:
+            raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
+        self.sample_rate = int(sample_rate)
+        self.n_fft, self.hop, self.window_name = n_fft, hop, window
+        self.pad = n_fft // 2
+        self.device = torch.device(device)
+        self.window = WINDOWS[window](n_fft).to(self.device)
+
+    def __repr__(self) -> str:
+        return f"STFT(n_fft={self.n_fft}, hop={self.hop}, window={self.window_name!r})"
+
+    def to(self, device: torch.device | str) -> "STFT":
+        return STFT(self.sample_rate, self.n_fft, self.hop, self.window_name, device)
+
+    @property
+    def n_bins(self) -> int:
+        return self.n_fft // 2 + 1
+
+    def n_frames(self, n_samples: int) -> int:
+        return 1 + n_samples // self.hop
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stft(x, self.n_fft, self.hop, window=self.window, center=True,
+                          pad_mode="constant", return_complex=True)
+
+    def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
+        start = frame0 * self.hop - self.pad
+        stop = (frame1 - 1) * self.hop - self.pad + self.n_fft
+        lo, hi = max(start, 0), min(stop, x.shape[-1])
+        seg = F.pad(x[..., lo:hi], (lo - start, stop - hi)) if hi > lo else \
+            x.new_zeros(x.shape[:-1] + (stop - start,))
+        return torch.stft(seg, self.n_fft, self.hop, window=self.window, center=False,
+                          return_complex=True)
+
+    def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
+        return (max(0, frame0 * self.hop - self.pad),
+                min(length, (frame1 - 1) * self.hop - self.pad + self.n_fft))
+
+    def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
+        first = (sample0 + self.pad - self.n_fft) // self.hop + 1
+        end = -(-(sample1 + self.pad) // self.hop)
+        return max(0, first), min(self.n_frames(length), end)
+
+    def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
+        return self.inverse_span(coeffs, 0, 0, length, length)
+
+    def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+                     length: int) -> torch.Tensor:
+        fa, fb = self.frames_needed(sample0, sample1, length)
+        if fa < frame0 or fb > frame0 + frames.shape[-1]:
+            raise ValueError(f"samples [{sample0}, {sample1}) need frames [{fa}, {fb}), "
+                             f"given [{frame0}, {frame0 + frames.shape[-1]})")
+        # frames-major [..., count, n_fft]: contiguous when coefficients are stored that way
+        x = frames[..., fa - frame0:fb - frame0].transpose(-1, -2)
+        w = self.window.to(x.device)
+        y = torch.fft.irfft(x, n=self.n_fft, dim=-1) * w
+        if self.n_fft % self.hop == 0:
+            y, env = self._overlap_add_blocks(y, fa, length)
+        else:
+            y, env = self._overlap_add_fold(y)
+        origin = fa * self.hop - self.pad  # sample index of y[..., 0]
+        span = slice(sample0 - origin, sample1 - origin)
+        return y[..., span] / env[span]
+
+    def _overlap_add_blocks(self, y: torch.Tensor, fa: int, length: int):
+        """Overlap-add when hop divides n_fft: n_fft/hop shifted adds of hop-sized
+        blocks, always in the same order, so any span's sums equal the full ones."""
+        count, r_max, hop = y.shape[-2], self.n_fft // self.hop, self.hop
+        y = y.reshape(*y.shape[:-2], count, r_max, hop)
+        out = y.new_zeros(*y.shape[:-3], count + r_max - 1, hop)
+        w2 = (self.window * self.window).to(y.device).reshape(r_max, hop)
+        # env of block j sums w2[r] over the frames j - r that exist in the whole signal
+        total = self.n_frames(length)
+        blocks = torch.arange(fa, fa + count + r_max - 1, device=y.device)
+        env = y.new_zeros(count + r_max - 1, hop)
+        for r in range(r_max):
+            out[..., r:r + count, :] += y[..., r, :]
+            valid = ((blocks - r >= 0) & (blocks - r < total)).to(y.dtype)[:, None]
+            env += w2[r] * valid
+        return out.flatten(-2), env.flatten()
+
+    def _overlap_add_fold(self, y: torch.Tensor):
+        count = y.shape[-2]
+        size = (count - 1) * self.hop + self.n_fft
+        lead = y.shape[:-2]
+        cols = y.reshape(-1, count, self.n_fft).transpose(1, 2)
+        out = F.fold(cols, (1, size), (1, self.n_fft), stride=(1, self.hop)).reshape(*lead, size)
+        w2 = (self.window * self.window).to(y.device)
+        env = F.fold(w2[None, :, None].expand(1, self.n_fft, count), (1, size),
+                     (1, self.n_fft), stride=(1, self.hop)).reshape(size)
+        return out, env
+
+    def bin_frequencies(self) -> torch.Tensor:
+        return torch.arange(self.n_bins, dtype=torch.float64) * self.sample_rate / self.n_fft
+
+    def frame_times(self, n_frames: int) -> torch.Tensor:
+        return torch.arange(n_frames, dtype=torch.float64) * self.hop / self.sample_rate

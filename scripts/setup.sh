@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Create or update .venv with SpectroPaint, its dev tools and (for tests) the
+# Debian packages a real OpenGL window needs. Safe to run again: it only
+# installs what is missing or changed.
+#   scripts/setup.sh          app + dev extras
+#   scripts/setup.sh --system also Xvfb, Mesa and Qt's xcb libraries (root only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+
+system_packages() {
+    # Xvfb gives tests an X server; Mesa's llvmpipe renders OpenGL on the CPU;
+    # the libxcb-* and libxkbcommon-x11 libraries are what Qt's xcb plugin loads.
+    local pkgs=(xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 libgl1
+                libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0
+                libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0
+                libxcb-xinerama0 libxcb-xkb1 libfontconfig1 libdbus-1-3)
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: missing Debian packages (install them as root): ${missing[*]}" >&2
+        return 0
+    fi
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+[ "${1:-}" = "--system" ] && system_packages
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip"
+
+# torch: without an NVIDIA GPU take the CPU build; an unpinned torch would pull
+# a multi-GB CUDA build. pyproject.toml keeps a normal range for real users.
+if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+    if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+        $PIP install -q torch
+    else
+        $PIP install -q "torch==2.13.0" || $PIP install -q torch \
+            --index-url "${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
+    fi
+fi
+
+# Reinstall the project only when its declared dependencies changed.
+stamp="$VENV/.spectropaint-installed"
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    $PIP install -q -e ".[dev]"
+    echo "$want" > "$stamp"
+fi
