@@ -14,6 +14,7 @@ from engine.errors import AudioError
 from engine.progress import CancelFlag, ProgressFn, step
 
 READ_BLOCK = 1 << 18  # frames per read, between progress reports
+SALVAGE_BLOCK = 1024  # frames per read when recovering the good part of a damaged file
 
 
 @dataclass
@@ -165,11 +166,13 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
                 samples[:, done:done + len(block)] = block.T
                 done += len(block)
     except sf.LibsndfileError as e:
-        if not (allow_truncated and done > 0):
+        reason = str(e).split(":", 1)[-1].strip()
+        if not allow_truncated:
             raise AudioError(f"{path}: the audio data is damaged after frame {done} of "
-                             f"{frames} ({str(e).split(':', 1)[-1].strip()}); use "
-                             "--allow-truncated to open the part before it") from e
-        notes.append(f"decoding stopped at frame {done} of {frames} ({e}); "
+                             f"{frames} ({reason}); use --allow-truncated to open the part "
+                             "before it") from e
+        done = _salvage(path, samples, done)
+        notes.append(f"decoding stopped at frame {done} of {frames} ({reason}); "
                      "opened the part before it")
     if done < frames:
         if not allow_truncated:
@@ -183,6 +186,24 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
 
     _repair_non_finite(samples, notes)
     return Audio(samples, info.samplerate, path, info.format, info.subtype, notes)
+
+
+def _salvage(path: Path, samples: np.ndarray, done: int) -> int:
+    """After a decoding error, read on from ``done`` in small steps until the
+    damage; returns the number of good frames now in ``samples``."""
+    with sf.SoundFile(str(path)) as f:
+        f.seek(done)
+        while done < samples.shape[1]:
+            try:
+                block = f.read(min(SALVAGE_BLOCK, samples.shape[1] - done), dtype="float32",
+                               always_2d=True)
+            except sf.LibsndfileError:
+                break
+            if len(block) == 0:
+                break
+            samples[:, done:done + len(block)] = block.T
+            done += len(block)
+    return done
 
 
 def _repair_non_finite(samples: np.ndarray, notes: list[str]) -> None:

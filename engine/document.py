@@ -165,7 +165,9 @@ class Document:
                                  f"{self.n_frames} frames)")
         c = self._channels(channel)
         mag = self._mag if channel is None else self._mag[c[0]:c[0] + 1]
-        return render.render(mag, rect, width or rect.shape[1], height or rect.shape[0],
+        width = rect.shape[1] if width is None else width
+        height = rect.shape[0] if height is None else height
+        return render.render(mag, rect, width, height,
                              ref=self.full_scale, bin_hz=self.bin_hz, **style)
 
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:

@@ -25,7 +25,7 @@ FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
     ".ogg": ("OGG", {"vorbis": "VORBIS"}, "vorbis"),
 }
 CLIP_MODES = ("report", "normalize", "limit")
-NORMALIZE_PEAK = 10 ** (-0.1 / 20)  # -0.1 dBFS
+CEILING = 10 ** (-0.1 / 20)  # -0.1 dBFS: the peak after normalizing or limiting
 LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
 
 
@@ -65,17 +65,18 @@ def check_destination(path: Path, source: Path | None, force: bool) -> None:
         raise AudioError(f"{path}: the folder {path.parent} does not exist; create it first")
     if path.is_dir():
         raise AudioError(f"{path}: is a folder; give a file name")
-    if source is not None and path.exists() and source.exists() and path.samefile(source):
+    if (not force and source is not None and path.exists() and source.exists()
+            and path.samefile(source)):
         raise AudioError(f"{path}: this is the source file; refusing to overwrite it. Choose "
                          "another output name, or force it (--force) if you mean it")
 
 
 def _limit(block: np.ndarray) -> np.ndarray:
-    """Soft limiter: unchanged below the knee, tanh-compressed above, < 1 always."""
+    """Soft limiter: unchanged below the knee, tanh-compressed above, below CEILING always."""
     mag = np.abs(block)
     over = mag > LIMIT_KNEE
     if over.any():
-        room = 1.0 - LIMIT_KNEE
+        room = CEILING - LIMIT_KNEE
         mag[over] = LIMIT_KNEE + room * np.tanh((mag[over] - LIMIT_KNEE) / room)
         block = np.copysign(mag, block)
     return block
@@ -106,9 +107,9 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     gain, action = 1.0, "none"
     if over:
         if clip == "normalize":
-            gain, action = NORMALIZE_PEAK / peak, "normalized to -0.1 dBFS"
+            gain, action = CEILING / peak, "normalized to -0.1 dBFS"
         elif clip == "limit":
-            action = "soft-limited below 0 dBFS"
+            action = "soft-limited below -0.1 dBFS"
         elif subtype in ("FLOAT", "DOUBLE"):
             action = "kept above 0 dBFS (float file); use --normalize or --limit to tame them"
         else:

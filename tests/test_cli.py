@@ -1,0 +1,110 @@
+"""The specpaint command on real files, run as a user runs it."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.metrics import snr_db
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def specpaint(*args, cwd=None):
+    exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
+    cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
+    env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=env, timeout=120)
+
+
+@pytest.fixture
+def stereo_file(write_audio, rng):
+    return write_audio("take.flac", rng.uniform(-0.5, 0.5, (2, 44100 * 2 + 17)).astype(np.float32),
+                       44100, "PCM_24")
+
+
+def test_info(stereo_file):
+    r = specpaint("info", stereo_file)
+    assert r.returncode == 0, r.stderr
+    for words in ["format:      FLAC PCM_24", "sample rate: 44100 Hz", "channels:    2",
+                  "duration:    0:02.000 (88217 frames)", "peak:        -6.0", "device:      cpu"]:
+        assert words in r.stdout
+
+
+def test_render_writes_a_png_of_the_asked_size(stereo_file, tmp_path):
+    from PySide6.QtGui import QImage
+
+    out = tmp_path / "s.png"
+    r = specpaint("render", stereo_file, "-o", out, "--width", 300, "--height", 200,
+                  "--colormap", "magma", "--log-freq", "--db-range", 80, "--n-fft", 1024)
+    assert r.returncode == 0, r.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (300, 200)
+
+
+def test_roundtrip_keeps_length_rate_channels_and_is_lossless(stereo_file, tmp_path):
+    out = tmp_path / "rt.wav"
+    r = specpaint("roundtrip", stereo_file, "-o", out, "--hop", 256, "--window", "blackman-harris")
+    assert r.returncode == 0, r.stderr
+    src, rate = sf.read(stereo_file, dtype="float32")
+    back, back_rate = sf.read(out, dtype="float32")
+    assert back.shape == src.shape and back_rate == rate
+    assert snr_db(src, back) >= 100
+    assert "round-trip SNR before writing" in r.stdout
+
+
+def test_roundtrip_refuses_to_overwrite_its_input(stereo_file):
+    before = stereo_file.read_bytes()
+    r = specpaint("roundtrip", stereo_file, "-o", stereo_file)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0
+    assert "this is the source file; refusing to overwrite it" in r.stderr
+    assert stereo_file.read_bytes() == before
+
+
+@pytest.mark.parametrize("args,words", [
+    (["info", "missing.wav"], "missing.wav: no such file"),
+    (["render", "{txt}", "-o", "{tmp}/x.png"], "notes.txt: not a readable audio file"),
+    (["render", "{wav}", "-o", "{tmp}/x.jpg"], "x.jpg: the image must be a .png file"),
+    (["roundtrip", "{wav}", "-o", "{tmp}/x.wav", "--n-fft", "100"], "FFT size 100 is not supported"),
+    (["roundtrip", "{wav}", "-o", "{tmp}/x.mp4"], "cannot write '.mp4' files"),
+    (["roundtrip", "{wav}", "-o", "{tmp}/no/x.wav"], "does not exist; create it first"),
+])
+def test_errors_are_one_line_exit_2_no_traceback(tmp_path, write_audio, args, words):
+    (tmp_path / "notes.txt").write_text("not audio")
+    wav = write_audio("a.wav", np.zeros((1, 1000), np.float32), 8000)
+    args = [a.format(txt=tmp_path / "notes.txt", wav=wav, tmp=tmp_path) for a in args]
+    r = specpaint(*args)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("specpaint: error: ")
+    assert words in lines[0] and "Traceback" not in r.stderr
+    if "FFT" in words:
+        assert str(wav) in lines[0]  # parameter errors still name the file
+
+
+def test_debug_shows_the_traceback():
+    r = specpaint("--debug", "info", "missing.wav")
+    assert r.returncode == 2 and "Traceback" in r.stderr
+
+
+def test_warnings_for_repaired_input(write_audio, tmp_path):
+    path = write_audio("nan.wav", np.array([[0.1, np.nan, 0.2] * 1000], np.float32), 8000, "FLOAT")
+    r = specpaint("roundtrip", path, "-o", tmp_path / "fixed.wav")
+    assert r.returncode == 0
+    assert "specpaint: warning:" in r.stderr and "1000 samples were NaN" in r.stderr
+
+
+def test_demo_writes_png_and_wav(tmp_path):
+    r = specpaint("demo", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "demo.png").stat().st_size > 10_000
+    src, _ = sf.read(ROOT / "assets" / "demo.flac", dtype="float32")
+    back, _ = sf.read(tmp_path / "demo-roundtrip.wav", dtype="float32")
+    assert snr_db(src, back) >= 100

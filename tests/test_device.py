@@ -1,0 +1,75 @@
+"""Device choice and the GPU out-of-memory fall-back."""
+
+import pytest
+import torch
+
+from engine.device import pick_device, with_cpu_fallback
+from engine.errors import DeviceError
+
+
+def test_auto_prefers_cuda_then_mps_then_cpu(monkeypatch):
+    monkeypatch.delenv("SPECPAINT_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else (
+        "mps" if torch.backends.mps.is_available() else "cpu")
+    assert pick_device().type == expected
+
+
+def test_environment_overrides(monkeypatch):
+    monkeypatch.setenv("SPECPAINT_DEVICE", "cpu")
+    assert pick_device().type == "cpu"
+    monkeypatch.setenv("SPECPAINT_DEVICE", "tpu")
+    assert pick_device("cpu").type == "cpu"  # an explicit --device beats the environment
+    with pytest.raises(DeviceError, match="unknown device 'tpu'"):
+        pick_device()
+
+
+@pytest.mark.parametrize("name,words", [("tpu", "unknown device 'tpu'"),
+                                        ("banana:3", "unknown device 'banana:3'")])
+def test_unknown_devices(name, words):
+    with pytest.raises(DeviceError, match=words):
+        pick_device(name)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_asked_for_without_a_gpu():
+    with pytest.raises(DeviceError, match="no usable CUDA GPU; use --device cpu"):
+        pick_device("cuda")
+
+
+def test_out_of_memory_on_a_gpu_falls_back_to_cpu():
+    tried = []
+
+    def work(device):
+        tried.append(device.type)
+        if device.type != "cpu":
+            raise torch.OutOfMemoryError("CUDA out of memory (as raised by torch)")
+        return 42
+
+    with pytest.warns(RuntimeWarning, match="out of memory on meta; computing on the CPU"):
+        result, device = with_cpu_fallback(work, torch.device("meta"))
+    assert (result, device.type, tried) == (42, "cpu", ["meta", "cpu"])
+
+
+def test_out_of_memory_on_the_cpu_is_not_hidden():
+    def work(device):
+        raise torch.OutOfMemoryError("no memory")
+
+    with pytest.raises(torch.OutOfMemoryError):
+        with_cpu_fallback(work, torch.device("cpu"))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_document_matches_cpu():
+    import numpy as np
+
+    from engine.audio import Audio
+    from engine.document import Document
+    from engine.resynth import Resynthesizer
+
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 48000)).astype(np.float32)
+    cpu = Document(Audio(x, 48000), device="cpu")
+    gpu = Document(Audio(x, 48000), device="cuda")
+    torch.testing.assert_close(gpu.magnitude.cpu(), cpu.magnitude, rtol=1e-4, atol=1e-4)
+    out = Resynthesizer(gpu).full().numpy()
+    from engine.metrics import snr_db
+    assert snr_db(x, out) >= 100

@@ -1,0 +1,125 @@
+"""Export: formats, atomic writes, the source protected, clipping handled."""
+
+import threading
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.errors import AudioError, Cancelled
+from engine.export import export
+from engine.metrics import snr_db
+
+
+@pytest.mark.parametrize("name,bits,subtype,min_snr", [
+    ("a.wav", "16", "PCM_16", 80), ("a.wav", "24", "PCM_24", 120), ("a.wav", "float", "FLOAT", 300),
+    ("a.flac", "16", "PCM_16", 80), ("a.flac", "24", "PCM_24", 120),
+    ("a.aiff", None, "PCM_24", 120),
+])
+def test_lossless_formats_write_what_they_are_given(tmp_path, rng, name, bits, subtype, min_snr):
+    x = rng.uniform(-0.9, 0.9, (2, 100_000)).astype(np.float32)
+    report = export(x, 44100, tmp_path / name, bit_depth=bits, block_frames=10_000)
+    back, rate = sf.read(tmp_path / name, dtype="float32", always_2d=True)
+    assert rate == 44100 and back.shape == (100_000, 2) and report.subtype == subtype
+    assert snr_db(x, back.T) >= min_snr
+
+
+def test_long_ogg_is_written_in_blocks(tmp_path, rng):
+    x = (0.3 * np.sin(2 * np.pi * 440 * np.arange(48000 * 30) / 48000))[None].astype(np.float32)
+    export(x, 48000, tmp_path / "long.ogg")
+    info = sf.info(tmp_path / "long.ogg")
+    assert info.format == "OGG" and abs(info.frames - x.shape[1]) < 2048
+
+
+def test_failure_after_the_first_block_leaves_nothing(tmp_path, rng):
+    source = tmp_path / "src.wav"
+    sf.write(source, rng.uniform(-0.5, 0.5, (50_000, 1)), 8000)
+    before = source.read_bytes()
+    dest = tmp_path / "out.wav"
+    calls = []
+
+    def fail_after_first_block(fraction):
+        calls.append(fraction)
+        if len(calls) == 2:
+            raise OSError("disk full (simulated)")
+
+    with pytest.raises(AudioError, match=r"out\.wav: writing failed \(disk full \(simulated\)\); "
+                                         r"nothing was written"):
+        export(np.zeros((1, 50_000), np.float32), 8000, dest, block_frames=10_000,
+               source=source, progress=fail_after_first_block)
+    assert len(calls) == 2  # one block was written before the failure
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.wav"]
+    assert source.read_bytes() == before
+
+
+def test_cancel_keeps_an_existing_destination(tmp_path):
+    dest = tmp_path / "keep.wav"
+    dest.write_bytes(b"previous export")
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        export(np.zeros((1, 1000), np.float32), 8000, dest, cancel=cancel)
+    assert dest.read_bytes() == b"previous export"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.wav"]
+
+
+def test_never_overwrites_the_source_unless_forced(tmp_path):
+    source = tmp_path / "take1.wav"
+    sf.write(source, np.zeros(100), 8000)
+    before = source.read_bytes()
+    with pytest.raises(AudioError, match=r"take1\.wav: this is the source file; refusing to "
+                                         r"overwrite it.*--force"):
+        export(np.ones((1, 100), np.float32) * 0.5, 8000, source, source=source)
+    assert source.read_bytes() == before
+    export(np.ones((1, 100), np.float32) * 0.5, 8000, source, source=source, force=True)
+    assert sf.read(source)[0][0] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("name,words", [
+    ("x.mp4", r"cannot write '\.mp4' files; use one of"),
+    ("missing/x.wav", r"the folder .*missing does not exist"),
+])
+def test_bad_destinations(tmp_path, name, words):
+    with pytest.raises(AudioError, match=words):
+        export(np.zeros((1, 10), np.float32), 8000, tmp_path / name)
+
+
+def test_bad_bit_depth(tmp_path):
+    with pytest.raises(AudioError, match=r"FLAC cannot be written with bit depth 'float'"):
+        export(np.zeros((1, 10), np.float32), 8000, tmp_path / "x.flac", bit_depth="float")
+
+
+def _over(x_peak=2.0):
+    x = np.zeros((1, 1000), np.float32)
+    x[0, 100] = x_peak
+    x[0, 200] = -1.5
+    x[0, 300] = 0.5
+    return x
+
+
+def test_clipping_is_reported_and_clipped_in_integer_files(tmp_path):
+    report = export(_over(), 8000, tmp_path / "c.wav", bit_depth="16")
+    assert report.clipped_samples == 2 and report.peak_dbfs == pytest.approx(6.02, abs=0.01)
+    assert "clipped at full scale; use --normalize or --limit" in report.summary()
+    back = sf.read(tmp_path / "c.wav")[0]
+    assert back.max() <= 1.0 and back.min() >= -1.0 and back[300] == pytest.approx(0.5, abs=1e-4)
+
+
+def test_float_files_keep_overs(tmp_path):
+    report = export(_over(), 8000, tmp_path / "f.wav")
+    assert "kept above 0 dBFS" in report.action
+    assert sf.read(tmp_path / "f.wav")[0][100] == pytest.approx(2.0)
+
+
+def test_normalize_scales_the_whole_file(tmp_path):
+    export(_over(), 8000, tmp_path / "n.wav", clip="normalize")
+    back = sf.read(tmp_path / "n.wav")[0]
+    assert np.max(np.abs(back)) == pytest.approx(10 ** (-0.1 / 20), rel=1e-6)
+    assert back[300] / back[100] == pytest.approx(0.25, rel=1e-6)  # proportions kept
+
+
+def test_limit_keeps_quiet_samples_and_stays_below_full_scale(tmp_path):
+    export(_over(), 8000, tmp_path / "l.wav", clip="limit")
+    back = sf.read(tmp_path / "l.wav")[0]
+    assert np.max(np.abs(back)) < 1.0 and back[100] > 0.89
+    assert back[300] == pytest.approx(0.5, rel=1e-6)

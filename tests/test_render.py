@@ -1,0 +1,125 @@
+"""Rendering: dB scale, colormaps from cmap, max-pooling against a naive loop."""
+
+import math
+
+import cmap
+import numpy as np
+import pytest
+import torch
+
+from engine.audio import Audio
+from engine.document import Document
+from engine.errors import ParameterError
+from engine.png import write_png
+from engine.region import Rect
+from engine.render import COLORMAPS, colormap_lut, pooled_magnitude, to_unit
+from tests.conftest import tone
+
+
+@pytest.mark.parametrize("name", COLORMAPS)
+def test_colormaps_come_from_cmap(name):
+    lut = colormap_lut(name).numpy()
+    ref = cmap.Colormap(name).lut(256)
+    assert lut.shape == (256, 4) and lut.dtype == np.uint8
+    assert np.max(np.abs(lut / 255.0 - ref)) <= 0.5 / 255 + 1e-9
+
+
+def test_unknown_colormap():
+    with pytest.raises(ParameterError, match="unknown colormap 'rainbow'; use one of viridis"):
+        colormap_lut("rainbow")
+
+
+def test_db_scale():
+    ref = 10.0
+    mag = torch.tensor([10.0, 1.0, 1e-4, 0.0, 100.0])  # 0, -20, -100, -inf, +20 dB
+    np.testing.assert_allclose(to_unit(mag, ref, 0, 100).numpy(), [1, 0.8, 0, 0, 1], atol=1e-6)
+    np.testing.assert_allclose(to_unit(mag, ref, -20, 60).numpy()[:2], [1, 1], atol=1e-6)
+
+
+def test_full_scale_sine_reads_zero_db():
+    sr = 48000
+    doc = Document(Audio(tone(1500, 1.0, sr, amplitude=1.0), sr), n_fft=2048, device="cpu")
+    peak_bin = round(1500 * 2048 / sr)  # 1500 Hz sits exactly on bin 64
+    mag = doc.magnitude[0, peak_bin, 10:-10]
+    assert 20 * math.log10(float(mag.mean()) / doc.full_scale) == pytest.approx(0.0, abs=0.01)
+
+
+def _naive_pool(x, out_len):
+    """Max over source cells [i, i+1) that overlap output cell [j, j+1) * len/out_len."""
+    n = len(x)
+    out = []
+    for j in range(out_len):
+        a, b = j * n / out_len, (j + 1) * n / out_len
+        first, last = math.floor(a), min(n, math.ceil(b))
+        out.append(max(x[first:max(last, first + 1)]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("frames,width", [(100, 100), (100, 37), (37, 100), (300, 100), (7, 3)])
+@pytest.mark.parametrize("bins,height", [(50, 50), (50, 20), (20, 50)])
+def test_linear_pooling_matches_a_naive_loop(rng, frames, width, bins, height):
+    mag = torch.from_numpy(rng.random((1, frames, bins)).astype(np.float32))
+    got = pooled_magnitude(mag, Rect(0, bins, 0, frames), width, height, 1.0).numpy()
+    x = mag[0].numpy()
+    along_time = np.stack([_naive_pool(x[:, b], width) for b in range(bins)])  # [bins, width]
+    ref = np.stack([_naive_pool(along_time[:, c], height) for c in range(width)], axis=1)
+    np.testing.assert_array_equal(got, ref[::-1])
+
+
+def test_long_rects_keep_every_peak(rng):
+    frames, width = 50_000, 640
+    mag = torch.zeros(2, frames, 8)
+    spikes = rng.choice(frames, 40, replace=False)
+    mag[1, spikes, 3] = 1.0
+    got = pooled_magnitude(mag, Rect(0, 8, 0, frames), width, 8, 1.0)
+    columns = set(np.nonzero(got[8 - 1 - 3].numpy())[0])
+    assert {int(s * width / frames) for s in spikes} <= columns
+    assert len(columns) <= 2 * len(spikes)  # a spike lights its column (or one neighbour) only
+    assert got.sum() == len(columns)
+
+
+def test_tone_lands_on_the_right_row_linear_and_log():
+    sr = 32000
+    doc = Document(Audio(tone(1000, 2.0, sr), sr), n_fft=1024, device="cpu")
+    height = 400
+    linear = doc.render(width=50, height=height)
+    row = int(np.argmax(linear[:, 25, :3].astype(int).sum(1)))
+    assert abs((height - 0.5 - row) / height * (sr / 2) - 1000) < sr / 2 / height + doc.bin_hz
+    log = doc.render(width=50, height=height, log_freq=True)
+    row = int(np.argmax(log[:, 25, :3].astype(int).sum(1)))
+    lo, hi = 0.5 * doc.bin_hz, (doc.n_bins - 0.5) * doc.bin_hz
+    hz = lo * (hi / lo) ** ((height - 0.5 - row) / height)
+    assert abs(math.log2(hz / 1000)) < 0.03  # within a quarter tone
+
+
+def test_tile_at_full_resolution_and_png_round_trip(tmp_path, rng):
+    from PySide6.QtGui import QImage
+
+    doc = Document(Audio(rng.uniform(-1, 1, (2, 44100)).astype(np.float32), 44100), device="cpu")
+    tile = doc.render(Rect(100, 356, 10, 74), colormap="gray")
+    assert tile.shape == (256, 64, 4)
+    expected = to_unit(doc.magnitude[:, 100:356, 10:74].amax(0), doc.full_scale)
+    np.testing.assert_array_equal(tile[::-1, :, 0], (expected * 255).round().numpy())
+    write_png(tile, tmp_path / "t.png")
+    image = QImage(str(tmp_path / "t.png")).convertToFormat(QImage.Format.Format_RGBA8888)
+    assert (image.width(), image.height()) == (64, 256)
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(256, image.bytesPerLine() // 4, 4)
+    np.testing.assert_array_equal(pixels[:, :64], tile)
+
+
+def test_packed_texture(rng):
+    doc = Document(Audio(rng.uniform(-1, 1, (1, 8000)).astype(np.float32), 8000), device="cpu")
+    rect = Rect(0, 64, 0, 16)
+    tex = doc.packed_texture(rect)
+    assert tex.shape == (64, 16, 4)
+    phase = doc.phase[0, 0:64, 0:16].numpy()[::-1]
+    np.testing.assert_allclose(tex[..., 1] / 255.0, (phase + np.pi) / (2 * np.pi), atol=0.5 / 255)
+    assert (tex[..., 2] == 0).all() and (tex[..., 3] == 255).all()
+
+
+def test_bad_sizes_and_rects(rng):
+    doc = Document(Audio(rng.uniform(-1, 1, (1, 8000)).astype(np.float32), 8000), device="cpu")
+    with pytest.raises(ParameterError, match="image size 0x10 is not valid"):
+        doc.render(width=0, height=10)
+    with pytest.raises(ParameterError, match="lies outside the document"):
+        doc.render(Rect(0, 10, 10_000, 10_010))

@@ -1,0 +1,102 @@
+"""The STFT against librosa and scipy, its inverse, and its span arithmetic."""
+
+import librosa
+import numpy as np
+import pytest
+import scipy.signal
+import torch
+
+from engine.errors import ParameterError
+from engine.metrics import snr_db
+from engine.transforms.stft import STFT, WINDOWS
+
+
+@pytest.mark.parametrize("n_fft,hop", [(2048, 512), (1024, 256), (512, 128), (256, 100)])
+@pytest.mark.parametrize("n", [1, 255, 1000, 22051])
+def test_forward_matches_librosa(rng, n_fft, hop, n):
+    x = rng.standard_normal((2, n)).astype(np.float32)
+    ours = STFT(44100, n_fft, hop).forward(torch.from_numpy(x)).numpy()
+    ref = librosa.stft(x, n_fft=n_fft, hop_length=hop, window="hann", center=True,
+                       pad_mode="constant")
+    assert ours.shape == ref.shape
+    # float32 FFTs of the same frames: agree to 1e-5 of the spectrum's scale
+    assert np.max(np.abs(ours - ref)) <= 1e-5 * np.max(np.abs(ref)) + 1e-6
+
+
+@pytest.mark.parametrize("name,scipy_name", [("hann", "hann"), ("hamming", "hamming"),
+                                              ("blackman", "blackman"),
+                                              ("blackman-harris", "blackmanharris")])
+def test_windows_match_scipy(name, scipy_name):
+    ours = WINDOWS[name](1024).double().numpy()
+    ref = scipy.signal.get_window(scipy_name, 1024, fftbins=True)
+    np.testing.assert_allclose(ours, ref, atol=5e-7)  # a few float32 ulps
+
+
+@pytest.mark.parametrize("window", list(WINDOWS))
+@pytest.mark.parametrize("n_fft,hop", [(256, 64), (2048, 512), (4096, 1000), (16384, 8192)])
+def test_inverse_round_trip_above_100_db(rng, window, n_fft, hop):
+    x = rng.uniform(-1, 1, (2, 30001)).astype(np.float32)
+    t = STFT(48000, n_fft, hop, window)
+    y = t.inverse(t.forward(torch.from_numpy(x)), x.shape[1]).numpy()
+    assert y.shape == x.shape
+    assert snr_db(x, y) >= 100
+
+
+def test_inverse_matches_librosa_istft(rng):
+    x = rng.standard_normal((1, 10000)).astype(np.float32)
+    t = STFT(44100, 1024, 256)
+    coeffs = t.forward(torch.from_numpy(x))
+    coeffs[:, 100:200, 10:20] *= 0.1  # an edited, no longer consistent spectrogram
+    ours = t.inverse(coeffs, 10000).numpy()
+    ref = librosa.istft(coeffs.numpy(), hop_length=256, n_fft=1024, length=10000)
+    assert snr_db(ref, ours) >= 100
+
+
+@pytest.mark.parametrize("hop", [512, 300])
+@pytest.mark.parametrize("n", [1, 2, 511, 2048, 44101])
+def test_any_span_equals_the_full_inverse_bit_for_bit(rng, hop, n):
+    t = STFT(44100, 2048, hop)
+    coeffs = t.forward(torch.from_numpy(rng.standard_normal((2, n)).astype(np.float32)))
+    full = t.inverse(coeffs, n)
+    for s0, s1 in [(0, n), (0, 1), (n - 1, n), (n // 3, max(n // 3 + 1, n // 2))]:
+        fa, fb = t.frames_needed(s0, s1, n)
+        assert torch.equal(t.inverse_span(coeffs[..., fa:fb], fa, s0, s1, n), full[:, s0:s1])
+
+
+def test_span_arithmetic_against_brute_force():
+    t = STFT(8000, 256, 64)
+    n = 2000
+    frames = t.n_frames(n)
+    covers = [set(range(max(0, f * 64 - 128), min(n, f * 64 - 128 + 256))) for f in range(frames)]
+    for f0, f1 in [(0, 1), (3, 7), (frames - 2, frames)]:
+        s0, s1 = t.samples_affected(f0, f1, n)
+        assert set(range(s0, s1)) == set().union(*covers[f0:f1])
+    for s0, s1 in [(0, 1), (500, 501), (700, 900), (n - 1, n)]:
+        fa, fb = t.frames_needed(s0, s1, n)
+        assert [f for f in range(frames) if covers[f] & set(range(s0, s1))] == list(range(fa, fb))
+
+
+def test_forward_frames_equal_the_full_forward(rng):
+    x = torch.from_numpy(rng.standard_normal((2, 9999)).astype(np.float32))
+    t = STFT(44100, 1024, 256)
+    full = t.forward(x)
+    for f0, f1 in [(0, 3), (10, 20), (t.n_frames(9999) - 4, t.n_frames(9999))]:
+        part = t.forward_frames(x, f0, f1)
+        torch.testing.assert_close(part, full[..., f0:f1], rtol=0, atol=1e-5)
+
+
+def test_axes_in_physical_units():
+    t = STFT(48000, 2048, 480)
+    assert t.bin_frequencies()[1].item() == pytest.approx(48000 / 2048)
+    assert t.bin_frequencies()[-1].item() == pytest.approx(24000)
+    assert t.frame_times(101)[100].item() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"n_fft": 128}, "FFT size 128"), ({"n_fft": 32768}, "FFT size 32768"),
+    ({"n_fft": 1001}, "even size"), ({"hop": 0}, "hop 0"), ({"hop": 1500}, "1 to 1024"),
+    ({"window": "kaiser"}, "unknown window 'kaiser'"),
+])
+def test_bad_parameters_are_refused_clearly(kwargs, words):
+    with pytest.raises(ParameterError, match=words):
+        STFT(44100, **{"n_fft": 2048, **kwargs})
