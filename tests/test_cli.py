@@ -72,7 +72,8 @@ def test_roundtrip_refuses_to_overwrite_its_input(stereo_file):
     (["info", "missing.wav"], "missing.wav: no such file"),
     (["render", "{txt}", "-o", "{tmp}/x.png"], "notes.txt: not a readable audio file"),
     (["render", "{wav}", "-o", "{tmp}/x.jpg"], "x.jpg: the image must be a .png file"),
-    (["roundtrip", "{wav}", "-o", "{tmp}/x.wav", "--n-fft", "100"], "FFT size 100 is not supported"),
+    (["roundtrip", "{wav}", "-o", "{tmp}/x.wav", "--n-fft", "100"],
+     "FFT size 100 is not supported"),
     (["roundtrip", "{wav}", "-o", "{tmp}/x.mp4"], "cannot write '.mp4' files"),
     (["roundtrip", "{wav}", "-o", "{tmp}/no/x.wav"], "does not exist; create it first"),
 ])
