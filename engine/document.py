@@ -69,7 +69,7 @@ class Document:
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + ANALYSIS_CHUNK)
             coeffs = self.transform.forward_frames(self.source, f0, f1).transpose(-1, -2)
-            torch.abs(coeffs, out=self._mag[:, f0:f1])
+            _magnitude_into(coeffs, self._mag[:, f0:f1])
             torch.angle(coeffs, out=self._phase[:, f0:f1])
         step(1.0, progress, None)
 
@@ -199,3 +199,12 @@ class Document:
         """The union of the rects written since the last call, then forget it."""
         dirty, self._dirty = self._dirty, None
         return dirty
+
+
+def _magnitude_into(coeffs: torch.Tensor, out: torch.Tensor) -> None:
+    """|z| as sqrt(re^2 + im^2): twice as fast as torch.abs (which guards against
+    overflow that STFT magnitudes of audio, at most n_fft, never reach)."""
+    parts = torch.view_as_real(coeffs)
+    re, im = parts[..., 0], parts[..., 1]
+    torch.mul(re, re, out=out)
+    out.addcmul_(im, im).sqrt_()

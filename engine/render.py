@@ -31,8 +31,8 @@ def colormap_lut(name: str) -> torch.Tensor:
         raise ParameterError(f"unknown colormap '{name}'; use one of {', '.join(COLORMAPS)}")
     import cmap
 
-    rgba = cmap.Colormap(name).lut(256)
-    return torch.from_numpy(np.round(np.asarray(rgba) * 255).astype(np.uint8))
+    rgba = np.ascontiguousarray(np.round(cmap.Colormap(name).lut(256) * 255).astype(np.uint8))
+    return torch.from_numpy(rgba)
 
 
 def full_scale(window: torch.Tensor) -> float:
@@ -95,22 +95,23 @@ def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
     factor = 1 << max(0, int(math.log2(frames / width)) - 1) if frames >= 4 * width else 1
     if factor > 1:
         x = _reduce_frames(x, factor)
-    cols = torch.linspace(0, frames / factor, width + 1, dtype=torch.float64)
-    cols = cols.clamp(max=x.shape[1])
-    x = _pool(x, 1, cols).amax(0)  # [width, bins]
-    rows = frequency_edges(rect, height, bin_hz, log_freq)
-    return _pool(x, 1, rows).T.flip(0)
+    if width != x.shape[1]:
+        cols = torch.linspace(0, frames / factor, width + 1, dtype=torch.float64)
+        x = _pool(x, 1, cols.clamp(max=x.shape[1]))
+    x = x.amax(0)  # [width, bins]
+    if log_freq or height != x.shape[1]:
+        x = _pool(x, 1, frequency_edges(rect, height, bin_hz, log_freq))
+    return x.T.flip(0)
 
 
 def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
            bin_hz: float, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False) -> np.ndarray:
     """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
-    lut = colormap_lut(colormap)
+    lut = colormap_lut(colormap).view(torch.int32)[:, 0]  # one RGBA pixel per int32
     pooled = pooled_magnitude(mag_fb, rect, width, height, bin_hz, log_freq)
-    unit = to_unit(pooled, ref, top_db, range_db)
-    index = (unit * 255).round_().long().cpu()
-    return lut[index].numpy()
+    index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().long().cpu()
+    return lut[index].contiguous().numpy().view(np.uint8).reshape(height, width, 4)
 
 
 def packed_rgba(mag_fb: torch.Tensor, phase_fb: torch.Tensor, rect: Rect, *, ref: float,
