@@ -35,15 +35,21 @@ system_packages() {
 [ "${1:-}" = "--system" ] && system_packages
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-PIP="$VENV/bin/python -m pip"
+pip_install() {
+    # Quiet, but keep real errors; drop the noise some pip configurations print
+    # about missing local index folders.
+    "$VENV/bin/python" -m pip install -q "$@" 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    return "${PIPESTATUS[0]}"
+}
 
 # torch: without an NVIDIA GPU take the CPU build; an unpinned torch would pull
 # a multi-GB CUDA build. pyproject.toml keeps a normal range for real users.
 if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
     if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-        $PIP install -q torch
+        pip_install torch
     else
-        $PIP install -q "torch==2.13.0" || $PIP install -q torch \
+        pip_install "torch==2.13.0" || pip_install torch \
             --index-url "${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
     fi
 fi
@@ -52,6 +58,6 @@ fi
 stamp="$VENV/.spectropaint-installed"
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    $PIP install -q -e ".[dev]"
+    pip_install -e ".[dev]"
     echo "$want" > "$stamp"
 fi
