@@ -7,6 +7,7 @@ Qt is not imported here, so the CLI runs on machines without a display.
 
 import argparse
 import math
+import os
 import sys
 import time
 import traceback
@@ -72,6 +73,23 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
     group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
     _analysis_args(p)
+
+    p = sub.add_parser("apply", help="paint strokes on a file and export the result")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--strokes", help="JSON stroke script")
+    p.add_argument("--preset", help="preset for a quick --line stroke")
+    p.add_argument("--brush", help="bare brush type for a quick --line stroke")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a parameter (repeatable)")
+    p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. "
+                   "1.0:1000,2.0:1000")
+    p.add_argument("--channel", default=None, help="all, or a channel number")
+    p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--force", action="store_true", help="allow overwriting the source file")
+    _analysis_args(p)
+
+    sub.add_parser("presets", help="list built-in and user presets with their parameters")
 
     p = sub.add_parser("demo", help="render and round-trip the bundled demo into out/")
     p.add_argument("-o", "--output-dir", default="out")
@@ -141,6 +159,74 @@ def cmd_roundtrip(args) -> None:
     print(f"round-trip SNR before writing: {snr_db(doc.audio.samples, wave.numpy()):.1f} dB")
 
 
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text  # a choice, or a word such as "-inf" or "all"
+
+
+def _quick_stroke(args) -> dict:
+    from engine.errors import ParameterError
+
+    if not args.line or (args.preset is None) == (args.brush is None):
+        raise ParameterError("give --strokes FILE, or --line with --preset or --brush")
+    points = []
+    for part in args.line.split(","):
+        try:
+            t, f = part.split(":")
+            points.append([float(t), float(f)])
+        except ValueError as e:
+            raise ParameterError(f"--line: '{part}' is not seconds:Hz (e.g. 1.5:440)") from e
+    settings = {}
+    for item in args.set:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise ParameterError(f"--set: '{item}' is not NAME=VALUE (e.g. radius_hz=150)")
+        settings[name.strip()] = _number(value.strip())
+    stroke = {"points": points, "set": settings}
+    stroke["preset" if args.preset else "brush"] = args.preset or args.brush
+    if args.channel is not None:
+        stroke["channel"] = _number(args.channel)
+    return stroke
+
+
+def cmd_apply(args) -> None:
+    from brushes.script import Editor, load_stroke_script
+    from engine.errors import ParameterError
+    from engine.export import check_destination
+
+    check_destination(Path(args.output), Path(args.file), args.force)
+    strokes = load_stroke_script(args.strokes) if args.strokes else [_quick_stroke(args)]
+    editor = Editor(_open(args))
+    try:
+        count = editor.run_script(strokes)
+    except ParameterError as e:
+        raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
+    report = editor.export(args.output, bit_depth=args.bits, force=args.force,
+                           progress=TerminalProgress("writing"))
+    print(f"painted {count} stroke(s); {report.summary()}")
+
+
+def cmd_presets(args) -> None:
+    from brushes.presets import all_presets
+    from brushes.registry import get_brush
+
+    for preset in all_presets().values():
+        brush = get_brush(preset.brush)
+        values, _ = brush.resolve(preset.params, preset.name)
+        print(f"{preset.name}  [{preset.brush}]  {preset.path}")
+        if preset.comment:
+            print(f"    {preset.comment}")
+        shown = [p for p in brush.params if p.name in preset.params] + \
+            [p for p in brush.own if p.name not in preset.params]
+        print("    " + ", ".join(f"{p.name}={values[p.name]}{p.unit and ' ' + p.unit}"
+                                 for p in shown))
+        for pname, curves in preset.inputs.items():
+            for iname, curve in curves.items():
+                print(f"    {pname} follows {iname}: {[list(pt) for pt in curve]}")
+
+
 def cmd_demo(args) -> None:
     from engine.audio import AudioError
 
@@ -168,10 +254,13 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.showwarning = _one_line_warnings
     commands = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
-                "demo": cmd_demo}
+                "apply": cmd_apply, "presets": cmd_presets, "demo": cmd_demo}
     started = time.perf_counter()
     try:
         commands[args.command](args)
+    except BrokenPipeError:  # output piped into `head` and the like: not an error
+        sys.stdout = open(os.devnull, "w")  # keep the exit-time flush quiet
+        return 0
     except (SpectroPaintError, KeyboardInterrupt) as e:
         if args.debug:
             traceback.print_exc()

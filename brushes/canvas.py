@@ -1,0 +1,76 @@
+"""What one stroke has touched: the document as it was before the stroke, kept
+in tiles the first time a dab reaches them, and the stroke's coverage (the
+largest dab mask seen at each cell so far).
+
+Most brushes paint "wash" style: every dab recomputes its rect from the
+before-stroke state and the coverage, so overlapping dabs do not pile up,
+the result does not depend on dab spacing or order, and the dabs of one event
+can be applied as one batch. The saved tiles are also the stroke's undo
+patch (:mod:`brushes.history`).
+"""
+
+import torch
+
+from engine.document import Document
+from engine.region import Rect
+
+TILE = 64  # bins and frames per tile side
+
+
+class StrokeCanvas:
+    def __init__(self, doc: Document, channel: int | None):
+        self.doc, self.channel = doc, channel
+        self.before_tiles: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+        self.coverage_tiles: dict[tuple[int, int], torch.Tensor] = {}
+
+    def _tiles(self, rect: Rect):
+        for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
+            for tf in range(rect.frame0 // TILE, (rect.frame1 - 1) // TILE + 1):
+                tile = Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)
+                yield (tb, tf), tile.clip(self.doc.n_bins, self.doc.n_frames)
+
+    def tile_rect(self, key: tuple[int, int]) -> Rect:
+        tb, tf = key
+        return Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE) \
+            .clip(self.doc.n_bins, self.doc.n_frames)
+
+    def touch(self, rect: Rect) -> None:
+        """Save the before-stroke state of every tile of ``rect`` not saved yet."""
+        for key, tile in self._tiles(rect):
+            if key not in self.before_tiles:
+                self.before_tiles[key] = self.doc.read(tile, self.channel)
+
+    def before(self, rect: Rect) -> tuple[torch.Tensor, torch.Tensor]:
+        """Magnitude and phase over ``rect`` as they were before the stroke."""
+        rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
+        mag, phase = self.doc.read(rect, self.channel)
+        for key, tile in self._tiles(rect):
+            saved = self.before_tiles.get(key)
+            if saved is not None:
+                dst, src = _overlap(rect, tile)
+                mag[(slice(None), *dst)] = saved[0][(slice(None), *src)]
+                phase[(slice(None), *dst)] = saved[1][(slice(None), *src)]
+        return mag, phase
+
+    def cover(self, rect: Rect, mask: torch.Tensor) -> torch.Tensor:
+        """Raise the coverage over ``rect`` to at least ``mask``; return the new coverage."""
+        rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
+        coverage = torch.zeros(rect.shape, device=mask.device)
+        for key, tile in self._tiles(rect):
+            saved = self.coverage_tiles.get(key)
+            if saved is None:
+                saved = self.coverage_tiles[key] = torch.zeros(tile.shape, device=mask.device)
+            dst, src = _overlap(rect, tile)
+            saved[src] = torch.maximum(saved[src], mask[dst])
+            coverage[dst] = saved[src]
+        return coverage
+
+
+def _overlap(rect: Rect, tile: Rect) -> tuple[tuple[slice, slice], tuple[slice, slice]]:
+    """Index pairs (into rect-shaped, into tile-shaped) of the cells both share."""
+    both = rect.intersect(tile)
+    into_rect = (slice(both.bin0 - rect.bin0, both.bin1 - rect.bin0),
+                 slice(both.frame0 - rect.frame0, both.frame1 - rect.frame0))
+    into_tile = (slice(both.bin0 - tile.bin0, both.bin1 - tile.bin0),
+                 slice(both.frame0 - tile.frame0, both.frame1 - tile.frame0))
+    return into_rect, into_tile

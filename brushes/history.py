@@ -1,0 +1,92 @@
+"""Undo and redo: one stroke = one step, bit-exact.
+
+Each step keeps, for every tile the stroke touched, the magnitude and phase
+before and after it; undo writes the before-patches back, redo the after-
+patches. Memory is capped (default 1 GiB): past the cap the oldest steps are
+dropped, with a warning.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.document import Document
+from engine.region import Rect
+
+DEFAULT_LIMIT = 1 << 30
+
+
+@dataclass
+class Patch:
+    rect: Rect
+    before: tuple[torch.Tensor, torch.Tensor]
+    after: tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass
+class Step:
+    label: str
+    channel: int | None
+    patches: list[Patch] = field(default_factory=list)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for p in self.patches
+                   for t in (*p.before, *p.after))
+
+    def dirty(self) -> Rect | None:
+        rect = None
+        for p in self.patches:
+            rect = p.rect.union(rect)
+        return rect
+
+
+class History:
+    def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT):
+        self.doc, self.limit = doc, limit_bytes
+        self.steps: list[Step] = []
+        self.position = 0  # steps[:position] are done, the rest can be redone
+        self.dropped = 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in self.steps)
+
+    def push(self, step: Step) -> None:
+        del self.steps[self.position:]
+        self.steps.append(step)
+        self.position = len(self.steps)
+        while len(self.steps) > 1 and self.nbytes > self.limit:
+            oldest = self.steps.pop(0)
+            self.position -= 1
+            self.dropped += 1
+            warnings.warn(f"undo history is over {self.limit / 2**20:.0f} MiB; the oldest step "
+                          f"('{oldest.label}') can no longer be undone", RuntimeWarning,
+                          stacklevel=2)
+
+    @property
+    def can_undo(self) -> bool:
+        return self.position > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self.position < len(self.steps)
+
+    def undo(self) -> Rect | None:
+        if not self.can_undo:
+            return None
+        self.position -= 1
+        step = self.steps[self.position]
+        for p in reversed(step.patches):
+            self.doc.write(p.rect, *p.before, channel=step.channel)
+        return step.dirty()
+
+    def redo(self) -> Rect | None:
+        if not self.can_redo:
+            return None
+        step = self.steps[self.position]
+        self.position += 1
+        for p in step.patches:
+            self.doc.write(p.rect, *p.after, channel=step.channel)
+        return step.dirty()

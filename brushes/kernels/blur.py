@@ -1,0 +1,54 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+from brushes.kernels.base import DabContext, Kernel, blend_magnitude
+from brushes.params import Param
+
+TRUNCATE = 3.0  # Gaussian taps out to 3 sigma
+
+
+def gaussian_taps(sigma: float, device=None) -> torch.Tensor | None:
+    """Normalized Gaussian taps for ``sigma`` in cells; None when it is too
+    narrow to change anything (sigma -> 0 is the identity)."""
+    if sigma < 0.05:
+        return None
+    half = max(1, math.ceil(TRUNCATE * sigma))
+    x = torch.arange(-half, half + 1, dtype=torch.float32, device=device)
+    taps = torch.exp(-0.5 * (x / sigma) ** 2)
+    return taps / taps.sum()
+
+
+def blur_axis(x: torch.Tensor, taps: torch.Tensor | None, dim: int) -> torch.Tensor:
+    """Convolve ``[ch, bins, frames]`` along ``dim`` (1 or 2), edges replicated."""
+    if taps is None:
+        return x
+    moved = x.movedim(dim, -1)
+    shape = moved.shape
+    flat = moved.reshape(-1, 1, shape[-1])
+    half = len(taps) // 2
+    flat = F.conv1d(F.pad(flat, (half, half), mode="replicate"), taps[None, None])
+    return flat.reshape(shape).movedim(-1, dim)
+
+
+class Blur(Kernel):
+    name = "blur"
+    help = "Separable Gaussian blur of the magnitude over time and frequency. Phase is kept."
+    params = (Param("sigma_ms", 40.0, 0.0, 2000.0, "ms", "blur width over time (1 sigma)"),
+              Param("sigma_hz", 60.0, 0.0, 5000.0, "Hz", "blur width over frequency (1 sigma)"))
+
+    def effect(self, ctx: DabContext):
+        doc, p = ctx.doc, ctx.params
+        taps_f = gaussian_taps(doc.frame_of(p["sigma_ms"] / 1000), doc.device)
+        taps_b = gaussian_taps(doc.bin_of(p["sigma_hz"]), doc.device)
+        grow_b = 0 if taps_b is None else len(taps_b) // 2
+        grow_f = 0 if taps_f is None else len(taps_f) // 2
+        wide = ctx.rect.grow(grow_b, grow_f).clip(doc.n_bins, doc.n_frames)
+        mag = ctx.canvas.before(wide)[0]
+        blurred = blur_axis(blur_axis(mag, taps_b, 1), taps_f, 2)
+        r = ctx.rect
+        blurred = blurred[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0,
+                          r.frame0 - wide.frame0:r.frame1 - wide.frame0]
+        before_mag, phase = ctx.before
+        return blend_magnitude(before_mag, blurred, ctx.coverage), phase

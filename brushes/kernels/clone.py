@@ -1,0 +1,27 @@
+import torch
+
+from brushes.kernels.base import DabContext, Kernel, blend_complex
+from brushes.params import Param
+
+
+class Clone(Kernel):
+    name = "clone"
+    help = "Copy from a source offset in time and frequency, blended by the brush."
+    params = (Param("offset_ms", -500.0, -600000.0, 600000.0, "ms",
+                    "where to copy from, relative to the brush (negative = earlier)"),
+              Param("offset_hz", 0.0, -96000.0, 96000.0, "Hz",
+                    "frequency offset of the source (negative = lower)"))
+
+    def effect(self, ctx: DabContext):
+        doc, r = ctx.doc, ctx.rect
+        db = round(doc.bin_of(ctx.params["offset_hz"]))
+        df = round(doc.frame_of(ctx.params["offset_ms"] / 1000))
+        source = type(r)(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
+        inside = source.clip(doc.n_bins, doc.n_frames)
+        target = torch.polar(*ctx.before)  # where the source lies outside the file: no change
+        if not inside.empty:
+            mag, phase = ctx.canvas.before(inside)
+            target[:, inside.bin0 - source.bin0:inside.bin1 - source.bin0,
+                   inside.frame0 - source.frame0:inside.frame1 - source.frame0] = \
+                torch.polar(mag, phase)
+        return blend_complex(ctx, target)

@@ -1,0 +1,9 @@
+from brushes.kernels.base import DabContext, Kernel, blend_complex
+
+
+class Restore(Kernel):
+    name = "restore"
+    help = "Bring back the original recording under the brush (magnitude and phase)."
+
+    def effect(self, ctx: DabContext):
+        return blend_complex(ctx, ctx.doc.original(ctx.rect, ctx.canvas.channel))

@@ -1,0 +1,122 @@
+"""Painting: a stroke's points become dabs, dabs go through a kernel on
+their region only, and the finished stroke becomes one undo step."""
+
+import math
+
+import torch
+
+from brushes.canvas import StrokeCanvas
+from brushes.dab import Dab, Footprint
+from brushes.history import History, Patch, Step
+from brushes.kernels.base import DabContext, Kernel
+from brushes.params import Curve
+from brushes.registry import KERNELS, Brush, get_brush
+from brushes.stroke import Spacer, StrokePoint, path_length
+from engine.document import Document
+from engine.region import Rect
+
+GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "spacing")
+
+
+class Stroke:
+    def __init__(self, doc: Document, brush: Brush, params: dict,
+                 curves: dict[str, dict[str, Curve]], history: History | None,
+                 total_length: float | None = None, seed: int = 0):
+        self.doc, self.brush, self.history = doc, brush, history
+        self.channel = None if params["channel"] < 0 else int(params["channel"])
+        doc._channels(self.channel)  # refuse a channel the document does not have, now
+        self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
+        self.canvas = StrokeCanvas(doc, self.channel)
+        self.spacer = Spacer(brush, params, curves, total_length, seed)
+        self.dirty: Rect | None = None
+
+    def add(self, points: list[StrokePoint]) -> Rect | None:
+        """One input event: paint the dabs that fall along ``points``; return the rect changed."""
+        dabs = [d for p in points for d in self.spacer.to(p)]
+        if self.brush.kernel is None:
+            dabs = _harmonics(dabs)
+        changed = None
+        for group in self._groups(dabs):
+            changed = self._paint(group).union(changed)
+        if changed is not None:
+            self.dirty = changed.union(self.dirty)
+        return changed
+
+    def _groups(self, dabs: list[Dab]) -> list[list[Dab]]:
+        if not (self.kernel.wash and self.kernel.batchable):
+            return [[d] for d in dabs]
+        groups: list[list[Dab]] = []
+        for d in dabs:  # one batch per run of dabs whose effect settings agree
+            if groups and _effect(groups[-1][0]) == _effect(d):
+                groups[-1].append(d)
+            else:
+                groups.append([d])
+        return groups
+
+    def _paint(self, dabs: list[Dab]) -> Rect:
+        doc = self.doc
+        prints = [Footprint.of(doc, d) for d in dabs]
+        rect = None
+        for fp in prints:
+            rect = fp.rect().union(rect)
+        rect = rect.clip(doc.n_bins, doc.n_frames)
+        if rect.empty:
+            return rect
+        mask = torch.zeros(rect.shape, device=doc.device)
+        for fp, d in zip(prints, dabs, strict=True):
+            opacity = d.params["opacity"]
+            if opacity > 0:
+                mask = torch.maximum(mask, fp.mask(rect, d.params["hardness"], doc.device)
+                                     * opacity)
+        self.canvas.touch(rect)
+        if self.kernel.wash:
+            coverage, before = self.canvas.cover(rect, mask), self.canvas.before(rect)
+        else:
+            coverage, before = mask, doc.read(rect, self.channel)
+        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, before)
+        doc.write(rect, *self.kernel.effect(ctx), channel=self.channel)
+        return rect
+
+    def end(self) -> Step:
+        """Finish: the stroke becomes one undo step (pushed to the history, if any)."""
+        step = Step(f"{self.brush.name} stroke", self.channel)
+        for key, before in self.canvas.before_tiles.items():
+            rect = self.canvas.tile_rect(key)
+            step.patches.append(Patch(rect, before, self.doc.read(rect, self.channel)))
+        if self.history is not None and step.patches:
+            self.history.push(step)
+        return step
+
+
+def _effect(dab: Dab) -> dict:
+    return {k: v for k, v in dab.params.items() if k not in GEOMETRY}
+
+
+def _harmonics(dabs: list[Dab]) -> list[Dab]:
+    """Each dab at k * f for k = 1..harmonics, opacity times falloff^(k-1)."""
+    out = []
+    for d in dabs:
+        p = d.params
+        for k in range(1, p["harmonics"] + 1):
+            opacity = p["opacity"] * p["falloff"] ** (k - 1)
+            if opacity <= 0 or not math.isfinite(k * d.freq):
+                continue
+            out.append(Dab(d.time, k * d.freq, {**p, "opacity": opacity},
+                           (d.step[0], k * d.step[1])))
+    return out
+
+
+def paint(doc: Document, brush_name: str, points: list[StrokePoint], params: dict | None = None,
+          curves: dict[str, dict[str, Curve]] | None = None, history: History | None = None,
+          seed: int = 0) -> Step:
+    """Paint one whole stroke (a script's stroke: progress is known from the start)."""
+    brush = get_brush(brush_name)
+    resolved, unknown = brush.resolve(params or {}, "params")
+    if unknown:
+        from engine.errors import ParameterError
+
+        raise ParameterError(f"params: {brush.name} has no parameter(s) {', '.join(unknown)}")
+    stroke = Stroke(doc, brush, resolved, curves or {}, history,
+                    path_length(points, resolved), seed)
+    stroke.add(points)
+    return stroke.end()

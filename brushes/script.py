@@ -1,0 +1,138 @@
+"""The scripting API and stroke scripts.
+
+    from brushes.script import Editor
+    ed = Editor.open("take.wav")
+    ed.paint("hard-eraser", [(1.0, 1000), (2.0, 1000)], radius_hz=150)
+    ed.undo(); ed.redo()
+    ed.export("take-clean.wav")
+
+A stroke script is a JSON list of strokes, each
+``{"preset": NAME | "brush": TYPE, "set": {...}, "inputs": {...},
+"points": [[t, f, pressure], ...], "channel": "all" | N}``.
+"""
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from brushes.history import History
+from brushes.painter import paint
+from brushes.params import Curve
+from brushes.presets import expect_object, find_preset, parse_preset
+from brushes.stroke import StrokePoint
+from engine.document import Document
+from engine.errors import ParameterError
+from engine.export import ExportReport, export
+from engine.region import Rect
+from engine.resynth import Resynthesizer
+
+
+class Editor:
+    """A document with undo history and live resynthesis, for scripts."""
+
+    def __init__(self, doc: Document, history_limit: int | None = None):
+        self.doc = doc
+        self.history = History(doc) if history_limit is None else History(doc, history_limit)
+        self.synth = Resynthesizer(doc)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, **analysis) -> "Editor":
+        return cls(Document.open(path, **analysis))
+
+    def paint(self, preset: str, points: Iterable, *, brush: str | None = None,
+              channel: int | str | None = None, inputs: dict | None = None,
+              **overrides) -> Rect | None:
+        """Paint one stroke with ``preset`` (or a bare ``brush`` type) along
+        ``points``: ``(seconds, Hz)`` or ``(seconds, Hz, pressure)``.
+        ``overrides`` set parameters; returns the rect changed."""
+        name, params, curves = _brush_settings(preset, brush, overrides, inputs, "paint")
+        if channel is not None:
+            params["channel"] = channel
+        step = paint(self.doc, name, _points(points, "points"), params, curves, self.history)
+        return step.dirty()
+
+    def undo(self) -> Rect | None:
+        return self.history.undo()
+
+    def redo(self) -> Rect | None:
+        return self.history.redo()
+
+    def audio(self):
+        """The edited audio, float32 ``[channels, frames]``."""
+        return self.synth.waveform()
+
+    def export(self, path: str | os.PathLike, **options) -> ExportReport:
+        """Write the edited audio (options as :func:`engine.export.export`)."""
+        options.setdefault("source", self.doc.audio.path)
+        return export(self.audio(), self.doc.sample_rate, path, **options)
+
+    def run_script(self, strokes: list) -> int:
+        """Paint every stroke of a decoded stroke script; returns how many."""
+        for i, spec in enumerate(strokes):
+            where = f"strokes[{i}]"
+            spec = expect_object(spec, where)
+            unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
+            if unknown:
+                raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+            overrides = expect_object(spec.get("set", {}), f"{where}.set")
+            name, params, curves = _brush_settings(spec.get("preset"), spec.get("brush"),
+                                                   overrides, spec.get("inputs"), where)
+            if "channel" in spec:
+                params["channel"] = spec["channel"]
+            paint(self.doc, name, _points(spec.get("points"), f"{where}.points"), params, curves,
+                  self.history)
+        return len(strokes)
+
+
+Curves = dict[str, dict[str, Curve]]
+
+
+def _brush_settings(preset: str | None, brush: str | None, overrides: dict,
+                    inputs: dict | None, where: str) -> tuple[str, dict, Curves]:
+    """(brush type, params, input curves) from a preset or a bare brush, plus overrides."""
+    if (preset is None) == (brush is None):
+        raise ParameterError(f"{where}: give either a preset or a brush type")
+    if preset is not None:
+        base = find_preset(preset)
+        name, params, curves = base.brush, dict(base.params), dict(base.inputs)
+    else:
+        name, params, curves = brush, {}, {}
+    params.update(overrides)
+    if inputs:
+        curves.update(parse_preset({"version": 1, "name": "inline", "brush": name,
+                                    "inputs": inputs}, where).inputs)
+    return name, params, curves
+
+
+def _points(points, where: str) -> list[StrokePoint]:
+    if not isinstance(points, (list, tuple)) or not points:
+        raise ParameterError(f"{where}: expected a non-empty list of [seconds, Hz] or "
+                             "[seconds, Hz, pressure] points")
+    out = []
+    for i, p in enumerate(points):
+        if (not isinstance(p, (list, tuple)) or len(p) not in (2, 3)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p)):
+            raise ParameterError(f"{where}[{i}]: expected [seconds, Hz] or [seconds, Hz, "
+                                 f"pressure], got {p!r:.60}")
+        t, f, *rest = p
+        pressure = rest[0] if rest else 1.0
+        if not (t >= 0 and f >= 0 and 0 <= pressure <= 1):
+            raise ParameterError(f"{where}[{i}]: {list(p)} is out of range: seconds and Hz must "
+                                 "be >= 0 and pressure within 0 to 1")
+        out.append(StrokePoint(float(t), float(f), float(pressure)))
+    return out
+
+
+def load_stroke_script(path: str | os.PathLike) -> list:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ParameterError(f"{path}: cannot read the stroke script ({e})") from e
+    except json.JSONDecodeError as e:
+        raise ParameterError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
+                             f"{e.colno}") from e
+    if not isinstance(data, list):
+        raise ParameterError(f"{path}: a stroke script is a JSON list of strokes")
+    return data
