@@ -43,15 +43,19 @@ class Param:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterError(f"{where}: expected a number, got {type(value).__name__} "
                                  f"{_short(value)}")
-        if math.isnan(value) or not self.min <= value <= self.max:
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float
+            number = math.inf if value > 0 else -math.inf
+        if math.isnan(number) or not self.min <= number <= self.max:
             raise ParameterError(f"{where}: {_short(value)} is out of range; allowed "
                                  f"{_fmt(self.min)} to {_fmt(self.max)}"
                                  f"{' ' + self.unit if self.unit else ''}")
         if self.integer:
-            if value != int(value):
+            if number != int(number):
                 raise ParameterError(f"{where}: expected a whole number, got {value}")
-            return int(value)
-        return float(value)
+            return int(number)
+        return number
 
     def describe_range(self) -> str:
         if self.choices:

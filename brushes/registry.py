@@ -98,8 +98,10 @@ def markdown() -> str:
              "## Parameters every brush has", "", *_table(COMMON), "",
              "## Inputs a parameter can follow", "",
              "A preset's `inputs` maps a parameter to curves: `{\"opacity\": {\"pressure\": "
-             "[[0, 0], [1, 1]]}}` adds, to the base value, the curve's value at the input "
-             "(piecewise linear, constant past its ends); the sum is clamped to the range.", ""]
+             "[[0, 0.2], [1, 1]]}}` adds, to the base value, the curve's value at the input "
+             "(piecewise linear, constant past its ends); the sum is clamped to the range. "
+             "So for opacity following pressure from 0.2 to 1, set the base `opacity` to 0.",
+             ""]
     lines += [f"- `{name}`: {text}" for name, text in INPUTS.items()]
     for brush in BRUSHES.values():
         lines += ["", f"## `{brush.name}`", "", brush.help, ""]

@@ -23,3 +23,12 @@ def write_audio(tmp_path):
 def tone(freq, seconds, sample_rate=44100, amplitude=0.5, channels=1):
     t = np.arange(int(round(seconds * sample_rate))) / sample_rate
     return np.tile(amplitude * np.sin(2 * np.pi * freq * t), (channels, 1)).astype(np.float32)
+
+
+def document(samples, sample_rate=8000, **analysis):
+    """A CPU document of ``[channels, frames]`` samples (no file needed)."""
+    from engine.audio import Audio
+    from engine.document import Document
+
+    return Document(Audio(np.asarray(samples, np.float32), sample_rate), device="cpu",
+                    **analysis)

@@ -1,0 +1,116 @@
+"""What users hear, measured: erasing, drawing a tone, identities, no clicks.
+
+Real files through soundfile, the scripting API, resynthesis measured in dB."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from brushes.presets import find_preset
+from brushes.script import Editor
+from engine.metrics import snr_db
+
+SR = 44100
+
+
+def band_db(x, freq, start, end):
+    """Energy within +-20 Hz of ``freq`` in [start, end) seconds (Hann-windowed FFT), dB."""
+    seg = x[int(start * SR):int(end * SR)]
+    spectrum = np.abs(np.fft.rfft(seg * np.hanning(len(seg)))) ** 2
+    freqs = np.fft.rfftfreq(len(seg), 1 / SR)
+    return 10 * np.log10(spectrum[np.abs(freqs - freq) < 20].sum() + 1e-30)
+
+
+@pytest.fixture
+def mix_file(write_audio):
+    t = np.arange(3 * SR) / SR
+    x = sum(0.2 * np.sin(2 * np.pi * f * t) for f in (500, 1000, 2000))
+    return write_audio("mix.wav", np.stack([x, x]).astype(np.float32), SR, "FLOAT")
+
+
+def test_hard_eraser_removes_a_tone_and_nothing_else(mix_file):
+    ed = Editor.open(mix_file)
+    ed.paint("hard-eraser", [(1.0, 1000), (2.0, 1000)], radius_hz=150)
+    x, y = ed.doc.audio.samples[0], ed.audio()[0]
+    assert band_db(x, 1000, 1.1, 1.9) - band_db(y, 1000, 1.1, 1.9) >= 60
+    for f in (500, 2000):
+        assert abs(band_db(x, f, 1.1, 1.9) - band_db(y, f, 1.1, 1.9)) <= 0.1
+    reach = 0.05 + 1024 / SR  # brush radius plus half a window
+    for a, b in [(0.0, 1.0 - reach), (2.0 + reach, 3.0)]:
+        span = slice(int(a * SR), int(b * SR))
+        assert snr_db(x[span], y[span]) >= 60
+
+
+def test_tone_pen_on_silence_draws_the_painted_pitch(write_audio):
+    ed = Editor.open(write_audio("silence.wav", np.zeros((1, 2 * SR), np.float32), SR))
+    ed.paint("tone-pen", [(0.5, 3000), (1.5, 3000)])
+    y = ed.audio()[0]
+    seg = y[int(0.7 * SR):int(1.3 * SR)]
+    spectrum = np.abs(np.fft.rfft(seg * np.hanning(len(seg)), 8 * len(seg)))
+    freq = np.argmax(spectrum) * SR / (8 * len(seg))
+    assert abs(freq - 3000) <= 0.01 * 3000
+    peak_db = 20 * np.log10(np.max(np.abs(seg)))
+    assert abs(peak_db - (-18)) < 1.0  # the preset's level
+    assert np.max(np.abs(y[:int(0.3 * SR)])) == 0  # silence before the stroke stays silent
+
+
+@pytest.mark.parametrize("brush,params", [
+    ("gain", {"opacity": 0.0, "gain_db": "-inf"}), ("blur", {"opacity": 0.0}),
+    ("blur", {"sigma_ms": 0.0, "sigma_hz": 0.0}), ("warp", {"strength": 0.0}),
+    ("gain", {"gain_db": 0.0}), ("tone", {"opacity": 0.0}), ("clone", {"opacity": 0.0}),
+])
+def test_identity_cases_leave_the_document_bit_for_bit(mix_file, brush, params):
+    ed = Editor.open(mix_file)
+    mag, phase = ed.doc.magnitude.clone(), ed.doc.phase.clone()
+    ed.paint(None, [(0.5, 800), (1.5, 1500)], brush=brush, **params)
+    assert torch.equal(ed.doc.magnitude, mag) and torch.equal(ed.doc.phase, phase)
+
+
+def test_warp_with_zero_displacement_is_identity(mix_file):
+    ed = Editor.open(mix_file)  # a single-point stroke: the only dab has not moved
+    mag = ed.doc.magnitude.clone()
+    ed.paint("smear", [(1.0, 1000)])
+    assert torch.equal(ed.doc.magnitude, mag)
+
+
+def test_restore_on_an_untouched_document_changes_nothing_audible(mix_file):
+    ed = Editor.open(mix_file)
+    before = ed.audio().copy()
+    ed.paint("restore", [(0.5, 800), (2.5, 1500)], opacity=1.0)
+    assert snr_db(before, ed.audio()) >= 100  # the original is recomputed, not stored
+
+
+@pytest.mark.parametrize("preset", ["soft-eraser", "hard-eraser", "blur-haze", "lowpass-haze",
+                                    "gentle-boost"])
+def test_edited_region_edges_do_not_click(write_audio, rng, preset):
+    """Near the stroke's time edges, no sample-to-sample jump exceeds the
+    largest one of the input there, or of the edited steady state (a boost)."""
+    t = np.arange(3 * SR) / SR
+    x = (0.3 * np.sin(2 * np.pi * 1000 * t) + 0.1 * np.sin(2 * np.pi * 220 * t)
+         + 0.02 * rng.standard_normal(len(t)))
+    ed = Editor.open(write_audio("take.wav", x[None].astype(np.float32), SR, "FLOAT"))
+    ed.paint(preset, [(1.0, 1000), (2.0, 1000)])
+    y = ed.audio()[0]
+    radius = find_preset(preset).params["radius_ms"] / 1000
+    steady = np.max(np.abs(np.diff(y[int(1.4 * SR):int(1.6 * SR)])))
+    for edge in (1.0 - radius, 2.0 + radius):
+        near = slice(int((edge - 0.06) * SR), int((edge + 0.06) * SR))
+        allowed = max(np.max(np.abs(np.diff(x[near]))), steady)
+        jump_out = np.max(np.abs(np.diff(y[near])))
+        assert jump_out <= allowed * 1.02 + 1e-3, (edge, allowed, jump_out)
+
+
+def test_heal_removes_a_click_inside_a_steady_tone(write_audio):
+    t = np.arange(2 * SR) / SR
+    x = 0.3 * np.sin(2 * np.pi * 440 * t)
+    click = int(1.0 * SR)
+    x[click:click + 3] += [0.8, -0.6, 0.3]
+    ed = Editor.open(write_audio("click.wav", x[None].astype(np.float32), SR, "FLOAT"))
+    ed.paint("heal", [(1.0, 0), (1.0, SR / 2)])  # a vertical line over the click
+    y = ed.audio()[0]
+    clean = 0.3 * np.sin(2 * np.pi * 440 * t)
+    near = slice(click - 2048, click + 2048)
+    assert snr_db(clean[near], y[near]) > snr_db(clean[near], x[near]) + 40
+    assert math.isclose(band_db(y, 440, 0.9, 1.1), band_db(clean, 440, 0.9, 1.1), abs_tol=1.0)

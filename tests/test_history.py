@@ -1,0 +1,84 @@
+"""One stroke = one undo step; undo and redo are bit-exact; memory is capped."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from brushes.history import History
+from brushes.painter import paint
+from brushes.registry import BRUSHES
+from brushes.stroke import StrokePoint
+from tests.conftest import document
+
+INNER = ["gain", "tone", "blur", "noise", "restore"]
+
+
+def random_stroke(r: random.Random, brush: str):
+    t, f = r.uniform(0, 2), r.uniform(0, 4000)
+    points = [StrokePoint(max(0, t + r.uniform(-0.05, 0.05)), max(0, f + r.uniform(-100, 100)),
+                          r.random()) for _ in range(r.randint(1, 3))]
+    params = {"radius_ms": r.uniform(5, 60), "radius_hz": r.uniform(20, 300),
+              "hardness": r.random(), "opacity": r.random(), "channel": r.choice([-1, 0, 1]),
+              "spacing": r.uniform(0.3, 1.0)}
+    if brush == "harmonic":
+        params.update(inner=r.choice(INNER), harmonics=r.randint(1, 4))
+    return points, params
+
+
+@pytest.mark.parametrize("brush", list(BRUSHES))
+def test_1000_random_strokes_undo_and_redo_bit_exactly(brush, rng):
+    doc = document(rng.uniform(-0.5, 0.5, (2, 16000)), n_fft=256)
+    history = History(doc)
+    start = doc.magnitude.clone(), doc.phase.clone()
+    r = random.Random(brush)
+    for _ in range(1000):
+        paint(doc, brush, *random_stroke(r, brush), history=history, seed=r.randrange(1000))
+    end = doc.magnitude.clone(), doc.phase.clone()
+    assert not torch.equal(end[0], start[0])
+    while history.can_undo:
+        history.undo()
+    assert torch.equal(doc.magnitude, start[0]) and torch.equal(doc.phase, start[1])
+    while history.can_redo:
+        history.redo()
+    assert torch.equal(doc.magnitude, end[0]) and torch.equal(doc.phase, end[1])
+
+
+def test_one_stroke_is_one_step_and_a_new_stroke_drops_the_redo_tail(rng):
+    doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
+    history = History(doc)
+    long_stroke = [StrokePoint(0.1 * i, 500 + 100 * i) for i in range(15)]
+    paint(doc, "gain", long_stroke, {"gain_db": -20.0}, history=history)
+    paint(doc, "blur", long_stroke, {}, history=history)
+    assert len(history.steps) == 2
+    history.undo()
+    paint(doc, "noise", long_stroke[:3], {}, history=history)
+    assert [s.label for s in history.steps] == ["gain stroke", "noise stroke"]
+    assert not history.can_redo
+
+
+def test_memory_cap_drops_the_oldest_with_a_warning(rng):
+    doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
+    history = History(doc, limit_bytes=1_000_000)
+    with pytest.warns(RuntimeWarning, match="oldest step .*can no longer be undone"):
+        for i in range(20):
+            paint(doc, "gain", [StrokePoint(0.1 * i, 300.0), StrokePoint(0.1 * i, 3000.0)],
+                  {"gain_db": -6.0}, history=history)
+    assert history.nbytes <= 1_000_000 and history.dropped > 0
+    assert len(history.steps) == 20 - history.dropped
+
+
+def test_undo_is_heard_through_incremental_resynthesis(rng):
+    from engine.resynth import Resynthesizer
+
+    x = rng.uniform(-0.5, 0.5, (2, 16000)).astype(np.float32)
+    doc = document(x)
+    synth = Resynthesizer(doc)
+    clean = synth.full().numpy().copy()
+    history = History(doc)
+    paint(doc, "gain", [StrokePoint(0.5, 1000), StrokePoint(1.0, 1000)],
+          {"gain_db": float("-inf")}, history=history)
+    assert not np.array_equal(synth.waveform(), clean)
+    history.undo()
+    np.testing.assert_array_equal(synth.waveform(), clean)
