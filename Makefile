@@ -24,6 +24,7 @@ lint: setup
 
 bench: setup
 	$(PY) bench/bench_engine.py
+	$(PY) bench/bench_brushes.py
 
 demo: setup
 	$(PY) assets/make_demo.py $(DEMO)

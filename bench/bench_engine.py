@@ -118,7 +118,7 @@ def main() -> None:
     table = format_table(rows, peers, peak_rss, device, args)
     print(table)
     if not args.no_write:
-        write_docs(table, device)
+        write_section("bench_engine", f"Engine ({device.type})", table, device)
 
 
 def format_table(rows, peers, peak_rss, device, args) -> str:
@@ -140,11 +140,12 @@ def format_table(rows, peers, peak_rss, device, args) -> str:
     return "\n".join(lines)
 
 
-def write_docs(table: str, device) -> None:
+def write_section(marker: str, title: str, table: str, device) -> None:
+    """Replace (or append) this script's section of docs/benchmarks.md."""
     doc = ROOT / "docs" / "benchmarks.md"
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    begin, end = f"<!-- bench_engine {device.type} -->", f"<!-- /bench_engine {device.type} -->"
-    block = f"{begin}\n## Engine ({device.type})\n\n{table}\n{end}"
+    begin, end = f"<!-- {marker} {device.type} -->", f"<!-- /{marker} {device.type} -->"
+    block = f"{begin}\n## {title}\n\n{table}\n{end}"
     if begin in text:
         text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:

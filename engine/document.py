@@ -121,13 +121,17 @@ class Document:
                                  f"{self.channels} channel(s), numbered 0 to {self.channels - 1}")
         return (channel % self.channels,)
 
+    def _channel_slice(self, channel: int | None) -> slice:
+        chans = self._channels(channel)
+        return slice(chans[0], chans[-1] + 1)
+
     # -- region API ------------------------------------------------------------
     def read(self, rect: Rect, channel: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Copies of magnitude and phase over ``rect``: ``[ch, bins, frames]``."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        idx = list(self._channels(channel))
-        mag = self._mag[:, rect.frames, rect.bins][idx].transpose(1, 2).contiguous()
-        phase = self._phase[:, rect.frames, rect.bins][idx].transpose(1, 2).contiguous()
+        c = self._channel_slice(channel)
+        mag = self._mag[c, rect.frames, rect.bins].transpose(1, 2).contiguous()
+        phase = self._phase[c, rect.frames, rect.bins].transpose(1, 2).contiguous()
         return mag, phase
 
     def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
@@ -150,7 +154,7 @@ class Document:
     def original(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
         """The unedited complex coefficients over ``rect``: ``[ch, bins, frames]``."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        src = self.source[list(self._channels(channel))]
+        src = self.source[self._channel_slice(channel)]  # a view: cost independent of length
         return self.transform.forward_frames(src, rect.frame0, rect.frame1)[:, rect.bins]
 
     def render(self, rect: Rect | None = None, width: int | None = None,
@@ -163,8 +167,7 @@ class Document:
         if rect.empty:
             raise ParameterError(f"{rect} lies outside the document ({self.n_bins} bins x "
                                  f"{self.n_frames} frames)")
-        c = self._channels(channel)
-        mag = self._mag if channel is None else self._mag[c[0]:c[0] + 1]
+        mag = self._mag[self._channel_slice(channel)]
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
         return render.render(mag, rect, width, height,
