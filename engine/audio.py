@@ -13,7 +13,7 @@ import soundfile as sf
 from engine.errors import AudioError
 from engine.progress import CancelFlag, ProgressFn, step
 
-READ_BLOCK = 1 << 18  # frames per read, between progress reports
+READ_BLOCK = 1 << 16  # frames per read, between progress reports (fastest here)
 SALVAGE_BLOCK = 1024  # frames per read when recovering the good part of a damaged file
 
 
