@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("presets", help="list built-in and user presets with their parameters")
 
+    p = sub.add_parser("gui", help="open the desktop app (the default with no command)")
+    p.add_argument("file", nargs="?", help="audio file or .spp project (default: the demo)")
+
     p = sub.add_parser("demo", help="render and round-trip the bundled demo into out/")
     p.add_argument("-o", "--output-dir", default="out")
     return parser
@@ -248,16 +251,38 @@ def _one_line_warnings(message, category, filename, lineno, file=None, line=None
     print(f"specpaint: warning: {message}", file=sys.stderr)
 
 
+COMMANDS = ("info", "render", "roundtrip", "apply", "presets", "gui", "demo")
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    """``specpaint`` and ``specpaint FILE`` mean ``specpaint gui [FILE]``."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] in ("-h", "--help"):
+            return argv
+        i += 2 if argv[i] == "--device" else 1
+    if i >= len(argv) or argv[i] not in COMMANDS:
+        return argv[:i] + ["gui"] + argv[i:]
+    return argv
+
+
+def cmd_gui(args) -> int:
+    from app.gui import run
+
+    return run(args.file, args.device)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(_with_default_command(argv))
     from engine.errors import Cancelled, SpectroPaintError
 
     warnings.showwarning = _one_line_warnings
     commands = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
-                "apply": cmd_apply, "presets": cmd_presets, "demo": cmd_demo}
+                "apply": cmd_apply, "presets": cmd_presets, "gui": cmd_gui, "demo": cmd_demo}
     started = time.perf_counter()
     try:
-        commands[args.command](args)
+        status = commands[args.command](args)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
         sys.stdout = open(os.devnull, "w")  # keep the exit-time flush quiet
         return 0
@@ -275,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.debug:
         print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

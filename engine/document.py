@@ -173,6 +173,12 @@ class Document:
         return render.render(mag, rect, width, height,
                              ref=self.full_scale, bin_hz=self.bin_hz, **style)
 
+    def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
+        """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
+        rect = rect.clip(self.n_bins, self.n_frames)
+        return render.level_tile_db(self._mag[self._channel_slice(channel)], rect, factor,
+                                    self.full_scale)
+
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
         rect = rect.clip(self.n_bins, self.n_frames)
@@ -189,7 +195,8 @@ class Document:
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
-        self._listeners.remove(listener)
+        if listener in self._listeners:
+            self._listeners.remove(listener)
 
     def _mark(self, rect: Rect, channels: tuple[int, ...]) -> None:
         if rect.empty:

@@ -104,6 +104,18 @@ def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
     return x.T.flip(0)
 
 
+def level_tile_db(mag_fb: torch.Tensor, rect: Rect, factor: int, ref: float) -> np.ndarray:
+    """dB of the loudest channel over ``rect``, max-pooled over aligned blocks of
+    ``factor`` frames: float32 ``[bins, ceil(frames / factor)]``, row 0 = lowest
+    bin. The view's GPU tiles hold these; its shader applies floor, ceiling,
+    gamma and the colormap."""
+    x = mag_fb[:, rect.frames, rect.bins]
+    if factor > 1:
+        x = _reduce_frames(x, factor)
+    db = 20 * torch.log10(torch.clamp(x.amax(0) / ref, min=1e-12))
+    return db.T.contiguous().cpu().numpy()
+
+
 def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
            bin_hz: float, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False) -> np.ndarray:

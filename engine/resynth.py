@@ -65,6 +65,13 @@ class Resynthesizer:
         self._pending = []
         return spans
 
+    def cached(self, start: int, stop: int) -> np.ndarray:
+        """Samples from the cache as it is, without applying queued edits: for
+        an audio thread, while the GUI thread calls :meth:`update` after edits."""
+        if self._wave is None:
+            return np.zeros((self.doc.channels, max(0, stop - start)), np.float32)
+        return self._wave[:, start:stop].numpy()
+
     def waveform(self) -> np.ndarray:
         """The up-to-date output, float32 ``[ch, n]`` (a view of the cache: copy to keep)."""
         self.update()
@@ -79,3 +86,14 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((a, b))
     return merged
+
+
+def band_audio(doc: Document, bin0: int, bin1: int, sample0: int, sample1: int) -> np.ndarray:
+    """Samples ``[sample0, sample1)`` of only the bins ``[bin0, bin1)``: how the
+    selected band alone sounds. float32 ``[ch, n]``."""
+    t = doc.transform
+    fa, fb = t.frames_needed(sample0, sample1, doc.length)
+    coeffs = doc.coefficients(fa, fb).clone()
+    coeffs[:, :max(bin0, 0)] = 0
+    coeffs[:, bin1:] = 0
+    return t.inverse_span(coeffs, fa, sample0, sample1, doc.length).cpu().numpy()

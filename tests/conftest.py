@@ -32,3 +32,10 @@ def document(samples, sample_rate=8000, **analysis):
 
     return Document(Audio(np.asarray(samples, np.float32), sample_rate), device="cpu",
                     **analysis)
+
+
+def pytest_configure(config):
+    """The GUI asks for OpenGL 3.3 core; that must be set before any QApplication."""
+    from app.gui import configure_opengl
+
+    configure_opengl()

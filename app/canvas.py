@@ -1,0 +1,338 @@
+"""The OpenGL spectrogram view: tiles, zoom and pan, painting input, overlays.
+
+The canvas knows pixels and the view; it reports pen input in seconds and
+Hz (``strokePoint``) and never edits the document itself.
+"""
+
+import math
+import time
+
+import numpy as np
+from OpenGL import GL
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtOpenGLWidgets import QOpenGLWidget
+
+from app.glutil import Uniforms, load_program
+from app.tiles import TileCache, level_for
+from app.view import ViewState
+from engine.document import Document
+from engine.render import colormap_lut
+
+PRESS, MOVE, RELEASE = 0, 1, 2
+FRAME_BUDGET = 0.035  # seconds of tile work per frame; the rest waits for the next frame
+WHEEL_ZOOM = 1.25
+
+
+class SpectrogramCanvas(QOpenGLWidget):
+    strokePoint = Signal(float, float, float, int)  # seconds, Hz, pressure, PRESS/MOVE/RELEASE
+    cursorMoved = Signal(float, float)  # seconds, Hz
+    viewChanged = Signal()
+    selectionChanged = Signal(object)  # (t0, t1, f0, f1) or None
+    playToggled = Signal()
+    framePresented = Signal(float)  # perf_counter() when a frame was finished
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.view = ViewState()
+        self.tiles = TileCache()
+        self.doc: Document | None = None
+        self.floor_db, self.ceiling_db, self.gamma = -100.0, 0.0, 1.0
+        self.colormap = "viridis"
+        self.tool = "paint"  # or "select"
+        self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
+        self.brush_cents = 0.0
+        self.playhead: float | None = None
+        self.selection: tuple[float, float, float, float] | None = None
+        self._cursor: QPointF | None = None
+        self._drag: str | None = None  # "paint", "pan", "select"
+        self._last = QPointF()
+        self._space_down = self._space_panned = False
+        self._gl_ready = False
+        self._lut_dirty = True
+        self.complete = False
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMinimumSize(320, 200)
+
+    # -- model -----------------------------------------------------------------
+    def set_document(self, doc: Document | None, view_channel: int | None = None) -> None:
+        self.doc = doc
+        if self._gl_ready:
+            self.makeCurrent()
+            self.tiles.set_document(doc, view_channel)
+            self.doneCurrent()
+        else:
+            self.tiles.doc, self.tiles.channel = doc, view_channel
+        if doc is not None:
+            self.view.duration = doc.length / doc.sample_rate
+            self.view.nyquist = doc.sample_rate / 2
+            self.view.fit()
+        self.update()
+
+    def set_view_channel(self, channel: int | None) -> None:
+        """Show one channel (or None: the loudest of all); keeps the view."""
+        if self._gl_ready:
+            self.makeCurrent()
+            self.tiles.set_document(self.doc, channel)
+            self.doneCurrent()
+        else:
+            self.tiles.channel = channel
+        self.update()
+
+    def set_style(self, *, floor_db=None, ceiling_db=None, gamma=None, colormap=None) -> None:
+        """Uniforms and the colormap table only: no tile is re-rendered."""
+        if floor_db is not None:
+            self.floor_db = floor_db
+        if ceiling_db is not None:
+            self.ceiling_db = ceiling_db
+        if gamma is not None:
+            self.gamma = gamma
+        if colormap is not None and colormap != self.colormap:
+            self.colormap, self._lut_dirty = colormap, True
+        self.update()
+
+    # -- GL ----------------------------------------------------------------------
+    def initializeGL(self) -> None:
+        self.program = load_program("spectrogram")
+        self.uniforms = Uniforms(self.program)
+        self.overlay = load_program("overlay")
+        self.overlay_uniforms = Uniforms(self.overlay)
+        self.vao = GL.glGenVertexArrays(1)
+        self.vbo = GL.glGenBuffers(1)
+        self.lut = GL.glGenTextures(1)
+        self._gl_ready = True
+        self.tiles.set_document(self.doc, self.tiles.channel)
+
+    def _upload_lut(self) -> None:
+        lut = colormap_lut(self.colormap).numpy()
+        GL.glBindTexture(GL.GL_TEXTURE_2D, self.lut)
+        for name, value in ((GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST),
+                            (GL.GL_TEXTURE_MAG_FILTER, GL.GL_NEAREST),
+                            (GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE)):
+            GL.glTexParameteri(GL.GL_TEXTURE_2D, name, value)
+        GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_RGBA8, 256, 1, 0, GL.GL_RGBA,
+                        GL.GL_UNSIGNED_BYTE, np.ascontiguousarray(lut))
+        self._lut_dirty = False
+
+    def resizeGL(self, w: int, h: int) -> None:
+        self.view.width, self.view.height = max(self.width(), 1), max(self.height(), 1)
+
+    def paintGL(self) -> None:
+        self.view.width, self.view.height = max(self.width(), 1), max(self.height(), 1)
+        GL.glClearColor(0.08, 0.08, 0.1, 1.0)
+        GL.glClear(GL.GL_COLOR_BUFFER_BIT)
+        if self.doc is None:
+            return
+        if self._lut_dirty:
+            self._upload_lut()
+        missing = self._draw_tiles()
+        self.complete = not missing  # every visible tile was drawn in this frame
+        self._draw_overlays()
+        GL.glBindVertexArray(0)
+        self.framePresented.emit(time.perf_counter())
+        if missing:
+            QTimer.singleShot(0, self.update)
+
+    def _draw_tiles(self) -> bool:
+        doc, view = self.doc, self.view
+        hop_s = doc.transform.hop / doc.sample_rate
+        level = level_for(view.seconds_per_pixel / hop_s)
+        frames = (view.t0 / hop_s - 1, view.t1 / hop_s + 1)
+        bins = (max(view.f_lo, 0) / doc.bin_hz - 1, view.f_hi / doc.bin_hz + 1)
+        dpr = self.devicePixelRatioF()
+        GL.glUseProgram(self.program)
+        u = self.uniforms
+        u.set("viewport", (float(view.width), float(view.height)))
+        u.set("bin_hz", float(doc.bin_hz))
+        u.set("view_bottom", 0.0)
+        u.set("view_height", float(view.height * dpr))
+        lo = max(view.f_lo, 20.0) if view.log_freq else view.f_lo
+        u.set("f_lo", float(lo))
+        u.set("f_hi", float(view.f_hi))
+        u.set("log_freq", int(view.log_freq))
+        u.set("floor_db", float(self.floor_db))
+        u.set("ceiling_db", float(max(self.ceiling_db, self.floor_db + 1e-3)))
+        u.set("gamma", float(self.gamma))
+        u.set("levels", 0)
+        u.set("colormap", 1)
+        GL.glActiveTexture(GL.GL_TEXTURE1)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, self.lut)
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glBindVertexArray(self.vao)
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
+        GL.glEnableVertexAttribArray(0)
+        GL.glEnableVertexAttribArray(1)
+        GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 12, None)
+        GL.glVertexAttribPointer(1, 1, GL.GL_FLOAT, False, 12, GL.ctypes.c_void_p(8))
+        budget_end = time.perf_counter() + FRAME_BUDGET
+        missing = False
+        for key in self.tiles.visible(level, frames, bins):
+            tile = self.tiles.get(key, budget_end)
+            if tile is None:
+                missing = True
+                continue
+            r = tile.rect
+            x0 = view.x_of((r.frame0 - 0.5) * hop_s)
+            x1 = view.x_of((r.frame0 + tile.cols * tile.factor - 0.5) * hop_s)
+            top = min((r.bin1 - 0.5) * doc.bin_hz, view.f_hi)
+            bottom = max((r.bin0 - 0.5) * doc.bin_hz, lo)
+            if top <= bottom:
+                continue
+            y0, y1 = view.y_of(top), view.y_of(bottom)
+            quad = np.array([x0, y0, 0, x1, y0, 1, x0, y1, 0, x1, y1, 1], np.float32)
+            u.set("tile_bin0", float(r.bin0))
+            u.set("tile_bins", float(tile.rows))
+            GL.glBindTexture(GL.GL_TEXTURE_2D, tile.texture)
+            GL.glBufferData(GL.GL_ARRAY_BUFFER, quad.nbytes, quad, GL.GL_STREAM_DRAW)
+            GL.glDrawArrays(GL.GL_TRIANGLE_STRIP, 0, 4)
+        GL.glDisableVertexAttribArray(1)
+        return missing
+
+    def _draw_overlays(self) -> None:
+        view = self.view
+        GL.glUseProgram(self.overlay)
+        self.overlay_uniforms.set("viewport", (float(view.width), float(view.height)))
+        GL.glBindVertexArray(self.vao)
+        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
+        GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 8, None)
+        if self.selection is not None:
+            t0, t1, f0, f1 = self.selection
+            x0, x1, y0, y1 = view.x_of(t0), view.x_of(t1), view.y_of(f1), view.y_of(f0)
+            self._lines([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], (1, 1, 1, 0.9), GL.GL_LINE_LOOP)
+        if self.playhead is not None:
+            x = view.x_of(self.playhead)
+            self._lines([(x, 0), (x, view.height)], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
+        if self._cursor is not None and self.tool == "paint":
+            self._lines(self._outline(), (1, 1, 1, 0.8), GL.GL_LINE_LOOP)
+
+    def _lines(self, points, colour, mode) -> None:
+        data = np.array(points, np.float32)
+        self.overlay_uniforms.set("line_colour", colour)
+        GL.glBufferData(GL.GL_ARRAY_BUFFER, data.nbytes, data, GL.GL_STREAM_DRAW)
+        GL.glDrawArrays(mode, 0, len(data))
+
+    def _outline(self) -> list[tuple[float, float]]:
+        """The brush at its true size: an ellipse in seconds x Hz around the cursor."""
+        view = self.view
+        t = view.t_of(self._cursor.x())
+        f = view.f_of(self._cursor.y())
+        rt, rf = self.brush_radius
+        if self.brush_cents > 0:
+            rf = f * (2 ** (self.brush_cents / 1200) - 1)
+        points = []
+        for k in range(48):
+            a = 2 * math.pi * k / 48
+            hz = max(f + rf * math.sin(a), 1e-3)
+            points.append((view.x_of(t + rt * math.cos(a)), view.y_of(hz)))
+        return points
+
+    # -- input ---------------------------------------------------------------------
+    def _at(self, pos: QPointF) -> tuple[float, float]:
+        return self.view.t_of(pos.x()), self.view.f_of(pos.y())
+
+    def mousePressEvent(self, event) -> None:
+        self._last = event.position()
+        button = event.button()
+        if button == Qt.MouseButton.MiddleButton or (button == Qt.MouseButton.LeftButton
+                                                     and self._space_down):
+            self._drag, self._space_panned = "pan", True
+        elif button == Qt.MouseButton.LeftButton and self.doc is not None:
+            t, f = self._at(event.position())
+            if self.tool == "select":
+                self._drag = "select"
+                self.selection = (t, t, f, f)
+                self._select_anchor = (t, f)
+            else:
+                self._drag = "paint"
+                self.strokePoint.emit(t, f, 1.0, PRESS)
+        self.update()
+
+    def mouseMoveEvent(self, event) -> None:
+        pos = event.position()
+        self._cursor = pos
+        t, f = self._at(pos)
+        self.cursorMoved.emit(t, f)
+        if self._drag == "pan":
+            self.view.pan_pixels(pos.x() - self._last.x(), pos.y() - self._last.y())
+            self.viewChanged.emit()
+        elif self._drag == "paint":
+            self.strokePoint.emit(t, f, 1.0, MOVE)
+        elif self._drag == "select":
+            a_t, a_f = self._select_anchor
+            self.selection = (min(a_t, t), max(a_t, t), min(a_f, f), max(a_f, f))
+        self._last = pos
+        self.update()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._drag == "paint":
+            t, f = self._at(event.position())
+            self.strokePoint.emit(t, f, 1.0, RELEASE)
+        elif self._drag == "select":
+            s = self.selection
+            if s is not None and (s[1] - s[0] <= 0 or s[3] - s[2] <= 0):
+                self.selection = None
+            self.selectionChanged.emit(self.selection)
+        self._drag = None
+        self.update()
+
+    def tabletEvent(self, event) -> None:
+        """Pen input with pressure; the mouse events Qt synthesizes are then ignored."""
+        t, f = self._at(event.position())
+        kind = event.type()
+        if self.tool != "paint" or self.doc is None:
+            return
+        if kind == event.Type.TabletPress:
+            self._drag = "paint"
+            self.strokePoint.emit(t, f, event.pressure(), PRESS)
+        elif kind == event.Type.TabletMove and self._drag == "paint":
+            self.strokePoint.emit(t, f, event.pressure(), MOVE)
+        elif kind == event.Type.TabletRelease and self._drag == "paint":
+            self.strokePoint.emit(t, f, event.pressure(), RELEASE)
+            self._drag = None
+        event.accept()
+        self.update()
+
+    def leaveEvent(self, event) -> None:
+        self._cursor = None
+        self.update()
+
+    def wheelEvent(self, event) -> None:
+        steps = event.angleDelta().y() / 120
+        if steps == 0:
+            return
+        pos = event.position()
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.view.zoom_freq(WHEEL_ZOOM ** steps, pos.y())
+        else:
+            self.view.zoom_time(WHEEL_ZOOM ** steps, pos.x())
+        self.viewChanged.emit()
+        self.update()
+
+    def keyPressEvent(self, event) -> None:
+        key = event.key()
+        if key == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_down, self._space_panned = True, False
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(2.0)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(0.5)
+        else:
+            super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_down = False
+            if not self._space_panned:  # a tap, not Space+drag: play or pause
+                self.playToggled.emit()
+        else:
+            super().keyReleaseEvent(event)
+
+    def zoom(self, factor: float) -> None:
+        self.view.zoom_time(factor)
+        self.viewChanged.emit()
+        self.update()
+
+    def fit(self) -> None:
+        self.view.fit()
+        self.viewChanged.emit()
+        self.update()

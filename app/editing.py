@@ -1,0 +1,71 @@
+"""Painting from the GUI: pen events -> brush strokes -> one undo step each,
+wrapped in Qt's QUndoStack so the Edit menu and the history view show them."""
+
+import random
+
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from app.canvas import PRESS, RELEASE
+from brushes.history import History
+from brushes.painter import Stroke
+from brushes.registry import get_brush
+from brushes.stroke import StrokePoint
+from engine.document import Document
+from engine.resynth import Resynthesizer
+
+
+class StrokeCommand(QUndoCommand):
+    """One finished stroke; its first redo (Qt calls it on push) is a no-op
+    because the stroke is already painted."""
+
+    def __init__(self, history: History, label: str):
+        super().__init__(label)
+        self.history, self.fresh = history, True
+
+    def redo(self) -> None:
+        if self.fresh:
+            self.fresh = False
+            return
+        self.history.redo()
+
+    def undo(self) -> None:
+        self.history.undo()
+
+
+class PaintSession:
+    """The document being edited, its history, live resynthesis and undo stack."""
+
+    def __init__(self, doc: Document, undo_stack: QUndoStack):
+        self.doc = doc
+        self.history = History(doc)
+        self.synth = Resynthesizer(doc)
+        self.synth.full()
+        self.undo_stack = undo_stack
+        self.stroke: Stroke | None = None
+        self._seed = random.Random()
+
+    def close(self) -> None:
+        self.synth.close()
+
+    def pen(self, seconds: float, hz: float, pressure: float, phase: int, settings,
+            channel: int | None) -> None:
+        """A pen event from the canvas; ``settings`` = (brush, params, curves)."""
+        point = StrokePoint(max(seconds, 0.0), max(hz, 0.0), pressure)
+        if phase == PRESS:
+            name, params, curves = settings
+            brush = get_brush(name)
+            values, _ = brush.resolve({**params, "channel": -1 if channel is None else channel},
+                                      "brush")
+            self.stroke = Stroke(self.doc, brush, values, curves, self.history,
+                                 seed=self._seed.randrange(2**31))
+        if self.stroke is None:
+            return
+        self.stroke.add([point])
+        self.synth.update()  # edits are heard at once (only the touched samples)
+        if phase == RELEASE:
+            stroke, self.stroke = self.stroke, None
+            step = stroke.end()
+            if step.patches:
+                self.undo_stack.push(StrokeCommand(self.history, step.label))
+                self.synth.update()
+

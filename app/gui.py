@@ -1,0 +1,36 @@
+"""Start the desktop app: an OpenGL 3.3 core context, the main window, a file."""
+
+import os
+import sys
+from pathlib import Path
+
+
+def configure_opengl() -> None:
+    """Ask every GL widget for OpenGL 3.3 core (what the shaders are written for).
+    Must run before the QApplication exists."""
+    from PySide6.QtGui import QSurfaceFormat
+
+    fmt = QSurfaceFormat()
+    fmt.setVersion(3, 3)
+    fmt.setProfile(QSurfaceFormat.OpenGLContextProfile.CoreProfile)
+    QSurfaceFormat.setDefaultFormat(fmt)
+
+
+def run(path: str | None, device: str | None = None) -> int:
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                  or os.environ.get("WAYLAND_DISPLAY")):
+        print("specpaint: error: no display to open the window on; run it on a desktop, under "
+              "`xvfb-run -a`, or use the command-line tools (specpaint --help)", file=sys.stderr)
+        return 2
+    configure_opengl()
+    from PySide6.QtWidgets import QApplication
+
+    from app.cli import DEMO
+    from app.window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("SpectroPaint")
+    window = MainWindow(device)
+    window.show()
+    window.open_path(Path(path) if path else DEMO)
+    return app.exec()

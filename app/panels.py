@@ -1,0 +1,276 @@
+"""Side panels: brushes (controls generated from the parameter declarations),
+view settings, and analysis settings. Each emits signals; none edits the
+document."""
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from brushes.params import Param
+from brushes.presets import Preset, all_presets
+from brushes.registry import BRUSHES
+from engine.render import COLORMAPS
+from engine.transforms.stft import WINDOWS
+
+SLIDER_STEPS = 1000
+NEG_INF_FLOOR = -120.0  # a -inf minimum shows as "-inf" at this end of the spin box
+
+
+class ParamControl(QWidget):
+    """A slider and a spin box for a number, or a combo box for a choice."""
+
+    changed = Signal()
+
+    def __init__(self, param: Param, parent=None):
+        super().__init__(parent)
+        self.param = param
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.setToolTip(param.help)
+        if param.choices:
+            self.combo = QComboBox()
+            self.combo.addItems(param.choices)
+            self.combo.currentTextChanged.connect(self.changed)
+            layout.addWidget(self.combo)
+            return
+        self.low = NEG_INF_FLOOR if math.isinf(param.min) else param.min
+        self.high = 1e6 if math.isinf(param.max) else param.max
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, SLIDER_STEPS)
+        self.spin = QDoubleSpinBox()
+        self.spin.setRange(self.low, self.high)
+        self.spin.setDecimals(0 if param.integer else 2)
+        self.spin.setSuffix(f" {param.unit}" if param.unit else "")
+        if math.isinf(param.min):
+            self.spin.setSpecialValueText("-inf")
+        self.slider.valueChanged.connect(self._from_slider)
+        self.spin.valueChanged.connect(self._from_spin)
+        layout.addWidget(self.slider, 2)
+        layout.addWidget(self.spin, 1)
+
+    def _log_scale(self) -> bool:
+        return self.low > 0 and self.high / self.low >= 100
+
+    def _to_slider(self, value: float) -> int:
+        if self._log_scale():
+            u = math.log(value / self.low) / math.log(self.high / self.low)
+        else:
+            u = (value - self.low) / (self.high - self.low)
+        return round(min(max(u, 0.0), 1.0) * SLIDER_STEPS)
+
+    def _from_slider(self, step: int) -> None:
+        u = step / SLIDER_STEPS
+        value = self.low * (self.high / self.low) ** u if self._log_scale() else \
+            self.low + u * (self.high - self.low)
+        self.spin.blockSignals(True)
+        self.spin.setValue(value)
+        self.spin.blockSignals(False)
+        self.changed.emit()
+
+    def _from_spin(self, value: float) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(self._to_slider(value))
+        self.slider.blockSignals(False)
+        self.changed.emit()
+
+    def value(self):
+        if self.param.choices:
+            return self.combo.currentText()
+        v = self.spin.value()
+        if math.isinf(self.param.min) and v <= self.low:
+            return -math.inf
+        return int(round(v)) if self.param.integer else v
+
+    def set_value(self, value) -> None:
+        self.blockSignals(True)
+        if self.param.choices:
+            self.combo.setCurrentText(str(value))
+        else:
+            v = self.low if math.isinf(value) else float(value)
+            self.spin.setValue(v)
+            self.slider.setValue(self._to_slider(v))
+        self.blockSignals(False)
+
+
+class BrushPanel(QWidget):
+    """Presets and brush types; the controls of the chosen type's parameters."""
+
+    changed = Signal()
+    saveRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.presets: dict[str, Preset] = {}
+        self.curves: dict = {}
+        layout = QVBoxLayout(self)
+        top = QFormLayout()
+        self.preset_box = QComboBox()
+        self.type_box = QComboBox()
+        self.type_box.addItems(list(BRUSHES))
+        top.addRow("Preset", self.preset_box)
+        top.addRow("Brush", self.type_box)
+        layout.addLayout(top)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        layout.addWidget(self.form_host)
+        self.save_button = QPushButton("Save as preset…")
+        self.save_button.clicked.connect(self.saveRequested)
+        layout.addWidget(self.save_button)
+        layout.addStretch(1)
+        self.controls: dict[str, ParamControl] = {}
+        self.preset_box.currentTextChanged.connect(self._on_preset)
+        self.type_box.currentTextChanged.connect(self._on_type)
+        self.reload_presets()
+
+    def reload_presets(self, select: str | None = None) -> None:
+        self.presets = all_presets()
+        self.preset_box.blockSignals(True)
+        self.preset_box.clear()
+        self.preset_box.addItems(list(self.presets))
+        self.preset_box.blockSignals(False)
+        self.preset_box.setCurrentText(select or "soft-eraser")
+        self._on_preset(self.preset_box.currentText())
+
+    def _build(self, brush_name: str) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.controls = {}
+        for param in BRUSHES[brush_name].params:
+            if param.name == "channel":
+                continue  # the view panel's "paint channel" sets it
+            control = ParamControl(param)
+            control.set_value(param.default)
+            control.changed.connect(self.changed)
+            label = QLabel(param.name.replace("_", " "))
+            label.setToolTip(param.help)
+            self.form.addRow(label, control)
+            self.controls[param.name] = control
+
+    def _on_type(self, brush_name: str) -> None:
+        self._build(brush_name)
+        self.curves = {}
+        self.changed.emit()
+
+    def _on_preset(self, name: str) -> None:
+        preset = self.presets.get(name)
+        if preset is None:
+            return
+        self.type_box.blockSignals(True)
+        self.type_box.setCurrentText(preset.brush)
+        self.type_box.blockSignals(False)
+        self._build(preset.brush)
+        for key, value in preset.params.items():
+            if key in self.controls:
+                self.controls[key].set_value(value)
+        self.curves = dict(preset.inputs)
+        for name, curves in self.curves.items():  # say which settings follow the pen
+            label = self.form.labelForField(self.controls.get(name))
+            if label is not None:
+                label.setText(f"{label.text()} + {', '.join(curves)}")
+        self.changed.emit()
+
+    def current(self) -> tuple[str, dict, dict]:
+        """(brush type, parameter values, input curves) as set in the panel."""
+        return (self.type_box.currentText(),
+                {name: c.value() for name, c in self.controls.items()}, self.curves)
+
+    def set_param(self, name: str, value) -> None:
+        self.controls[name].set_value(value)
+        self.changed.emit()
+
+
+class ViewPanel(QWidget):
+    styleChanged = Signal()
+    logChanged = Signal(bool)
+    viewChannelChanged = Signal(object)  # None = all
+    paintChannelChanged = Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        form = QFormLayout(self)
+        self.colormap = QComboBox()
+        self.colormap.addItems(COLORMAPS)
+        self.floor = _spin(-200, 0, -100, " dB")
+        self.ceiling = _spin(-100, 40, 0, " dB")
+        self.gamma = _spin(0.2, 5, 1.0, "", 2, 0.1)
+        self.log = QCheckBox("logarithmic frequency")
+        self.view_channel = QComboBox()
+        self.paint_channel = QComboBox()
+        for label, widget in (("Colormap", self.colormap), ("Floor", self.floor),
+                              ("Ceiling", self.ceiling), ("Gamma", self.gamma),
+                              ("", self.log), ("View channel", self.view_channel),
+                              ("Paint channel", self.paint_channel)):
+            form.addRow(label, widget)
+        for w in (self.floor, self.ceiling, self.gamma):
+            w.valueChanged.connect(self.styleChanged)
+        self.colormap.currentTextChanged.connect(self.styleChanged)
+        self.log.toggled.connect(self.logChanged)
+        self.view_channel.currentIndexChanged.connect(
+            lambda i: self.viewChannelChanged.emit(None if i <= 0 else i - 1))
+        self.paint_channel.currentIndexChanged.connect(
+            lambda i: self.paintChannelChanged.emit(None if i <= 0 else i - 1))
+
+    def set_channels(self, count: int) -> None:
+        names = ["L", "R"] if count == 2 else [str(i + 1) for i in range(count)]
+        for box in (self.view_channel, self.paint_channel):
+            box.blockSignals(True)
+            box.clear()
+            box.addItems(["All"] + names if count > 1 else ["All"])
+            box.blockSignals(False)
+
+    def channel(self, box: QComboBox) -> int | None:
+        return None if box.currentIndex() <= 0 else box.currentIndex() - 1
+
+
+class AnalysisPanel(QWidget):
+    applyRequested = Signal(int, int, str)  # n_fft, hop, window
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        form = QFormLayout(self)
+        self.n_fft = QComboBox()
+        self.n_fft.addItems([str(1 << k) for k in range(8, 15)])
+        self.n_fft.setCurrentText("2048")
+        self.overlap = QComboBox()
+        self.overlap.addItems(["2", "4", "8"])
+        self.overlap.setCurrentText("4")
+        self.window = QComboBox()
+        self.window.addItems(list(WINDOWS))
+        self.apply = QPushButton("Re-analyze")
+        form.addRow("FFT size", self.n_fft)
+        form.addRow("Overlap ×", self.overlap)
+        form.addRow("Window", self.window)
+        form.addRow(self.apply)
+        self.apply.clicked.connect(self._emit)
+
+    def _emit(self) -> None:
+        n_fft = int(self.n_fft.currentText())
+        self.applyRequested.emit(n_fft, n_fft // int(self.overlap.currentText()),
+                                 self.window.currentText())
+
+    def show_settings(self, n_fft: int, hop: int, window: str) -> None:
+        self.n_fft.setCurrentText(str(n_fft))
+        self.overlap.setCurrentText(str(max(2, n_fft // hop)))
+        self.window.setCurrentText(window)
+
+
+def _spin(low, high, value, suffix, decimals=1, step=1.0) -> QDoubleSpinBox:
+    spin = QDoubleSpinBox()
+    spin.setRange(low, high)
+    spin.setDecimals(decimals)
+    spin.setSingleStep(step)
+    spin.setValue(value)
+    spin.setSuffix(suffix)
+    return spin

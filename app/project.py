@@ -1,0 +1,131 @@
+"""Project files (.spp): a zip of ``manifest.json`` and ``arrays.npz``.
+
+The audio is embedded (with its SHA-256), the analysis settings and the view
+are in the manifest, and the edited state is stored as the tiles the edits
+touched: opening re-analyzes the audio (deterministic, so untouched cells
+come back bit for bit) and writes those tiles back. Arrays are read with
+``allow_pickle=False`` and the manifest is plain JSON: opening a project
+cannot run code. Written to a temporary file, then renamed.
+"""
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.audio import Audio
+from engine.document import Document
+from engine.errors import SpectroPaintError
+from engine.region import Rect
+
+FORMAT, VERSION = "spectropaint-project", 1
+TILE = 64
+
+
+class ProjectError(SpectroPaintError):
+    pass
+
+
+class EditTracker:
+    """Remembers which 64 x 64 tiles of a document have been written to."""
+
+    def __init__(self, doc: Document):
+        self.doc, self.tiles = doc, set()
+        doc.add_listener(self._on_edit)
+
+    def _on_edit(self, rect: Rect, channels) -> None:
+        for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
+            for tf in range(rect.frame0 // TILE, (rect.frame1 - 1) // TILE + 1):
+                self.tiles.add((tb, tf))
+
+    def rects(self) -> list[Rect]:
+        return [Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)
+                .clip(self.doc.n_bins, self.doc.n_frames) for tb, tf in sorted(self.tiles)]
+
+
+def snapshot(doc: Document, tracker: EditTracker) -> dict:
+    """What to save, copied on the GUI thread (cheap) so writing can run in a worker."""
+    arrays = {"audio": doc.audio.samples}
+    rects = tracker.rects()
+    for i, rect in enumerate(rects):
+        mag, phase = doc.read(rect)
+        arrays[f"mag_{i}"], arrays[f"phase_{i}"] = mag.cpu().numpy(), phase.cpu().numpy()
+    return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
+            "sample_rate": doc.sample_rate, "n_fft": doc.transform.n_fft,
+            "hop": doc.transform.hop, "window": doc.transform.window_name,
+            "source": str(doc.audio.path) if doc.audio.path else None}
+
+
+def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
+                 cancel=None) -> Path:
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ProjectError(f"{path}: the folder {path.parent} does not exist")
+    audio = snap["arrays"]["audio"]
+    manifest = {"format": FORMAT, "version": VERSION, "sample_rate": snap["sample_rate"],
+                "analysis": {"n_fft": snap["n_fft"], "hop": snap["hop"],
+                             "window": snap["window"]},
+                "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
+                "source": snap["source"], "edited_rects": snap["rects"], "view": view}
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        buffer = io.BytesIO()
+        np.savez(buffer, **snap["arrays"])
+        if cancel is not None and cancel.is_set():
+            from engine.errors import Cancelled
+
+            raise Cancelled("saving cancelled; the project file was not changed")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
+            z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
+            z.writestr("arrays.npz", buffer.getvalue())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
+    finally:
+        tmp.unlink(missing_ok=True)
+    if progress:
+        progress(1.0)
+    return path
+
+
+def open_project(path: str | os.PathLike, device=None, progress=None,
+                 cancel=None) -> tuple[Document, dict]:
+    """The edited document and the saved view settings."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            manifest = json.loads(z.read("manifest.json"))
+            arrays = np.load(io.BytesIO(z.read("arrays.npz")), allow_pickle=False)
+            arrays = {k: arrays[k] for k in arrays.files}
+    except FileNotFoundError as e:
+        raise ProjectError(f"{path}: no such file") from e
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+        raise ProjectError(f"{path}: not a SpectroPaint project or damaged ({e})") from e
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ProjectError(f"{path}: not a SpectroPaint project (no '{FORMAT}' manifest)")
+    if manifest.get("version") != VERSION:
+        raise ProjectError(f"{path}: project version {manifest.get('version')!r} is not "
+                           f"supported; this SpectroPaint reads version {VERSION}")
+    try:
+        audio = arrays["audio"]
+        if hashlib.sha256(audio.tobytes()).hexdigest() != manifest["audio_sha256"]:
+            raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
+                               "the file is damaged")
+        analysis = manifest["analysis"]
+        source = Path(manifest["source"]) if manifest.get("source") else None
+        doc = Document(Audio(audio.astype(np.float32), int(manifest["sample_rate"]), source),
+                       n_fft=int(analysis["n_fft"]), hop=int(analysis["hop"]),
+                       window=str(analysis["window"]), device=device, progress=progress,
+                       cancel=cancel)
+        for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
+            doc.write(Rect(b0, b1, f0, f1), torch.from_numpy(arrays[f"mag_{i}"]),
+                      torch.from_numpy(arrays[f"phase_{i}"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ProjectError(f"{path}: the project is incomplete or damaged ({e})") from e
+    doc.take_dirty()
+    return doc, manifest.get("view", {})

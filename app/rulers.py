@@ -1,0 +1,71 @@
+"""Time ruler (above the canvas) and frequency ruler (left of it)."""
+
+import math
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QWidget
+
+from app.view import ViewState
+
+BACKGROUND, INK = QColor(40, 40, 46), QColor(210, 210, 215)
+
+
+def nice_step(span: float, count: int) -> float:
+    """A 1-2-5 step that gives about ``count`` ticks over ``span``."""
+    raw = span / max(count, 1)
+    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+
+
+class TimeRuler(QWidget):
+    def __init__(self, view: ViewState, parent=None):
+        super().__init__(parent)
+        self.view = view
+        self.setFixedHeight(22)
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), BACKGROUND)
+        p.setPen(INK)
+        v = self.view
+        step = nice_step(v.t1 - v.t0, max(2, self.width() // 90))
+        t = math.ceil(v.t0 / step) * step
+        while t <= v.t1:
+            x = v.x_of(t) * self.width() / v.width
+            p.drawLine(int(x), self.height() - 6, int(x), self.height())
+            label = f"{t:.3f}".rstrip("0").rstrip(".") + " s" if step < 1 else \
+                f"{int(t // 60)}:{t % 60:04.1f}" if t >= 60 else f"{t:g} s"
+            p.drawText(int(x) + 3, self.height() - 8, label)
+            t += step
+        p.end()
+
+
+class FrequencyRuler(QWidget):
+    def __init__(self, view: ViewState, parent=None):
+        super().__init__(parent)
+        self.view = view
+        self.setFixedWidth(62)
+
+    def _ticks(self) -> list[float]:
+        v = self.view
+        if v.log_freq:
+            lo = max(v.f_lo, 20.0)
+            ticks = [m * 10 ** e for e in range(1, 6) for m in (1, 2, 5)]
+            return [f for f in ticks if lo <= f <= v.f_hi]
+        step = nice_step(v.f_hi - v.f_lo, max(2, self.height() // 40))
+        first = math.ceil(v.f_lo / step) * step
+        return [first + k * step for k in range(int((v.f_hi - first) / step) + 1)]
+
+    def paintEvent(self, event) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), BACKGROUND)
+        p.setPen(INK)
+        v = self.view
+        for f in self._ticks():
+            y = v.y_of(f) * self.height() / v.height
+            p.drawLine(self.width() - 6, int(y), self.width(), int(y))
+            text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
+            p.drawText(QRectF(0, y - 8, self.width() - 8, 16),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+        p.end()

@@ -1,0 +1,30 @@
+#version 330 core
+// Levels in dB come from the tile texture (one bin per row); the frequency
+// axis (linear or log) is mapped per fragment, then floor, ceiling and gamma
+// pick a colour from the colormap. Changing them uploads nothing.
+in float v_u;
+out vec4 colour;
+
+uniform sampler2D levels;     // R32F: dB, rows = bins from tile_bin0 up
+uniform sampler2D colormap;   // 256 x 1 RGBA
+uniform float tile_bin0;      // first bin of the tile
+uniform float tile_bins;      // rows in the tile
+uniform float bin_hz;         // Hz per bin
+uniform float view_bottom;    // framebuffer y (pixels from the bottom) of f_lo
+uniform float view_height;    // pixels
+uniform float f_lo;
+uniform float f_hi;
+uniform int log_freq;
+uniform float floor_db;
+uniform float ceiling_db;
+uniform float gamma;
+
+void main() {
+    float unit = (gl_FragCoord.y - view_bottom) / view_height;
+    float hz = log_freq == 1 ? f_lo * pow(f_hi / f_lo, unit) : mix(f_lo, f_hi, unit);
+    float v = (hz / bin_hz - tile_bin0 + 0.5) / tile_bins;
+    if (v < 0.0 || v > 1.0) discard;
+    float db = texture(levels, vec2(v_u, v)).r;
+    float level = clamp((db - floor_db) / (ceiling_db - floor_db), 0.0, 1.0);
+    colour = texture(colormap, vec2((pow(level, gamma) * 255.0 + 0.5) / 256.0, 0.5));
+}

@@ -1,0 +1,228 @@
+"""The desktop app, driven as a user drives it: real widgets, real OpenGL
+(Mesa llvmpipe under Xvfb), pytest-qt mouse and keyboard events."""
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from app.cli import DEMO
+from app.window import MainWindow
+from engine.metrics import snr_db
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    w = MainWindow("cpu")
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()  # shortcuts need an active window (Xvfb has no window manager)
+    qtbot.waitUntil(w.isActiveWindow)
+    w.open_path(DEMO)
+    qtbot.waitUntil(lambda: w.session is not None, timeout=20000)
+    qtbot.wait(50)
+    yield w
+    w.undo_stack.setClean()  # no unsaved-changes prompt when the test closes it
+    w.close()
+
+
+def pixels(window):
+    """The canvas as drawn, once every visible tile is in (tiles load within a budget)."""
+    for _ in range(50):
+        image = window.canvas.grabFramebuffer()
+        if window.canvas.complete:
+            break
+    image = image.convertToFormat(image.Format.Format_RGBA8888)
+    array = np.frombuffer(image.constBits(), np.uint8)
+    return array.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
+
+
+def point(window, seconds, hz) -> QPoint:
+    v = window.canvas.view
+    return QPoint(round(v.x_of(seconds)), round(v.y_of(hz)))
+
+
+def drag(qtbot, widget, start: QPoint, end: QPoint, steps=20, button=Qt.MouseButton.LeftButton):
+    """pytest-qt has no mouseDrag: press, a loop of moves, release."""
+    qtbot.mousePress(widget, button, pos=start)
+    for i in range(1, steps + 1):
+        qtbot.mouseMove(widget, start + (end - start) * i / steps)
+    qtbot.mouseRelease(widget, button, pos=end)
+
+
+def test_window_opens_with_the_demo(window):
+    assert window.windowTitle().startswith("SpectroPaint")
+    assert window.doc.audio.path == DEMO
+    image = pixels(window)
+    assert image.shape[0] == window.canvas.height() and len(np.unique(image[..., 1])) > 20
+
+
+def choose_brush(window, preset="hard-eraser"):
+    window.brush_panel.preset_box.setCurrentText(preset)
+    window.brush_panel.set_param("radius_hz", 300.0)
+
+
+def paint_whistle(qtbot, window, preset="hard-eraser"):
+    choose_brush(window, preset)
+    drag(qtbot, window.canvas, point(window, 4.0, 6000), point(window, 6.0, 6000))
+    qtbot.wait(30)
+
+
+def test_a_stroke_changes_only_its_region_in_document_and_pixels(qtbot, window):
+    doc = window.doc
+    before_mag = doc.magnitude.clone()
+    before_px = pixels(window)
+    paint_whistle(qtbot, window)
+    changed = (doc.magnitude != before_mag).any(0)
+    bins, frames = torch.nonzero(changed, as_tuple=True)
+    assert len(bins) > 0
+    assert bins.min() * doc.bin_hz >= 6000 - 300 - 2 * doc.bin_hz
+    assert bins.max() * doc.bin_hz <= 6000 + 300 + 2 * doc.bin_hz
+    hop = doc.transform.hop / doc.sample_rate
+    assert frames.min() * hop >= 4.0 - 0.1 and frames.max() * hop <= 6.0 + 0.1
+    after_px = pixels(window)
+    under = point(window, 5.0, 6000)
+    assert not np.array_equal(after_px[under.y(), under.x()], before_px[under.y(), under.x()])
+    far = point(window, 1.0, 1000)
+    np.testing.assert_array_equal(after_px[far.y() - 20:far.y() + 20, far.x() - 20:far.x() + 20],
+                                  before_px[far.y() - 20:far.y() + 20, far.x() - 20:far.x() + 20])
+    assert window.undo_stack.count() == 1 and window.windowTitle().endswith("*")
+
+
+def test_undo_and_redo_restore_pixels_and_document_exactly(qtbot, window):
+    doc = window.doc
+    choose_brush(window)  # the brush outline is drawn where the stroke will end:
+    qtbot.mouseMove(window.canvas, point(window, 6.0, 6000))
+    mag0, phase0, px0 = doc.magnitude.clone(), doc.phase.clone(), pixels(window)
+    paint_whistle(qtbot, window)
+    mag1, phase1, px1 = doc.magnitude.clone(), doc.phase.clone(), pixels(window)
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # Edit > Undo
+    qtbot.wait(30)
+    assert torch.equal(doc.magnitude, mag0) and torch.equal(doc.phase, phase0)
+    np.testing.assert_array_equal(pixels(window), px0)
+    qtbot.keyClick(window, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)  # Edit > Redo
+    qtbot.wait(30)
+    assert torch.equal(doc.magnitude, mag1) and torch.equal(doc.phase, phase1)
+    np.testing.assert_array_equal(pixels(window), px1)
+    clean = window.session.synth.waveform().copy()
+    window.undo_action.trigger()
+    assert snr_db(doc.audio.samples, window.session.synth.waveform()) > 100
+    assert not np.array_equal(clean, window.session.synth.waveform())
+
+
+def test_zoom_pan_and_readout(qtbot, window):
+    canvas, view = window.canvas, window.canvas.view
+    span = view.t1 - view.t0
+    centre = QPointF(canvas.width() / 2, canvas.height() / 2)
+    wheel = QWheelEvent(centre, canvas.mapToGlobal(centre), QPoint(0, 0), QPoint(0, 120),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                        Qt.ScrollPhase.NoScrollPhase, False)
+    t_mid = view.t_of(centre.x())
+    canvas.wheelEvent(wheel)
+    assert view.t1 - view.t0 == pytest.approx(span / 1.25)
+    assert view.t_of(centre.x()) == pytest.approx(t_mid)  # zoom keeps the time under the mouse
+    t0 = view.t0
+    drag(qtbot, canvas, QPoint(400, 300), QPoint(370, 300), button=Qt.MouseButton.MiddleButton)
+    assert view.t0 == pytest.approx(t0 + 30 * view.seconds_per_pixel, rel=1e-6)
+    canvas.setFocus()
+    qtbot.keyClick(canvas, Qt.Key.Key_Plus)
+    assert view.t1 - view.t0 == pytest.approx(span / 1.25 / 2)
+    window.canvas.fit()
+    target = point(window, 2.0, 440.0)
+    qtbot.mouseMove(canvas, target)
+    text = window.readout.text()
+    assert text.startswith("0:02.0") and "A4" in text and " Hz" in text and "dB" in text
+    assert abs(float(text.split()[1].replace(",", "")) - 440.0) < 2 * view.f_hi / view.height
+
+
+def test_log_frequency_and_style_change_nothing_in_the_document(qtbot, window):
+    mag = window.doc.magnitude.clone()
+    uploads = window.canvas.tiles.uploads
+    px = pixels(window)
+    window.view_panel.gamma.setValue(2.0)
+    window.view_panel.colormap.setCurrentText("magma")
+    assert not np.array_equal(pixels(window), px)
+    assert window.canvas.tiles.uploads == uploads  # uniforms and the colormap only
+    window.view_panel.log.setChecked(True)
+    assert window.canvas.view.log_freq and window.canvas.view.f_lo >= 20
+    pixels(window)
+    assert torch.equal(window.doc.magnitude, mag)
+
+
+@pytest.mark.parametrize("content,words", [
+    (b"", "the file is empty"), (b"just text, not sound\n" * 10, "not a readable audio file"),
+])
+def test_bad_files_show_an_error_and_the_app_keeps_working(qtbot, window, tmp_path, content,
+                                                           words):
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(content)
+    doc = window.doc
+    window.open_path(bad)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None, timeout=10000)
+    box = window.findChild(QMessageBox, "error")
+    assert words in box.text() and "bad.wav" in box.text() and "Traceback" not in box.text()
+    box.accept()
+    assert window.doc is doc
+    paint_whistle(qtbot, window)  # still paints
+    assert window.undo_stack.count() == 1
+
+
+def test_missing_file_error(qtbot, window, tmp_path):
+    window.open_path(tmp_path / "gone.flac")
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None, timeout=10000)
+    assert "no such file" in window.findChild(QMessageBox, "error").text()
+
+
+def answer_file_dialog(qtbot, window, path):
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    dialog = window.findChild(QFileDialog, "file-dialog")
+    dialog.selectFile(str(path))
+    dialog.accept()
+
+
+def test_export_through_the_menu_writes_the_engines_resynthesis(qtbot, window, tmp_path):
+    paint_whistle(qtbot, window)
+    out = tmp_path / "edited.wav"
+    action = next(a for a in window.menuBar().actions()[0].menu().actions()
+                  if a.text().startswith("&Export audio"))
+    action.trigger()
+    answer_file_dialog(qtbot, window, out)
+    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=20000)
+    written, rate = sf.read(out, dtype="float32", always_2d=True)
+    assert rate == window.doc.sample_rate
+    np.testing.assert_array_equal(written.T, window.session.synth.waveform())
+
+
+def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, tmp_path):
+    paint_whistle(qtbot, window)
+    window.brush_panel.preset_box.setCurrentText("blur-haze")
+    drag(qtbot, window.canvas, point(window, 1.0, 2000), point(window, 2.0, 3000))
+    mag, phase = window.doc.magnitude.clone(), window.doc.phase.clone()
+    window.canvas.view.log_freq = False
+    project = tmp_path / "take.spp"
+    window.save_project(path=project)
+    qtbot.waitUntil(lambda: window.undo_stack.isClean(), timeout=20000)
+    assert project.exists() and window.windowTitle() == "SpectroPaint — take.spp"
+    window.open_path(DEMO)  # something else in between
+    qtbot.waitUntil(lambda: window.project_path is None, timeout=20000)
+    window.open_path(project)
+    qtbot.waitUntil(lambda: window.project_path == project, timeout=20000)
+    assert torch.equal(window.doc.magnitude, mag) and torch.equal(window.doc.phase, phase)
+    assert window.undo_stack.count() == 0 and not window.modified
+
+
+def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
+    window.canvas.selection = (1.0, 3.0, 500.0, 2000.0)
+    window.band_action.setChecked(True)
+    window.play_selection()
+    qtbot.waitUntil(lambda: window.canvas.playhead is not None and window.canvas.playhead > 1.05,
+                    timeout=5000)
+    assert 1.0 <= window.canvas.playhead <= 3.0
+    window.stop()
+    assert not window.player.playing
