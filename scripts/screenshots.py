@@ -1,0 +1,62 @@
+"""Screenshots for the docs: the demo loaded, and a stroke half-way.
+
+    xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python scripts/screenshots.py
+"""
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.gui import configure_opengl  # noqa: E402
+
+
+def main() -> None:
+    configure_opengl()
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from app.cli import DEMO
+    from app.window import MainWindow
+
+    app = QApplication([])
+    window = MainWindow("cpu")
+    window.resize(1400, 860)
+    window.show()
+    window.open_path(DEMO)
+    deadline = time.time() + 30
+    while window.session is None and time.time() < deadline:
+        app.processEvents()
+    window.view_panel.colormap.setCurrentText("magma")
+    window.view_panel.log.setChecked(True)
+
+    def settle():
+        for _ in range(40):
+            app.processEvents()
+            window.canvas.repaint()
+            if window.canvas.complete:
+                break
+
+    settle()
+    window.grab().save(str(ROOT / "docs" / "screenshot-demo.png"))
+    window.brush_panel.preset_box.setCurrentText("hard-eraser")
+    view, canvas = window.canvas.view, window.canvas
+    start = QPoint(round(view.x_of(3.2)), round(view.y_of(6000)))
+    end = QPoint(round(view.x_of(5.6)), round(view.y_of(6000)))
+    QTest.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 21):
+        QTest.mouseMove(canvas, start + (end - start) * i / 20)
+        app.processEvents()
+    settle()
+    window.grab().save(str(ROOT / "docs" / "screenshot-stroke.png"))
+    QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    window.undo_stack.setClean()
+    window.close()
+    print("wrote docs/screenshot-demo.png and docs/screenshot-stroke.png")
+
+
+if __name__ == "__main__":
+    main()
