@@ -19,7 +19,7 @@ from engine.document import Document
 from engine.render import colormap_lut
 
 PRESS, MOVE, RELEASE = 0, 1, 2
-FRAME_BUDGET = 0.035  # seconds of tile work per frame; the rest waits for the next frame
+FRAME_BUDGET = 0.025  # seconds of tile work per frame; the rest waits for the next frame
 WHEEL_ZOOM = 1.25
 
 

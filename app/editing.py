@@ -35,14 +35,35 @@ class StrokeCommand(QUndoCommand):
 class PaintSession:
     """The document being edited, its history, live resynthesis and undo stack."""
 
-    def __init__(self, doc: Document, undo_stack: QUndoStack):
+    def __init__(self, doc: Document, undo_stack: QUndoStack,
+                 synth: Resynthesizer | None = None):
+        """``synth``: the document's resynthesizer with its waveform already made
+        (in a worker); made here otherwise."""
         self.doc = doc
         self.history = History(doc)
-        self.synth = Resynthesizer(doc)
-        self.synth.full()
+        self.synth = synth or Resynthesizer(doc)
+        if synth is None:
+            self.synth.full()
         self.undo_stack = undo_stack
         self.stroke: Stroke | None = None
         self._seed = random.Random()
+        self.readers = 0  # workers reading the waveform (an export): splices wait for them
+
+    def refresh_audio(self) -> None:
+        """Splice the edits into the output waveform, unless a worker is reading it;
+        then they wait (queued) until :meth:`done_reading`."""
+        if self.readers == 0:
+            self.synth.update()
+
+    def start_reading(self):
+        """The waveform for a worker to read in place (no copy on the GUI thread)."""
+        self.refresh_audio()
+        self.readers += 1
+        return self.synth.cached(0, self.doc.length)
+
+    def done_reading(self) -> None:
+        self.readers -= 1
+        self.refresh_audio()
 
     def close(self) -> None:
         self.synth.close()
@@ -61,11 +82,11 @@ class PaintSession:
         if self.stroke is None:
             return
         self.stroke.add([point])
-        self.synth.update()  # edits are heard at once (only the touched samples)
+        self.refresh_audio()  # edits are heard at once (only the touched samples)
         if phase == RELEASE:
             stroke, self.stroke = self.stroke, None
             step = stroke.end()
             if step.patches:
                 self.undo_stack.push(StrokeCommand(self.history, step.label))
-                self.synth.update()
+                self.refresh_audio()
 

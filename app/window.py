@@ -36,11 +36,19 @@ from engine.document import Document
 from engine.export import export
 from engine.png import write_png
 from engine.region import Rect
-from engine.resynth import band_audio
+from engine.progress import scaled
+from engine.resynth import Resynthesizer, band_audio
 
 AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.aiff *.aif *.mp3 *.w64 *.caf);;All files (*)"
 PROJECT_FILTER = "SpectroPaint project (*.spp)"
 MAX_RECENT = 10
+
+
+def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
+    """In a worker: the document's full resynthesis, so the GUI thread only swaps it in."""
+    synth = Resynthesizer(doc)
+    synth.full(progress=scaled(progress, 0.6, 1.0), cancel=cancel)
+    return doc, synth
 
 
 class MainWindow(QMainWindow):
@@ -161,14 +169,15 @@ class MainWindow(QMainWindow):
     def doc(self) -> Document | None:
         return self.session.doc if self.session else None
 
-    def set_document(self, doc: Document, audio_path: Path | None,
+    def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
                      project_path: Path | None = None, view: dict | None = None) -> None:
-        """Swap in a new document (on the GUI thread, after a worker made it)."""
+        """Swap in a new document and its resynthesizer (made by a worker)."""
+        doc, synth = made
         self.stop()
         if self.session:
             self.session.close()
         self.undo_stack.clear()
-        self.session = PaintSession(doc, self.undo_stack)
+        self.session = PaintSession(doc, self.undo_stack, synth)
         self.tracker = EditTracker(doc)
         self.audio_path, self.project_path = audio_path, project_path
         self.view_panel.set_channels(doc.channels)
@@ -193,11 +202,17 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"SpectroPaint — {name.name}{star}" if name else "SpectroPaint")
 
     # -- long work ---------------------------------------------------------------
-    def run_worker(self, label: str, work, on_done) -> Worker:
-        """Run ``work`` in a thread with a cancellable progress dialog."""
+    def busy(self, label: str) -> bool:
+        """True (and the user is told) while another worker runs."""
         if self.worker is not None and self.worker.isRunning():
             self.show_error(f"{label}: please wait, '{self.worker.label}' is still running")
-            return self.worker
+            return True
+        return False
+
+    def run_worker(self, label: str, work, on_done) -> Worker | None:
+        """Run ``work`` in a thread with a cancellable progress dialog (None if busy)."""
+        if self.busy(label):
+            return None
         dialog = QProgressDialog(label, "Cancel", 0, 1000, self)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.setMinimumDuration(300)
@@ -266,7 +281,7 @@ class MainWindow(QMainWindow):
         self.maybe_discard(lambda: self._file_dialog("Open audio", AUDIO_FILTER,
                                                      self.open_path, save=False))
 
-    def open_path(self, path: Path) -> Worker:
+    def open_path(self, path: Path) -> Worker | None:
         path = Path(path)
         if path.suffix.lower() == ".spp":
             return self.open_project(path)
@@ -274,22 +289,28 @@ class MainWindow(QMainWindow):
         analysis = {"n_fft": int(self.analysis_panel.n_fft.currentText()),
                     "device": self.device}
         return self.run_worker(f"Opening {path.name}",
-                               lambda **kw: Document.open(path, **analysis, **kw),
-                               lambda doc: self.set_document(doc, path))
+                               lambda progress, cancel: with_waveform(Document.open(
+                                   path, **analysis, progress=scaled(progress, 0, 0.6),
+                                   cancel=cancel), progress, cancel),
+                               lambda made: self.set_document(made, path))
 
     def open_project_dialog(self) -> None:
         self.maybe_discard(lambda: self._file_dialog("Open project", PROJECT_FILTER,
                                                      self.open_project, save=False))
 
-    def open_project(self, path: Path) -> Worker:
+    def open_project(self, path: Path) -> Worker | None:
         self._remember(path)
 
-        def done(result):
-            doc, view = result
-            self.set_document(doc, doc.audio.path, path, view)
+        def work(progress, cancel):
+            doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
+                                     cancel=cancel)
+            return with_waveform(doc, progress, cancel), view
 
-        return self.run_worker(f"Opening {path.name}",
-                               lambda **kw: open_project(path, device=self.device, **kw), done)
+        def done(result):
+            made, view = result
+            self.set_document(made, made[0].audio.path, path, view)
+
+        return self.run_worker(f"Opening {path.name}", work, done)
 
     def save_project_dialog(self, then=None) -> None:
         if self.session:
@@ -328,22 +349,27 @@ class MainWindow(QMainWindow):
             self._ask(f"{path.name} is the file you opened. Overwrite the original recording?",
                       lambda b: self.export_audio(path, True) if b == buttons.Ok else None)
             return None
-        samples = self.session.synth.waveform().copy()  # a snapshot: painting may go on
+        if self.busy(f"Exporting {path.name}"):
+            return None
+        session = self.session
+        samples = session.start_reading()  # read in place; edits meanwhile wait to be spliced
         rate = self.doc.sample_rate
 
         def work(**kw):
             return export(samples, rate, path, source=source, force=force, **kw)
 
-        return self.run_worker(f"Exporting {path.name}", work,
-                               lambda report: self.statusBar().showMessage(report.summary(),
-                                                                           10000))
+        worker = self.run_worker(f"Exporting {path.name}", work,
+                                 lambda report: self.statusBar().showMessage(report.summary(),
+                                                                             10000))
+        worker.finished.connect(session.done_reading)
+        return worker
 
     def export_png_dialog(self) -> None:
         if self.session:
             self._file_dialog("Export spectrogram", "PNG image (*.png)",
                               lambda p: self.export_png(p.with_suffix(".png")), save=True)
 
-    def export_png(self, path: Path) -> Worker:
+    def export_png(self, path: Path) -> Worker | None:
         doc, view, panel = self.doc, self.canvas.view, self.view_panel
         frames = (max(0, int(doc.frame_of(view.t0))), min(doc.n_frames,
                                                             int(doc.frame_of(view.t1)) + 1))
@@ -367,10 +393,13 @@ class MainWindow(QMainWindow):
             return
         audio, path = self.doc.audio, self.audio_path
 
+        def work(progress, cancel):
+            doc = Document(audio, n_fft=n_fft, hop=hop, window=window, device=self.device,
+                           progress=scaled(progress, 0, 0.6), cancel=cancel)
+            return with_waveform(doc, progress, cancel)
+
         def go():
-            self.run_worker("Re-analyzing", lambda **kw: Document(
-                audio, n_fft=n_fft, hop=hop, window=window, device=self.device, **kw),
-                lambda doc: self.set_document(doc, path))
+            self.run_worker("Re-analyzing", work, lambda made: self.set_document(made, path))
 
         edits = len(self.tracker.tiles) if self.tracker else 0
         if edits == 0:
@@ -415,7 +444,7 @@ class MainWindow(QMainWindow):
 
     def _after_undo_redo(self) -> None:
         if self.session:
-            self.session.synth.update()
+            self.session.refresh_audio()
         self.canvas.update()
         self._update_title()
 
