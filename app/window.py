@@ -1,57 +1,27 @@
-"""The main window: canvas and rulers, panels, menus, files, playback.
-
-Long work (open, re-analysis, export, save) runs in a Worker with a
-progress dialog that can cancel it; dialogs are opened non-blocking, so the
-GUI thread keeps painting.
-"""
+"""The main window: the canvas area, panels, menus, painting and the readout.
+File work lives in app.fileactions, playback in app.transport."""
 
 import math
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QFileDialog,
-    QGridLayout,
-    QInputDialog,
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QProgressDialog,
-    QUndoView,
-    QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QUndoView
 
-from app.canvas import SpectrogramCanvas
 from app.editing import PaintSession
+from app.fileactions import FileActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
-from app.project import EditTracker, open_project, save_project, snapshot
-from app.rulers import FrequencyRuler, TimeRuler
+from app.project import EditTracker
+from app.transport import Transport
 from app.view import format_time, note_name
+from app.viewport import CanvasArea
 from app.workers import Worker
-from brushes.presets import Preset, save_preset, user_dir
 from engine.document import Document
-from engine.export import export
-from engine.png import write_png
-from engine.region import Rect
-from engine.progress import scaled
-from engine.resynth import Resynthesizer, band_audio
-
-AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.aiff *.aif *.mp3 *.w64 *.caf);;All files (*)"
-PROJECT_FILTER = "SpectroPaint project (*.spp)"
-MAX_RECENT = 10
+from engine.resynth import Resynthesizer
 
 
-def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
-    """In a worker: the document's full resynthesis, so the GUI thread only swaps it in."""
-    synth = Resynthesizer(doc)
-    synth.full(progress=scaled(progress, 0.6, 1.0), cancel=cancel)
-    return doc, synth
-
-
-class MainWindow(QMainWindow):
+class MainWindow(FileActions, Transport, QMainWindow):
     def __init__(self, device: str | None = None):
         super().__init__()
         self.device = device
@@ -71,17 +41,9 @@ class MainWindow(QMainWindow):
 
     # -- layout ----------------------------------------------------------------
     def _build(self) -> None:
-        self.canvas = SpectrogramCanvas()
-        self.time_ruler = TimeRuler(self.canvas.view)
-        self.freq_ruler = FrequencyRuler(self.canvas.view)
-        central = QWidget()
-        grid = QGridLayout(central)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.setSpacing(0)
-        grid.addWidget(self.time_ruler, 0, 1)
-        grid.addWidget(self.freq_ruler, 1, 0)
-        grid.addWidget(self.canvas, 1, 1)
-        self.setCentralWidget(central)
+        self.area = CanvasArea()
+        self.canvas = self.area.canvas
+        self.setCentralWidget(self.area)
 
         self.brush_panel = BrushPanel()
         self.view_panel = ViewPanel()
@@ -103,7 +65,6 @@ class MainWindow(QMainWindow):
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._show_readout)
-        self.canvas.viewChanged.connect(self._view_changed)
         self.canvas.playToggled.connect(self.toggle_play)
         self.brush_panel.changed.connect(self._brush_changed)
         self.brush_panel.saveRequested.connect(self.save_preset_dialog)
@@ -135,6 +96,16 @@ class MainWindow(QMainWindow):
         self._action(f, "&Save project", self.save_project, QKeySequence.StandardKey.Save)
         self._action(f, "Save project &as…", self.save_project_dialog)
         self._action(f, "&Export audio…", self.export_dialog, "Ctrl+E")
+        depth_menu = f.addMenu("Export &bit depth")
+        self.depth_actions = {}
+        for label, depth in (("Format default (WAV float, FLAC/AIFF 24)", None),
+                             ("16-bit", "16"), ("24-bit", "24"), ("32-bit float", "float")):
+            action = depth_menu.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(depth is None)
+            action.triggered.connect(lambda _=False, d=depth: self._set_depth(d))
+            self.depth_actions[depth] = action
+        self.export_depth = None
         self._action(f, "Export spectrogram &PNG…", self.export_png_dialog)
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -186,6 +157,7 @@ class MainWindow(QMainWindow):
         self.canvas.set_document(doc, self.view_panel.channel(self.view_panel.view_channel))
         if view:
             self._apply_view(view)
+        self.area.view_changed()
         self.undo_stack.setClean()
         self._update_title()
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
@@ -200,235 +172,6 @@ class MainWindow(QMainWindow):
         name = (self.project_path or self.audio_path)
         star = "*" if self.modified else ""
         self.setWindowTitle(f"SpectroPaint — {name.name}{star}" if name else "SpectroPaint")
-
-    # -- long work ---------------------------------------------------------------
-    def busy(self, label: str) -> bool:
-        """True (and the user is told) while another worker runs."""
-        if self.worker is not None and self.worker.isRunning():
-            self.show_error(f"{label}: please wait, '{self.worker.label}' is still running")
-            return True
-        return False
-
-    def run_worker(self, label: str, work, on_done) -> Worker | None:
-        """Run ``work`` in a thread with a cancellable progress dialog (None if busy)."""
-        if self.busy(label):
-            return None
-        dialog = QProgressDialog(label, "Cancel", 0, 1000, self)
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(300)
-        worker = Worker(label, work, self)
-        worker.progressed.connect(lambda f: dialog.setValue(int(f * 1000)))
-        dialog.canceled.connect(worker.cancel)
-
-        def finish():
-            dialog.reset()
-            dialog.deleteLater()
-
-        worker.done.connect(on_done)
-        worker.failed.connect(self.show_error)
-        worker.cancelled.connect(lambda: self.statusBar().showMessage(f"{label}: cancelled", 5000))
-        worker.finished.connect(finish)
-        self.worker = worker
-        worker.start()
-        return worker
-
-    def show_error(self, message: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "SpectroPaint", message,
-                          QMessageBox.StandardButton.Ok, self)
-        box.setObjectName("error")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        self.statusBar().showMessage(message.splitlines()[0], 10000)
-
-    def _ask(self, question: str, then, buttons=None) -> None:
-        """A non-blocking question; ``then(button)`` runs with the button pressed."""
-        box = QMessageBox(QMessageBox.Icon.Question, "SpectroPaint", question,
-                          buttons or (QMessageBox.StandardButton.Ok |
-                                      QMessageBox.StandardButton.Cancel), self)
-        box.setObjectName("question")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.finished.connect(lambda _: then(box.standardButton(box.clickedButton())))
-        box.open()
-
-    def _file_dialog(self, title: str, name_filter: str, on_path, save: bool) -> QFileDialog:
-        dialog = QFileDialog(self, title, str(self.audio_path.parent) if self.audio_path else "",
-                             name_filter)
-        dialog.setObjectName("file-dialog")
-        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
-        dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)  # we ask ourselves
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave if save else
-                             QFileDialog.AcceptMode.AcceptOpen)
-        dialog.setFileMode(QFileDialog.FileMode.AnyFile if save else
-                           QFileDialog.FileMode.ExistingFile)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.fileSelected.connect(lambda p: on_path(Path(p)))
-        dialog.open()
-        return dialog
-
-    def maybe_discard(self, then) -> None:
-        """Run ``then`` now, or after the user agrees to lose unsaved edits."""
-        if not self.modified:
-            then()
-            return
-        buttons = QMessageBox.StandardButton
-        self._ask("There are unsaved edits. Save the project first?",
-                  lambda b: self.save_project(then) if b == buttons.Save else
-                  then() if b == buttons.Discard else None,
-                  buttons.Save | buttons.Discard | buttons.Cancel)
-
-    # -- files -------------------------------------------------------------------
-    def open_dialog(self) -> None:
-        self.maybe_discard(lambda: self._file_dialog("Open audio", AUDIO_FILTER,
-                                                     self.open_path, save=False))
-
-    def open_path(self, path: Path) -> Worker | None:
-        path = Path(path)
-        if path.suffix.lower() == ".spp":
-            return self.open_project(path)
-        self._remember(path)
-        analysis = {"n_fft": int(self.analysis_panel.n_fft.currentText()),
-                    "device": self.device}
-        return self.run_worker(f"Opening {path.name}",
-                               lambda progress, cancel: with_waveform(Document.open(
-                                   path, **analysis, progress=scaled(progress, 0, 0.6),
-                                   cancel=cancel), progress, cancel),
-                               lambda made: self.set_document(made, path))
-
-    def open_project_dialog(self) -> None:
-        self.maybe_discard(lambda: self._file_dialog("Open project", PROJECT_FILTER,
-                                                     self.open_project, save=False))
-
-    def open_project(self, path: Path) -> Worker | None:
-        self._remember(path)
-
-        def work(progress, cancel):
-            doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
-                                     cancel=cancel)
-            return with_waveform(doc, progress, cancel), view
-
-        def done(result):
-            made, view = result
-            self.set_document(made, made[0].audio.path, path, view)
-
-        return self.run_worker(f"Opening {path.name}", work, done)
-
-    def save_project_dialog(self, then=None) -> None:
-        if self.session:
-            self._file_dialog("Save project", PROJECT_FILTER,
-                              lambda p: self.save_project(then, p.with_suffix(".spp")), save=True)
-
-    def save_project(self, then=None, path: Path | None = None) -> Worker | None:
-        if self.session is None:
-            return None
-        path = path or self.project_path
-        if path is None:
-            self.save_project_dialog(then)
-            return None
-        snap = snapshot(self.doc, self.tracker)  # copied here; written in the worker
-        view = self._view_state()
-
-        def done(saved):
-            self.project_path = saved
-            self.undo_stack.setClean()
-            self._update_title()
-            self.statusBar().showMessage(f"saved {saved}", 5000)
-            if callable(then):
-                then()
-
-        return self.run_worker(f"Saving {path.name}",
-                               lambda **kw: save_project(path, snap, view, **kw), done)
-
-    def export_dialog(self) -> None:
-        if self.session:
-            self._file_dialog("Export audio", AUDIO_FILTER, self.export_audio, save=True)
-
-    def export_audio(self, path: Path, force: bool = False) -> Worker | None:
-        source = self.audio_path
-        if source and path.exists() and path.resolve() == source.resolve() and not force:
-            buttons = QMessageBox.StandardButton
-            self._ask(f"{path.name} is the file you opened. Overwrite the original recording?",
-                      lambda b: self.export_audio(path, True) if b == buttons.Ok else None)
-            return None
-        if self.busy(f"Exporting {path.name}"):
-            return None
-        session = self.session
-        samples = session.start_reading()  # read in place; edits meanwhile wait to be spliced
-        rate = self.doc.sample_rate
-
-        def work(**kw):
-            return export(samples, rate, path, source=source, force=force, **kw)
-
-        worker = self.run_worker(f"Exporting {path.name}", work,
-                                 lambda report: self.statusBar().showMessage(report.summary(),
-                                                                             10000))
-        worker.finished.connect(session.done_reading)
-        return worker
-
-    def export_png_dialog(self) -> None:
-        if self.session:
-            self._file_dialog("Export spectrogram", "PNG image (*.png)",
-                              lambda p: self.export_png(p.with_suffix(".png")), save=True)
-
-    def export_png(self, path: Path) -> Worker | None:
-        doc, view, panel = self.doc, self.canvas.view, self.view_panel
-        frames = (max(0, int(doc.frame_of(view.t0))), min(doc.n_frames,
-                                                            int(doc.frame_of(view.t1)) + 1))
-        bins = (max(0, int(doc.bin_of(view.f_lo))), min(doc.n_bins, int(doc.bin_of(view.f_hi)) + 1))
-        image = doc.render(Rect(bins[0], bins[1], frames[0], frames[1]), view.width, view.height,
-                           channel=panel.channel(panel.view_channel),
-                           colormap=panel.colormap.currentText(),
-                           top_db=panel.ceiling.value(),
-                           range_db=panel.ceiling.value() - panel.floor.value(),
-                           log_freq=view.log_freq)
-
-        def work(**kw):
-            write_png(image, path)
-            return path
-
-        return self.run_worker(f"Exporting {path.name}", work,
-                               lambda p: self.statusBar().showMessage(f"wrote {p}", 5000))
-
-    def reanalyze(self, n_fft: int, hop: int, window: str) -> None:
-        if self.session is None:
-            return
-        audio, path = self.doc.audio, self.audio_path
-
-        def work(progress, cancel):
-            doc = Document(audio, n_fft=n_fft, hop=hop, window=window, device=self.device,
-                           progress=scaled(progress, 0, 0.6), cancel=cancel)
-            return with_waveform(doc, progress, cancel)
-
-        def go():
-            self.run_worker("Re-analyzing", work, lambda made: self.set_document(made, path))
-
-        edits = len(self.tracker.tiles) if self.tracker else 0
-        if edits == 0:
-            go()
-            return
-        self._ask("Re-analysis starts again from the recording: the edits and the undo history "
-                  "are lost. Export or save first if you need them. Re-analyze?",
-                  lambda b: go() if b == QMessageBox.StandardButton.Ok else None)
-
-    def _remember(self, path: Path) -> None:
-        recent = [str(path)] + [p for p in self.settings.value("recent", [], list) or []
-                                if p != str(path)]
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        for p in self.settings.value("recent", [], list) or []:
-            action = self.recent_menu.addAction(p)
-            action.triggered.connect(lambda _=False, p=p: self.maybe_discard(
-                lambda: self.open_path(Path(p))))
-
-    def save_preset_dialog(self) -> None:
-        name, ok = QInputDialog.getText(self, "Save preset", "Preset name:")
-        if ok and name.strip():
-            brush, params, curves = self.brush_panel.current()
-            preset = Preset(name.strip(), brush, params, curves, "saved from the brush panel")
-            save_preset(preset, user_dir() / f"{name.strip()}.json")
-            self.brush_panel.reload_presets(select=name.strip())
 
     # -- painting and view ---------------------------------------------------------
     def _pen(self, seconds, hz, pressure, phase) -> None:
@@ -462,12 +205,7 @@ class MainWindow(QMainWindow):
 
     def _log_changed(self, on: bool) -> None:
         self.canvas.view.set_log(on)
-        self._view_changed()
-
-    def _view_changed(self) -> None:
-        self.time_ruler.update()
-        self.freq_ruler.update()
-        self.canvas.update()
+        self.area.view_changed()
 
     def _show_readout(self, seconds: float, hz: float) -> None:
         doc = self.doc
@@ -510,60 +248,7 @@ class MainWindow(QMainWindow):
         for key in ("t0", "t1", "f_lo", "f_hi"):
             if isinstance(state.get(key), (int, float)):
                 setattr(v, key, float(state[key]))
-        self._view_changed()
-
-    # -- playback ------------------------------------------------------------------
-    def toggle_play(self) -> None:
-        if self.player.playing:
-            self.stop()
-        elif self.canvas.selection is not None:
-            self.play_selection()
-        else:
-            self.play_from(self.canvas.playhead or self.canvas.view.t0)
-
-    def play_from_cursor(self) -> None:
-        cursor = self.canvas._cursor
-        self.play_from(self.canvas.view.t_of(cursor.x()) if cursor else self.canvas.view.t0)
-
-    def play_from(self, seconds: float) -> None:
-        if self.session is None:
-            return
-        doc = self.doc
-        start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
-        self._play(self.session.synth.cached, start, doc.length, loop=False)
-
-    def play_selection(self) -> None:
-        if self.session is None or self.canvas.selection is None:
-            return
-        doc = self.doc
-        t0, t1, f0, f1 = self.canvas.selection
-        start = max(0, int(t0 * doc.sample_rate))
-        stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
-        source = self.session.synth.cached
-        if self.band_action.isChecked():
-            band = band_audio(doc, int(doc.bin_of(f0)), int(doc.bin_of(f1)) + 1, start, stop)
-            source = lambda a, b: band[:, a - start:b - start]  # noqa: E731
-        self._play(source, start, stop, loop=self.loop_action.isChecked())
-
-    def _play(self, source, start: int, stop: int, loop: bool) -> None:
-        doc = self.doc
-        self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
-        self.playhead_timer.start()
-        if self.player.output.is_null:
-            self.statusBar().showMessage("no audio output: playing silently "
-                                         f"({self.player.output.reason})", 5000)
-
-    def stop(self) -> None:
-        self.player.stop()
-        self.playhead_timer.stop()
-
-    def _tick_playhead(self) -> None:
-        frame = self.player.position()
-        if frame is None:
-            self.playhead_timer.stop()
-            return
-        self.canvas.playhead = frame / self.doc.sample_rate
-        self.canvas.update()
+        self.area.view_changed()
 
     # -- window events ---------------------------------------------------------------
     def closeEvent(self, event) -> None:

@@ -123,7 +123,7 @@ def main() -> None:
             for _ in range(200):
                 canvas.update()
                 n = len(swaps)
-                wait_for(lambda: len(swaps) > n)
+                wait_for(lambda n=n: len(swaps) > n)
                 if canvas.complete:
                     return
 

@@ -136,9 +136,11 @@ def test_zoom_pan_and_readout(qtbot, window):
     window.canvas.fit()
     target = point(window, 2.0, 440.0)
     qtbot.mouseMove(canvas, target)
-    text = window.readout.text()
-    assert text.startswith("0:02.0") and "A4" in text and " Hz" in text and "dB" in text
+    text = window.readout.text()  # e.g. "0:01.994   442.6 Hz   A4 +10c   -70.5 dB"
+    minutes, seconds = text.split()[0].split(":")
+    assert abs(int(minutes) * 60 + float(seconds) - 2.0) <= view.seconds_per_pixel
     assert abs(float(text.split()[1].replace(",", "")) - 440.0) < 2 * view.f_hi / view.height
+    assert "A4" in text and text.endswith("dB")
 
 
 def test_log_frequency_and_style_change_nothing_in_the_document(qtbot, window):
@@ -226,3 +228,42 @@ def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
     assert 1.0 <= window.canvas.playhead <= 3.0
     window.stop()
     assert not window.player.playing
+
+
+def test_scroll_bars_follow_and_move_the_view(qtbot, window):
+    area, view = window.area, window.canvas.view
+    window.canvas.zoom(4.0)
+    assert area.hscroll.maximum() > 0 and area.hscroll.pageStep() == round((view.t1 - view.t0)
+                                                                           * 1000)
+    area.hscroll.setValue(area.hscroll.maximum())
+    assert view.t1 == pytest.approx(view.duration, abs=1e-3)
+    window.canvas.view.zoom_freq(4.0)
+    area.view_changed()
+    area.vscroll.setValue(0)  # the top of the bar is the top of the spectrum
+    assert view.f_hi == pytest.approx(view.nyquist, rel=1e-3)
+
+
+def test_unsaved_edits_are_asked_about_before_opening(qtbot, window):
+    paint_whistle(qtbot, window)
+    window.open_dialog()
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)
+    box = window.findChild(QMessageBox, "question")
+    assert "unsaved edits" in box.text()
+    box.button(QMessageBox.StandardButton.Discard).click()
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    window.findChild(QFileDialog, "file-dialog").reject()
+    assert window.undo_stack.count() == 1  # nothing opened: the edit is still there
+
+
+def test_export_refuses_the_source_without_confirmation(qtbot, window, tmp_path):
+    source = tmp_path / "take.wav"
+    sf.write(source, np.zeros((8000, 1), np.float32), 8000)
+    window.open_path(source)
+    qtbot.waitUntil(lambda: window.audio_path == source, timeout=20000)
+    before = source.read_bytes()
+    window.export_audio(source)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)
+    box = window.findChild(QMessageBox, "question")
+    assert "Overwrite the original recording?" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert source.read_bytes() == before

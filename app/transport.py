@@ -1,0 +1,62 @@
+"""Playback controls of the main window: play/pause, from the cursor, the
+selection (looped, or only its frequency band), and the moving playhead."""
+
+from engine.resynth import band_audio
+
+
+class Transport:
+    """Mixed into MainWindow (which provides player, canvas, session, actions)."""
+
+    # -- playback ------------------------------------------------------------------
+    def toggle_play(self) -> None:
+        if self.player.playing:
+            self.stop()
+        elif self.canvas.selection is not None:
+            self.play_selection()
+        else:
+            self.play_from(self.canvas.playhead or self.canvas.view.t0)
+
+    def play_from_cursor(self) -> None:
+        cursor = self.canvas._cursor
+        self.play_from(self.canvas.view.t_of(cursor.x()) if cursor else self.canvas.view.t0)
+
+    def play_from(self, seconds: float) -> None:
+        if self.session is None:
+            return
+        doc = self.doc
+        start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
+        self._play(self.session.synth.cached, start, doc.length, loop=False)
+
+    def play_selection(self) -> None:
+        if self.session is None or self.canvas.selection is None:
+            return
+        doc = self.doc
+        t0, t1, f0, f1 = self.canvas.selection
+        start = max(0, int(t0 * doc.sample_rate))
+        stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
+        source = self.session.synth.cached
+        if self.band_action.isChecked():
+            band = band_audio(doc, int(doc.bin_of(f0)), int(doc.bin_of(f1)) + 1, start, stop)
+            source = lambda a, b: band[:, a - start:b - start]  # noqa: E731
+        self._play(source, start, stop, loop=self.loop_action.isChecked())
+
+    def _play(self, source, start: int, stop: int, loop: bool) -> None:
+        doc = self.doc
+        self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
+        self.playhead_timer.start()
+        if self.player.output.is_null:
+            self.statusBar().showMessage("no audio output: playing silently "
+                                         f"({self.player.output.reason})", 5000)
+
+    def stop(self) -> None:
+        self.player.stop()
+        self.playhead_timer.stop()
+
+    def _tick_playhead(self) -> None:
+        frame = self.player.position()
+        if frame is None:
+            self.playhead_timer.stop()
+            return
+        self.canvas.playhead = frame / self.doc.sample_rate
+        self.canvas.update()
+
