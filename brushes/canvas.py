@@ -26,8 +26,7 @@ class StrokeCanvas:
     def _tiles(self, rect: Rect):
         for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
             for tf in range(rect.frame0 // TILE, (rect.frame1 - 1) // TILE + 1):
-                tile = Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)
-                yield (tb, tf), tile.clip(self.doc.n_bins, self.doc.n_frames)
+                yield (tb, tf), self.tile_rect((tb, tf))
 
     def tile_rect(self, key: tuple[int, int]) -> Rect:
         tb, tf = key
