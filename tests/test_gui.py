@@ -157,9 +157,20 @@ def test_log_frequency_and_style_change_nothing_in_the_document(qtbot, window):
     assert torch.equal(window.doc.magnitude, mag)
 
 
+def _wav_bytes():
+    import io
+
+    buffer = io.BytesIO()
+    sf.write(buffer, np.full((4800, 1), 0.25, np.float32), 48000, format="WAV", subtype="PCM_16")
+    return buffer.getvalue()
+
+
 @pytest.mark.parametrize("content,words", [
     (b"", "the file is empty"), (b"just text, not sound\n" * 10, "not a readable audio file"),
-])
+    (bytes(range(256)) * 40, "not a readable audio file"),
+    (_wav_bytes()[:30], "not a readable audio file"),
+    (_wav_bytes()[:5000], "the header declares 4800 frames but the file holds only"),
+], ids=["empty", "text", "random-bytes", "truncated-header", "truncated-data"])
 def test_bad_files_show_an_error_and_the_app_keeps_working(qtbot, window, tmp_path, content,
                                                            words):
     bad = tmp_path / "bad.wav"
@@ -267,3 +278,30 @@ def test_export_refuses_the_source_without_confirmation(qtbot, window, tmp_path)
     assert "Overwrite the original recording?" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert source.read_bytes() == before
+
+
+def test_dropping_a_file_opens_it_and_it_is_remembered(qtbot, window, tmp_path):
+    from PySide6.QtCore import QMimeData, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    dropped = tmp_path / "dropped.flac"
+    sf.write(dropped, 0.1 * np.sin(np.arange(16000) / 5.0), 16000)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(dropped))])
+    event = QDropEvent(QPointF(100, 100), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.audio_path == dropped, timeout=20000)
+    assert window.doc.sample_rate == 16000 and "dropped.flac" in window.windowTitle()
+    recent = [a.text() for a in window.recent_menu.actions()]
+    assert recent[0] == str(dropped) and str(DEMO) in recent
+
+
+def test_a_bad_project_file_shows_an_error(qtbot, window, tmp_path):
+    bad = tmp_path / "broken.spp"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    window.open_path(bad)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None, timeout=10000)
+    text = window.findChild(QMessageBox, "error").text()
+    assert "broken.spp: not a SpectroPaint project or damaged" in text
+    assert window.doc.audio.path == DEMO
