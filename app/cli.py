@@ -1,8 +1,9 @@
-"""The ``specpaint`` command: info, render, roundtrip, demo.
+"""The ``specpaint`` command: the app (``gui``, the default), and the headless
+tools info, render, roundtrip, apply, presets and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
-Qt is not imported here, so the CLI runs on machines without a display.
+Qt is imported only for the app, so the tools run on machines without a display.
 """
 
 import argparse

@@ -20,7 +20,7 @@ import torch
 
 from engine.audio import Audio
 from engine.document import Document
-from engine.errors import SpectroPaintError
+from engine.errors import Cancelled, SpectroPaintError
 from engine.region import Rect
 
 FORMAT, VERSION = "spectropaint-project", 1
@@ -77,8 +77,6 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         buffer = io.BytesIO()
         np.savez(buffer, **snap["arrays"])
         if cancel is not None and cancel.is_set():
-            from engine.errors import Cancelled
-
             raise Cancelled("saving cancelled; the project file was not changed")
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
             z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))

@@ -13,6 +13,7 @@ from brushes.params import Curve
 from brushes.registry import KERNELS, Brush, get_brush
 from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
+from engine.errors import ParameterError
 from engine.region import Rect
 
 GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "spacing")
@@ -113,8 +114,6 @@ def paint(doc: Document, brush_name: str, points: list[StrokePoint], params: dic
     brush = get_brush(brush_name)
     resolved, unknown = brush.resolve(params or {}, "params")
     if unknown:
-        from engine.errors import ParameterError
-
         raise ParameterError(f"params: {brush.name} has no parameter(s) {', '.join(unknown)}")
     stroke = Stroke(doc, brush, resolved, curves or {}, history,
                     path_length(points, resolved), seed)
