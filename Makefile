@@ -22,9 +22,10 @@ setup-test:
 lint: setup
 	$(VENV)/bin/ruff check .
 
-bench: setup
+bench: setup-test
 	$(PY) bench/bench_engine.py
 	$(PY) bench/bench_brushes.py
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) bench/bench_gui.py
 
 demo: setup
 	$(PY) assets/make_demo.py $(DEMO)

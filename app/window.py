@@ -61,10 +61,12 @@ class MainWindow(FileActions, Transport, QMainWindow):
             self.addDockWidget(area, dock)
         self.readout = QLabel()
         self.readout.setMinimumWidth(440)
+        self.readout_timer = QTimer(self, singleShot=True, interval=50,
+                                    timeout=self._show_readout)
         self.statusBar().addPermanentWidget(self.readout)
 
         self.canvas.strokePoint.connect(self._pen)
-        self.canvas.cursorMoved.connect(self._show_readout)
+        self.canvas.cursorMoved.connect(self._cursor_moved)
         self.canvas.playToggled.connect(self.toggle_play)
         self.brush_panel.changed.connect(self._brush_changed)
         self.brush_panel.saveRequested.connect(self.save_preset_dialog)
@@ -207,7 +209,15 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.canvas.view.set_log(on)
         self.area.view_changed()
 
-    def _show_readout(self, seconds: float, hz: float) -> None:
+    def _cursor_moved(self, seconds: float, hz: float) -> None:
+        """The readout follows the pointer at most 20 times a second: redrawing the
+        status bar on every move costs a frame's worth of llvmpipe time."""
+        self._pointer = (seconds, hz)
+        if not self.readout_timer.isActive():
+            self.readout_timer.start()
+
+    def _show_readout(self) -> None:
+        seconds, hz = self._pointer
         doc = self.doc
         if doc is None:
             return

@@ -135,7 +135,9 @@ def test_zoom_pan_and_readout(qtbot, window):
     assert view.t1 - view.t0 == pytest.approx(span / 1.25 / 2)
     window.canvas.fit()
     target = point(window, 2.0, 440.0)
+    window.readout.clear()
     qtbot.mouseMove(canvas, target)
+    qtbot.waitUntil(lambda: window.readout.text() != "")  # it follows at most every 50 ms
     text = window.readout.text()  # e.g. "0:01.994   442.6 Hz   A4 +10c   -70.5 dB"
     minutes, seconds = text.split()[0].split(":")
     assert abs(int(minutes) * 60 + float(seconds) - 2.0) <= view.seconds_per_pixel
