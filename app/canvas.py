@@ -227,6 +227,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         return points
 
     # -- input ---------------------------------------------------------------------
+    def pointer_seconds(self) -> float | None:
+        """The time under the mouse pointer, if it is over the canvas."""
+        return None if self._cursor is None else self.view.t_of(self._cursor.x())
+
     def _at(self, pos: QPointF) -> tuple[float, float]:
         return self.view.t_of(pos.x()), self.view.f_of(pos.y())
 

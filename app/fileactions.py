@@ -29,8 +29,6 @@ def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesi
     return doc, synth
 
 
-
-
 class FileActions:
     """Mixed into MainWindow (which provides session, doc, canvas, panels, settings)."""
 

@@ -7,7 +7,6 @@ from engine.resynth import band_audio
 class Transport:
     """Mixed into MainWindow (which provides player, canvas, session, actions)."""
 
-    # -- playback ------------------------------------------------------------------
     def toggle_play(self) -> None:
         if self.player.playing:
             self.stop()
@@ -17,8 +16,8 @@ class Transport:
             self.play_from(self.canvas.playhead or self.canvas.view.t0)
 
     def play_from_cursor(self) -> None:
-        cursor = self.canvas._cursor
-        self.play_from(self.canvas.view.t_of(cursor.x()) if cursor else self.canvas.view.t0)
+        at = self.canvas.pointer_seconds()
+        self.play_from(self.canvas.view.t0 if at is None else at)
 
     def play_from(self, seconds: float) -> None:
         if self.session is None:
