@@ -25,7 +25,7 @@ class Stroke:
                  total_length: float | None = None, seed: int = 0):
         self.doc, self.brush, self.history = doc, brush, history
         self.channel = None if params["channel"] < 0 else int(params["channel"])
-        doc._channels(self.channel)  # refuse a channel the document does not have, now
+        doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
         self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
         self.canvas = StrokeCanvas(doc, self.channel)
         self.spacer = Spacer(brush, params, curves, total_length, seed)

@@ -113,7 +113,7 @@ class Document:
     def frame_of(self, seconds: float) -> float:
         return seconds * self.sample_rate / self.transform.hop
 
-    def _channels(self, channel: int | None) -> tuple[int, ...]:
+    def channel_indices(self, channel: int | None) -> tuple[int, ...]:
         if channel is None:
             return tuple(range(self.channels))
         if not -self.channels <= channel < self.channels:
@@ -122,7 +122,7 @@ class Document:
         return (channel % self.channels,)
 
     def _channel_slice(self, channel: int | None) -> slice:
-        chans = self._channels(channel)
+        chans = self.channel_indices(channel)
         return slice(chans[0], chans[-1] + 1)
 
     # -- region API ------------------------------------------------------------
@@ -139,7 +139,7 @@ class Document:
         """Store ``[ch, bins, frames]`` values over ``rect`` (already clipped to the
         document, as :meth:`read` returns them); returns the dirty rect."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        chans = self._channels(channel)
+        chans = self.channel_indices(channel)
         expected = (len(chans), *rect.shape)
         if tuple(magnitude.shape) != expected or tuple(phase.shape) != expected:
             raise ParameterError(f"region data of shape {tuple(magnitude.shape)} does not fit "
@@ -183,7 +183,7 @@ class Document:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
         rect = rect.clip(self.n_bins, self.n_frames)
         return render.packed_rgba(self._mag, self._phase, rect, ref=self.full_scale,
-                                  channel=self._channels(channel)[0], **levels)
+                                  channel=self.channel_indices(channel)[0], **levels)
 
     def coefficients(self, frame0: int, frame1: int) -> torch.Tensor:
         """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins."""
