@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "1.0:1000,2.0:1000")
     p.add_argument("--channel", default=None, help="all, or a channel number")
     p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     _analysis_args(p)
 
@@ -157,7 +159,7 @@ def cmd_roundtrip(args) -> None:
     doc = _open(args)
     wave = Resynthesizer(doc).full(progress=TerminalProgress("resynthesizing"))
     report = export(wave.numpy(), doc.sample_rate, args.output, bit_depth=args.bits,
-                    source=args.file, force=args.force, clip=clip,
+                    source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
                     progress=TerminalProgress("writing"))
     print(report.summary())
     print(f"round-trip SNR before writing: {snr_db(doc.audio.samples, wave.numpy()):.1f} dB")
@@ -208,6 +210,7 @@ def cmd_apply(args) -> None:
     except ParameterError as e:
         raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
+                           dither=not args.no_dither,
                            progress=TerminalProgress("writing"))
     print(f"painted {count} stroke(s); {report.summary()}")
 
@@ -245,7 +248,8 @@ def cmd_demo(args) -> None:
                                   height=800, channel=None, colormap="magma", top_db=0.0,
                                   db_range=90.0, log_freq=True))
     cmd_roundtrip(argparse.Namespace(**common, output=str(out / "demo-roundtrip.wav"),
-                                     bits=None, force=False, normalize=False, limit=False))
+                                     bits=None, force=False, normalize=False, limit=False,
+                                     no_dither=False))
 
 
 def _one_line_warnings(message, category, filename, lineno, file=None, line=None):

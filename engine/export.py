@@ -27,6 +27,8 @@ FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
 CLIP_MODES = ("report", "normalize", "limit")
 CEILING = 10 ** (-0.1 / 20)  # -0.1 dBFS: the peak after normalizing or limiting
 LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
+LSB_16 = 1 / 32768
+DITHER_SEED = 0x5EED
 
 
 @dataclass
@@ -37,9 +39,11 @@ class ExportReport:
     peak_dbfs: float  # of the audio given, before any clip handling
     clipped_samples: int  # samples above full scale in the audio given
     action: str  # what was done about them: "none", "clipped", "kept (float)", ...
+    dithered: bool = False
 
     def summary(self) -> str:
-        head = f"wrote {self.path} ({self.format} {self.subtype}"
+        head = f"wrote {self.path} ({self.format} {self.subtype}" + \
+            (", TPDF dither" if self.dithered else "")
         if self.clipped_samples == 0:
             return f"{head}, peak {self.peak_dbfs:.1f} dBFS)"
         return (f"{head}); input peak "
@@ -84,15 +88,19 @@ def _limit(block: np.ndarray) -> np.ndarray:
 
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
-           force: bool = False, clip: str = "report", block_frames: int = WRITE_BLOCK,
-           progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> ExportReport:
+           force: bool = False, clip: str = "report", dither: bool = True,
+           block_frames: int = WRITE_BLOCK, progress: ProgressFn | None = None,
+           cancel: CancelFlag | None = None) -> ExportReport:
     """Write float ``[channels, frames]`` samples to ``path`` (format from the extension).
 
     ``clip``: "report" writes as is (integer formats clip at full scale, float
     keeps the overs) and says how many samples were over; "normalize" scales
     the whole file to a -0.1 dBFS peak when it is over; "limit" soft-limits
-    the overs. Raises AudioError naming the path on any problem; then the
-    destination is untouched and no temporary file is left."""
+    the overs. 16-bit files get TPDF dither (+-1 LSB, triangular, seeded so
+    an export is reproducible) unless ``dither`` is False: quiet fades and
+    reverb tails then decay into noise instead of truncation distortion.
+    Raises AudioError naming the path on any problem; then the destination
+    is untouched and no temporary file is left."""
     path = Path(path)
     samples = np.asarray(samples)
     if samples.ndim != 2 or samples.shape[1] == 0:
@@ -116,6 +124,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
             action = "clipped at full scale; use --normalize or --limit to avoid it"
 
     channels, frames = samples.shape
+    dither = dither and subtype == "PCM_16"
+    rng = np.random.default_rng(DITHER_SEED)
     # Created by libsndfile itself so it gets the user's normal permissions.
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:8]}.part"
     try:
@@ -127,7 +137,10 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                     block = block * np.float32(gain)
                 if clip == "limit" and over:
                     block = _limit(block)
-                elif subtype not in ("FLOAT", "DOUBLE"):
+                if dither:
+                    tpdf = rng.random(block.shape, np.float32) - rng.random(block.shape, np.float32)
+                    block = block + tpdf * np.float32(LSB_16)
+                if subtype not in ("FLOAT", "DOUBLE"):
                     block = np.clip(block, -1.0, 1.0)
                 f.write(block)
         os.replace(tmp, path)
@@ -139,4 +152,4 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         raise
     step(1.0, progress, None)
     peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
-    return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action)
+    return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither)

@@ -123,3 +123,26 @@ def test_limit_keeps_quiet_samples_and_stays_below_full_scale(tmp_path):
     back = sf.read(tmp_path / "l.wav")[0]
     assert np.max(np.abs(back)) < 1.0 and back[100] > 0.89
     assert back[300] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_16_bit_exports_are_tpdf_dithered(tmp_path):
+    t = np.arange(48000) / 48000
+    quiet = (10 ** (-100 / 20) * np.sin(2 * np.pi * 1000 * t))[None].astype(np.float32)  # < 1 LSB
+    report = export(quiet, 48000, tmp_path / "d.wav", bit_depth="16")
+    plain = export(quiet, 48000, tmp_path / "p.wav", bit_depth="16", dither=False)
+    assert report.dithered and "TPDF dither" in report.summary() and not plain.dithered
+    d = sf.read(tmp_path / "d.wav")[0]
+    p = sf.read(tmp_path / "p.wav")[0]
+    assert len(np.unique(p)) <= 2 < len(np.unique(d))  # undithered: a two-level distortion
+    noise_rms = np.sqrt(np.mean((d - quiet[0]) ** 2)) * 32768
+    assert 0.5 < noise_rms < 1.0  # TPDF of +-1 LSB plus rounding: about 0.7 LSB RMS
+    tone = np.abs(np.sum(d * np.exp(-2j * np.pi * 1000 * t))) / len(t) * 2
+    assert tone == pytest.approx(10 ** (-100 / 20), rel=0.3)  # the tone survives in the noise
+    export(quiet, 48000, tmp_path / "again.wav", bit_depth="16")
+    assert (tmp_path / "again.wav").read_bytes() == (tmp_path / "d.wav").read_bytes()
+
+
+def test_24_bit_and_float_exports_are_not_dithered(tmp_path, rng):
+    x = rng.uniform(-0.5, 0.5, (1, 1000)).astype(np.float32)
+    assert not export(x, 8000, tmp_path / "a.wav", bit_depth="24").dithered
+    assert not export(x, 8000, tmp_path / "b.wav").dithered
