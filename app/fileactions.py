@@ -269,10 +269,22 @@ class FileActions:
                 lambda: self.open_path(Path(p))))
 
     def save_preset_dialog(self) -> None:
-        name, ok = QInputDialog.getText(self, "Save preset", "Preset name:")
-        if ok and name.strip():
-            brush, params, curves = self.brush_panel.current()
-            preset = Preset(name.strip(), brush, params, curves, "saved from the brush panel")
-            save_preset(preset, user_dir() / f"{name.strip()}.json")
-            self.brush_panel.reload_presets(select=name.strip())
+        dialog = QInputDialog(self)
+        dialog.setObjectName("preset-name")
+        dialog.setWindowTitle("Save preset")
+        dialog.setLabelText("Preset name:")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.textValueSelected.connect(self.save_preset_as)
+        dialog.open()
+
+    def save_preset_as(self, name: str) -> None:
+        """The brush panel's settings as a user preset (replacing one of that name)."""
+        name = name.strip()
+        if not name or "/" in name or name.startswith("."):
+            self.show_error(f"'{name}' cannot be a preset name; use letters, digits and dashes")
+            return
+        brush, params, curves = self.brush_panel.current()
+        preset = Preset(name, brush, params, curves, "saved from the brush panel")
+        save_preset(preset, user_dir() / f"{name}.json")
+        self.brush_panel.reload_presets(select=name)
 

@@ -307,3 +307,22 @@ def test_a_bad_project_file_shows_an_error(qtbot, window, tmp_path):
     text = window.findChild(QMessageBox, "error").text()
     assert "broken.spp: not a SpectroPaint project or damaged" in text
     assert window.doc.audio.path == DEMO
+
+
+def test_save_as_preset_writes_a_user_preset_and_selects_it(qtbot, window, tmp_path,
+                                                          monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    from brushes.presets import load_preset
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    choose_brush(window, "blur-haze")
+    window.brush_panel.set_param("sigma_ms", 90.0)
+    window.brush_panel.save_button.click()
+    qtbot.waitUntil(lambda: window.findChild(QInputDialog, "preset-name") is not None)
+    dialog = window.findChild(QInputDialog, "preset-name")
+    dialog.setTextValue("thick-haze")
+    dialog.accept()
+    saved = load_preset(tmp_path / "spectropaint" / "presets" / "thick-haze.json")
+    assert saved.brush == "blur" and saved.params["sigma_ms"] == 90.0
+    assert window.brush_panel.preset_box.currentText() == "thick-haze"
