@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 import scipy.signal
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.errors import ParameterError
 from engine.metrics import snr_db
@@ -100,3 +102,26 @@ def test_axes_in_physical_units():
 def test_bad_parameters_are_refused_clearly(kwargs, words):
     with pytest.raises(ParameterError, match=words):
         STFT(44100, **{"n_fft": 2048, **kwargs})
+
+
+@settings(max_examples=200, deadline=None)
+@given(n_fft=st.sampled_from([256, 512, 1024, 2048]), hop_div=st.integers(2, 16),
+       n=st.integers(1, 50_000), data=st.data())
+def test_span_arithmetic_is_consistent(n_fft, hop_div, n, data):
+    """Every frame that frames_needed() returns overlaps the span, the frames just
+    outside do not, and samples_affected() of those frames covers the span."""
+    t = STFT(44100, n_fft, max(1, n_fft // hop_div))
+    s0 = data.draw(st.integers(0, n - 1))
+    s1 = data.draw(st.integers(s0 + 1, n))
+    fa, fb = t.frames_needed(s0, s1, n)
+
+    def overlaps(f):
+        start = f * t.hop - t.pad
+        return start < s1 and start + n_fft > s0
+
+    assert 0 <= fa < fb <= t.n_frames(n)
+    assert all(overlaps(f) for f in (fa, fb - 1))
+    assert fa == 0 or not overlaps(fa - 1)
+    assert fb == t.n_frames(n) or not overlaps(fb)
+    a0, a1 = t.samples_affected(fa, fb, n)
+    assert a0 <= s0 and a1 >= s1
