@@ -22,6 +22,7 @@ class StrokeCanvas:
         self.doc, self.channel = doc, channel
         self.before_tiles: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
         self.coverage_tiles: dict[tuple[int, int], torch.Tensor] = {}
+        self.state: dict = {}  # what a kernel carries from dab to dab within the stroke
 
     def _tiles(self, rect: Rect):
         for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
