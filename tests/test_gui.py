@@ -326,3 +326,32 @@ def test_save_as_preset_writes_a_user_preset_and_selects_it(qtbot, window, tmp_p
     saved = load_preset(tmp_path / "spectropaint" / "presets" / "thick-haze.json")
     assert saved.brush == "blur" and saved.params["sigma_ms"] == 90.0
     assert window.brush_panel.preset_box.currentText() == "thick-haze"
+
+
+def test_tablet_pressure_sets_the_brush_opacity(qtbot, window):
+    """soft-eraser's opacity follows pressure (0.2 at none, 1 at full): a light
+    pen stroke erases less than a firm one."""
+    from PySide6.QtGui import QPointingDevice, QTabletEvent
+
+    def pen_stroke(t, pressure):
+        canvas, device = window.canvas, QPointingDevice.primaryPointingDevice()
+        for kind, seconds in ((QTabletEvent.Type.TabletPress, t),
+                              (QTabletEvent.Type.TabletMove, t + 0.3),
+                              (QTabletEvent.Type.TabletRelease, t + 0.3)):
+            pos = QPointF(window.canvas.view.x_of(seconds), window.canvas.view.y_of(6000))
+            event = QTabletEvent(kind, device, pos, canvas.mapToGlobal(pos), pressure, 0, 0,
+                                 0, 0, 0, Qt.KeyboardModifier.NoModifier,
+                                 Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton)
+            canvas.tabletEvent(event)
+
+    window.brush_panel.preset_box.setCurrentText("soft-eraser")
+    doc = window.doc
+    before = doc.magnitude.clone()
+    pen_stroke(3.5, 0.1)
+    pen_stroke(6.0, 1.0)
+    b = round(doc.bin_of(6000))
+    light = doc.magnitude[0, b, round(doc.frame_of(3.65))] / before[0, b, round(doc.frame_of(3.65))]
+    firm = doc.magnitude[0, b, round(doc.frame_of(6.15))] / before[0, b, round(doc.frame_of(6.15))]
+    assert float(light) == pytest.approx(1 - 0.28, abs=0.02)  # opacity 0.2 + 0.8 * 0.1
+    assert float(firm) < 0.05  # full opacity: erased but for the Gaussian edge's last percent
+    assert window.undo_stack.count() == 2
