@@ -57,12 +57,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     # -- model -----------------------------------------------------------------
     def set_document(self, doc: Document | None, view_channel: int | None = None) -> None:
         self.doc = doc
-        if self._gl_ready:
-            self.makeCurrent()
-            self.tiles.set_document(doc, view_channel)
-            self.doneCurrent()
-        else:
-            self.tiles.doc, self.tiles.channel = doc, view_channel
+        self._reset_tiles(view_channel)
         if doc is not None:
             self.view.duration = doc.length / doc.sample_rate
             self.view.nyquist = doc.sample_rate / 2
@@ -71,13 +66,17 @@ class SpectrogramCanvas(QOpenGLWidget):
 
     def set_view_channel(self, channel: int | None) -> None:
         """Show one channel (or None: the loudest of all); keeps the view."""
+        self._reset_tiles(channel)
+        self.update()
+
+    def _reset_tiles(self, channel: int | None) -> None:
+        """Drop every tile; they are made again for the document and channel shown."""
         if self._gl_ready:
             self.makeCurrent()
             self.tiles.set_document(self.doc, channel)
             self.doneCurrent()
         else:
-            self.tiles.channel = channel
-        self.update()
+            self.tiles.doc, self.tiles.channel = self.doc, channel
 
     def set_style(self, *, floor_db=None, ceiling_db=None, gamma=None, colormap=None) -> None:
         """Uniforms and the colormap table only: no tile is re-rendered."""

@@ -88,5 +88,4 @@ class PaintSession:
             step = stroke.end()
             if step.patches:
                 self.undo_stack.push(StrokeCommand(self.history, step.label))
-                self.refresh_audio()
 

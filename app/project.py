@@ -39,9 +39,7 @@ class EditTracker:
         doc.add_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels) -> None:
-        for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
-            for tf in range(rect.frame0 // TILE, (rect.frame1 - 1) // TILE + 1):
-                self.tiles.add((tb, tf))
+        self.tiles.update(rect.tiles(TILE))
 
     def rects(self) -> list[Rect]:
         return [Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)

@@ -25,9 +25,8 @@ class StrokeCanvas:
         self.state: dict = {}  # what a kernel carries from dab to dab within the stroke
 
     def _tiles(self, rect: Rect):
-        for tb in range(rect.bin0 // TILE, (rect.bin1 - 1) // TILE + 1):
-            for tf in range(rect.frame0 // TILE, (rect.frame1 - 1) // TILE + 1):
-                yield (tb, tf), self.tile_rect((tb, tf))
+        for key in rect.tiles(TILE):
+            yield key, self.tile_rect(key)
 
     def tile_rect(self, key: tuple[int, int]) -> Rect:
         tb, tf = key
@@ -43,8 +42,14 @@ class StrokeCanvas:
     def before(self, rect: Rect) -> tuple[torch.Tensor, torch.Tensor]:
         """Magnitude and phase over ``rect`` as they were before the stroke."""
         rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
-        mag, phase = self.doc.read(rect, self.channel)
-        for key, tile in self._tiles(rect):
+        tiles = list(self._tiles(rect))
+        if all(key in self.before_tiles for key, _ in tiles):  # the usual case, after touch()
+            first = self.before_tiles[tiles[0][0]][0]
+            mag = first.new_empty((first.shape[0], *rect.shape))
+            phase = first.new_empty(mag.shape)
+        else:
+            mag, phase = self.doc.read(rect, self.channel)
+        for key, tile in tiles:
             saved = self.before_tiles.get(key)
             if saved is not None:
                 dst, src = _overlap(rect, tile)

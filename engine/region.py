@@ -43,5 +43,11 @@ class Rect:
     def clip(self, n_bins: int, n_frames: int) -> "Rect":
         return self.intersect(Rect(0, n_bins, 0, n_frames))
 
+    def tiles(self, size: int):
+        """Keys ``(bin // size, frame // size)`` of the size x size tiles this rect touches."""
+        for tb in range(self.bin0 // size, (self.bin1 - 1) // size + 1):
+            for tf in range(self.frame0 // size, (self.frame1 - 1) // size + 1):
+                yield tb, tf
+
     def grow(self, bins: int, frames: int) -> "Rect":
         return Rect(self.bin0 - bins, self.bin1 + bins, self.frame0 - frames, self.frame1 + frames)

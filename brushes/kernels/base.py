@@ -48,16 +48,17 @@ def blend_magnitude(before_mag: torch.Tensor, target: torch.Tensor,
 def blend_complex(ctx: DabContext, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Mix the before-stroke coefficients toward ``target`` by the coverage."""
     z = torch.polar(*ctx.before)
-    return _settle(ctx, z + ctx.coverage * (target - z), ctx.coverage)
+    return settle(ctx, z + ctx.coverage * (target - z), ctx.coverage)
 
 
 def add_complex(ctx: DabContext, addition: torch.Tensor,
                 weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Add ``weight * addition`` to the before-stroke coefficients."""
-    return _settle(ctx, torch.polar(*ctx.before) + weight * addition, weight)
+    return settle(ctx, torch.polar(*ctx.before) + weight * addition, weight)
 
 
-def _settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor):
+def settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor):
+    """Magnitude and phase of ``z`` where ``weight`` > 0; the before values elsewhere."""
     mag, phase = ctx.before
     untouched = (weight == 0).expand_as(mag)  # keep those cells bit for bit
     return torch.where(untouched, mag, z.abs()), torch.where(untouched, phase, z.angle())

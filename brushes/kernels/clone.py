@@ -2,6 +2,7 @@ import torch
 
 from brushes.kernels.base import DabContext, Kernel, blend_complex
 from brushes.params import Param
+from engine.region import Rect
 
 
 class Clone(Kernel):
@@ -16,7 +17,7 @@ class Clone(Kernel):
         doc, r = ctx.doc, ctx.rect
         db = round(doc.bin_of(ctx.params["offset_hz"]))
         df = round(doc.frame_of(ctx.params["offset_ms"] / 1000))
-        source = type(r)(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
+        source = Rect(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
         inside = source.clip(doc.n_bins, doc.n_frames)
         target = torch.polar(*ctx.before)  # where the source lies outside the file: no change
         if not inside.empty:

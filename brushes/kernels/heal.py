@@ -4,6 +4,7 @@ import torch
 
 from brushes.kernels.base import DabContext, Kernel, blend_complex
 from brushes.params import Param
+from engine.region import Rect
 
 
 class Heal(Kernel):
@@ -20,8 +21,8 @@ class Heal(Kernel):
     def effect(self, ctx: DabContext):
         doc, r = ctx.doc, ctx.rect
         k = max(2, math.ceil(doc.frame_of(ctx.params["context_ms"] / 1000)))
-        left = type(r)(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(doc.n_bins, doc.n_frames)
-        right = type(r)(r.bin0, r.bin1, r.frame1, r.frame1 + k).clip(doc.n_bins, doc.n_frames)
+        left = Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(doc.n_bins, doc.n_frames)
+        right = Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k).clip(doc.n_bins, doc.n_frames)
         if left.empty and right.empty:
             return ctx.before
         sides = [ctx.canvas.before(s) for s in (left, right) if not s.empty]

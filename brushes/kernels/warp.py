@@ -3,7 +3,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from brushes.kernels.base import DabContext, Kernel
+from brushes.kernels.base import DabContext, Kernel, settle
 from brushes.params import Param
 
 
@@ -48,5 +48,4 @@ class Warp(Kernel):
         out = torch.complex(moved[:channels], moved[channels:])
         out = out[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0, r.frame0 - wide.frame0:
                   r.frame1 - wide.frame0]
-        still = ctx.coverage == 0
-        return torch.where(still, mag, out.abs()), torch.where(still, phase, out.angle())
+        return settle(ctx, out, ctx.coverage)
