@@ -137,12 +137,12 @@ class SpectrogramCanvas(QOpenGLWidget):
         hop_s = doc.transform.hop / doc.sample_rate
         level = level_for(view.seconds_per_pixel / hop_s)
         frames = (view.t0 / hop_s - 1, view.t1 / hop_s + 1)
-        bins = (max(view.f_lo, 0) / doc.bin_hz - 1, view.f_hi / doc.bin_hz + 1)
+        bins = (doc.bin_of(max(view.f_lo, 0)) - 1, doc.bin_of(view.f_hi) + 1)
         dpr = self.devicePixelRatioF()
         GL.glUseProgram(self.program)
         u = self.uniforms
         u.set("viewport", (float(view.width), float(view.height)))
-        u.set("bin_hz", float(doc.bin_hz))
+        self._set_frequency_axis(doc.transform)
         u.set("view_bottom", 0.0)
         u.set("view_height", float(view.height * dpr))
         lo = max(view.f_lo, 20.0) if view.log_freq else view.f_lo
@@ -173,8 +173,8 @@ class SpectrogramCanvas(QOpenGLWidget):
             r = tile.rect
             x0 = view.x_of((r.frame0 - 0.5) * hop_s)
             x1 = view.x_of((r.frame0 + tile.cols * tile.factor - 0.5) * hop_s)
-            top = min((r.bin1 - 0.5) * doc.bin_hz, view.f_hi)
-            bottom = max((r.bin0 - 0.5) * doc.bin_hz, lo)
+            top = min(doc.hz_of(r.bin1 - 0.5), view.f_hi)
+            bottom = max(doc.hz_of(r.bin0 - 0.5), lo)
             if top <= bottom:
                 continue
             y0, y1 = view.y_of(top), view.y_of(bottom)
@@ -186,6 +186,21 @@ class SpectrogramCanvas(QOpenGLWidget):
             GL.glDrawArrays(GL.GL_TRIANGLE_STRIP, 0, 4)
         GL.glDisableVertexAttribArray(1)
         return missing
+
+    def _set_frequency_axis(self, transform) -> None:
+        """The shader's copy of the transform's bin_of (linear or constant-Q)."""
+        u = self.uniforms
+        u.set("cq", int(transform.kind == "cq"))
+        if transform.kind == "cq":
+            hz = transform.bin_frequencies()
+            top = len(hz) - 2
+            u.set("cq_f1", float(hz[1]))
+            u.set("cq_bpo", float(transform.bpo))
+            u.set("cq_top", float(top))
+            u.set("cq_ftop", float(hz[top]))
+            u.set("cq_fnyq", float(hz[top + 1]))
+        else:
+            u.set("bin_hz", float(transform.hz_of(1)))
 
     def _draw_overlays(self) -> None:
         view = self.view

@@ -60,15 +60,14 @@ class Stroke:
         rect = None
         for fp in prints:
             rect = fp.rect().union(rect)
-        rect = rect.clip(doc.n_bins, doc.n_frames)
+        rect = self.kernel.region(doc, rect, dabs[0].params).clip(doc.n_bins, doc.n_frames)
         if rect.empty:
             return rect
         mask = torch.zeros(rect.shape, device=doc.device)
         for fp, d in zip(prints, dabs, strict=True):
             opacity = d.params["opacity"]
             if opacity > 0:
-                mask = torch.maximum(mask, fp.mask(rect, d.params["hardness"], doc.device)
-                                     * opacity)
+                mask = torch.maximum(mask, fp.mask(rect, doc.device) * opacity)
         self.canvas.touch(rect)
         if self.kernel.wash:
             coverage, before = self.canvas.cover(rect, mask), self.canvas.before(rect)

@@ -27,7 +27,8 @@ COMMON = (
     Param("radius_hz", 200.0, 1.0, 48000.0, "Hz", "frequency radius of a dab (linear axis)"),
     Param("radius_cents", 0.0, 0.0, 2400.0, "cents",
           "frequency radius on a log axis, scaling with pitch; 0 = use radius_hz"),
-    Param("hardness", 0.5, 0.0, 1.0, "", "edge: 0 = Gaussian falloff ... 1 = hard edge"),
+    Param("hardness", 0.5, 0.0, 1.0, "", "edge: the outline is where the effect is half; "
+          "full inside hardness x radius, none beyond (2 - hardness) x radius; 1 = hard edge"),
     Param("opacity", 1.0, 0.0, 1.0, "", "strength of the effect at the dab centre"),
     Param("spacing", 0.25, 0.05, 4.0, "radii", "distance between dabs, in dab radii"),
     Param("channel", -1, -1, 63, "", "channel to paint: all (-1), or 0 = first/left, "
@@ -35,7 +36,7 @@ COMMON = (
 )
 
 HARMONIC_OWN = (
-    Param("inner", "gain", choices=("gain", "tone", "blur", "noise", "restore"),
+    Param("inner", "gain", choices=("gain", "heal", "tone", "blur", "noise", "restore"),
           help="the brush applied at every harmonic"),
     Param("harmonics", 8, 1, 64, "", "how many harmonics k = 1..N of the stroke's "
           "frequency", integer=True),

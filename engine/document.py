@@ -25,22 +25,22 @@ from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.progress import CancelFlag, ProgressFn, scaled, step
 from engine.region import Rect
-from engine.transforms.stft import STFT
-
-ANALYSIS_CHUNK = 256  # frames per forward-transform chunk (fits in cache; fastest on CPU)
+from engine.transforms import make as make_transform
 
 Listener = Callable[[Rect, tuple[int, ...]], None]
 
 
 class Document:
-    def __init__(self, audio: Audio, *, n_fft: int = 2048, hop: int | None = None,
-                 window: str = "hann", device: torch.device | str | None = None,
-                 progress: ProgressFn | None = None, cancel: CancelFlag | None = None):
+    def __init__(self, audio: Audio, *, transform: str = "stft",
+                 device: torch.device | str | None = None, progress: ProgressFn | None = None,
+                 cancel: CancelFlag | None = None, **settings):
+        """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
+        fmin); see :func:`engine.transforms.make`."""
         self.audio = audio
         self.sample_rate = audio.sample_rate
         self.length = audio.frames
         self.device = device if isinstance(device, torch.device) else pick_device(device)
-        self.transform = STFT(audio.sample_rate, n_fft, hop, window, self.device)
+        self.transform = make_transform(audio.sample_rate, transform, self.device, **settings)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
 
@@ -53,7 +53,7 @@ class Document:
     def open(cls, path: str | os.PathLike, *, allow_truncated: bool = False,
              progress: ProgressFn | None = None, cancel: CancelFlag | None = None,
              **analysis) -> "Document":
-        """Load ``path`` and analyze it; ``analysis``: n_fft, hop, window, device."""
+        """Load ``path`` and analyze it; ``analysis``: transform and its settings, device."""
         audio = load(path, allow_truncated=allow_truncated, progress=scaled(progress, 0, 0.3),
                      cancel=cancel)
         return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
@@ -65,9 +65,10 @@ class Document:
         shape = (channels, frames, self.transform.n_bins)
         self._mag = torch.empty(shape, device=device)
         self._phase = torch.empty(shape, device=device)
-        for f0 in range(0, frames, ANALYSIS_CHUNK):
+        chunk = self.transform.chunk_frames
+        for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
-            f1 = min(frames, f0 + ANALYSIS_CHUNK)
+            f1 = min(frames, f0 + chunk)
             coeffs = self.transform.forward_frames(self.source, f0, f1).transpose(-1, -2)
             _magnitude_into(coeffs, self._mag[:, f0:f1])
             torch.angle(coeffs, out=self._phase[:, f0:f1])
@@ -99,19 +100,23 @@ class Document:
         return Rect(0, self.n_bins, 0, self.n_frames)
 
     @property
-    def bin_hz(self) -> float:
-        return self.sample_rate / self.transform.n_fft
-
-    @property
     def full_scale(self) -> float:
         """Magnitude of a full-scale sine at its peak bin: the 0 dB reference."""
-        return render.full_scale(self.transform.window)
+        return self.transform.full_scale
 
     def bin_of(self, hz: float) -> float:
-        return hz * self.transform.n_fft / self.sample_rate
+        return self.transform.bin_of(hz)
+
+    def hz_of(self, bin_: float) -> float:
+        return self.transform.hz_of(bin_)
 
     def frame_of(self, seconds: float) -> float:
-        return seconds * self.sample_rate / self.transform.hop
+        return self.transform.frame_of(seconds)
+
+    def bin_span(self, freq: float, hz: float) -> float:
+        """How many bins ``hz`` spans upwards from ``freq`` (negative: downwards): a
+        width in Hz means a different number of bins at each pitch on a log axis."""
+        return self.transform.bin_of(freq + hz) - self.transform.bin_of(freq)
 
     def channel_indices(self, channel: int | None) -> tuple[int, ...]:
         if channel is None:
@@ -155,7 +160,7 @@ class Document:
         """The unedited complex coefficients over ``rect``: ``[ch, bins, frames]``."""
         rect = rect.clip(self.n_bins, self.n_frames)
         src = self.source[self._channel_slice(channel)]  # a view: cost independent of length
-        return self.transform.forward_frames(src, rect.frame0, rect.frame1)[:, rect.bins]
+        return self.transform.forward_frames(src, rect.frame0, rect.frame1, rect.bins)
 
     def render(self, rect: Rect | None = None, width: int | None = None,
                height: int | None = None, *, channel: int | None = None,
@@ -171,7 +176,7 @@ class Document:
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
         return render.render(mag, rect, width, height,
-                             ref=self.full_scale, bin_hz=self.bin_hz, **style)
+                             ref=self.full_scale, transform=self.transform, **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
@@ -213,7 +218,7 @@ class Document:
 
 def _magnitude_into(coeffs: torch.Tensor, out: torch.Tensor) -> None:
     """|z| as sqrt(re^2 + im^2): twice as fast as torch.abs (which guards against
-    overflow that STFT magnitudes of audio, at most n_fft, never reach)."""
+    overflow that magnitudes of audio, at most a frame's length, never reach)."""
     parts = torch.view_as_real(coeffs)
     re, im = parts[..., 0], parts[..., 1]
     torch.mul(re, re, out=out)

@@ -9,7 +9,9 @@ factor of frames (a power of two, so at least two source blocks per
 column remain), which keeps a whole-file overview of a long recording fast.
 
 0 dB is digital full scale: the magnitude a full-scale sine reaches at its
-peak bin, ``sum(window) / 2``.
+peak bin (the transform's ``full_scale``). Rows follow the transform's
+frequency axis (``hz_of``/``bin_of``), so one renderer serves STFT and
+constant-Q documents.
 """
 
 import math
@@ -33,10 +35,6 @@ def colormap_lut(name: str) -> torch.Tensor:
 
     rgba = np.ascontiguousarray(np.round(cmap.Colormap(name).lut(256) * 255).astype(np.uint8))
     return torch.from_numpy(rgba)
-
-
-def full_scale(window: torch.Tensor) -> float:
-    return float(window.sum()) / 2
 
 
 def to_unit(mag: torch.Tensor, ref: float, top_db: float = 0.0,
@@ -71,21 +69,26 @@ def _reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
     return blocks
 
 
-def frequency_edges(rect: Rect, height: int, bin_hz: float, log_freq: bool) -> torch.Tensor:
-    """Edges of the ``height`` output rows, bottom to top, in bin-cell coordinates of the rect."""
-    lo, hi = rect.bin0 - 0.5, rect.bin1 - 0.5  # bin i's cell is centred on i * bin_hz
-    if not log_freq:
-        return torch.linspace(0, rect.bin1 - rect.bin0, height + 1, dtype=torch.float64)
-    lo = max(lo, 0.5)
-    if hi <= lo:
-        raise ParameterError("a log-frequency view needs the rect to reach above the first "
-                             f"bin ({bin_hz / 2:.1f} Hz)")
+def frequency_edges(rect: Rect, height: int, transform, log_freq: bool) -> torch.Tensor:
+    """Edges of the ``height`` output rows, bottom to top, in bin-cell coordinates of
+    the rect: rows evenly spaced in Hz (or in log Hz), mapped through the transform's
+    bins (linear for the STFT, logarithmic for constant-Q)."""
+    lo, hi = transform.hz_of(rect.bin0 - 0.5), transform.hz_of(rect.bin1 - 0.5)
     r = torch.arange(height + 1, dtype=torch.float64) / height
-    return lo * (hi / lo) ** r - (rect.bin0 - 0.5)
+    if log_freq:
+        lo = max(lo, transform.hz_of(0.5))
+        if hi <= lo:
+            raise ParameterError("a log-frequency view needs the rect to reach above the "
+                                 f"first bin ({transform.hz_of(0.5):.1f} Hz)")
+        hz = lo * (hi / lo) ** r
+    else:
+        hz = lo + (hi - lo) * r
+    edges = torch.tensor([transform.bin_of(float(f)) for f in hz], dtype=torch.float64)
+    return torch.round((edges - (rect.bin0 - 0.5)) * 1e9) / 1e9  # no rounding noise at cell edges
 
 
 def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
-                     bin_hz: float, log_freq: bool = False) -> torch.Tensor:
+                     transform, log_freq: bool = False) -> torch.Tensor:
     """``mag_fb``: ``[ch, frames, bins]`` storage -> max over channels, pooled to
     ``[height, width]`` with row 0 at the top (highest frequency)."""
     if width < 1 or height < 1:
@@ -100,7 +103,7 @@ def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
         x = _pool(x, 1, cols.clamp(max=x.shape[1]))
     x = x.amax(0)  # [width, bins]
     if log_freq or height != x.shape[1]:
-        x = _pool(x, 1, frequency_edges(rect, height, bin_hz, log_freq))
+        x = _pool(x, 1, frequency_edges(rect, height, transform, log_freq))
     return x.T.flip(0)
 
 
@@ -117,11 +120,11 @@ def level_tile_db(mag_fb: torch.Tensor, rect: Rect, factor: int, ref: float) -> 
 
 
 def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
-           bin_hz: float, colormap: str = "viridis", top_db: float = 0.0,
+           transform, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False) -> np.ndarray:
     """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
     lut = colormap_lut(colormap).view(torch.int32)[:, 0]  # one RGBA pixel per int32
-    pooled = pooled_magnitude(mag_fb, rect, width, height, bin_hz, log_freq)
+    pooled = pooled_magnitude(mag_fb, rect, width, height, transform, log_freq)
     index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().long().cpu()
     return lut[index].contiguous().numpy().view(np.uint8).reshape(height, width, 4)
 

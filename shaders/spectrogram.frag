@@ -9,7 +9,13 @@ uniform sampler2D levels;     // R32F: dB, rows = bins from tile_bin0 up
 uniform sampler2D colormap;   // 256 x 1 RGBA
 uniform float tile_bin0;      // first bin of the tile
 uniform float tile_bins;      // rows in the tile
-uniform float bin_hz;         // Hz per bin
+uniform float bin_hz;         // STFT: Hz per bin
+uniform int cq;               // 1: constant-Q bins (log between cq_f1 and cq_ftop)
+uniform float cq_f1;          // centre of bin 1 (bin 0 is the low-pass band at 0 Hz)
+uniform float cq_bpo;         // bins per octave
+uniform float cq_top;         // index of the last constant-Q bin (then the Nyquist band)
+uniform float cq_ftop;        // its centre
+uniform float cq_fnyq;        // Nyquist
 uniform float view_bottom;    // framebuffer y (pixels from the bottom) of f_lo
 uniform float view_height;    // pixels
 uniform float f_lo;
@@ -19,10 +25,18 @@ uniform float floor_db;
 uniform float ceiling_db;
 uniform float gamma;
 
+// the transform's fractional bin at hz (engine.transforms: bin_of)
+float bin_of(float hz) {
+    if (cq == 0) return hz / bin_hz;
+    if (hz <= cq_f1) return hz / cq_f1;
+    if (hz >= cq_ftop) return cq_top + (hz - cq_ftop) / (cq_fnyq - cq_ftop);
+    return 1.0 + cq_bpo * log2(hz / cq_f1);
+}
+
 void main() {
     float unit = (gl_FragCoord.y - view_bottom) / view_height;
     float hz = log_freq == 1 ? f_lo * pow(f_hi / f_lo, unit) : mix(f_lo, f_hi, unit);
-    float v = (hz / bin_hz - tile_bin0 + 0.5) / tile_bins;
+    float v = (bin_of(hz) - tile_bin0 + 0.5) / tile_bins;
     if (v < 0.0 || v > 1.0) discard;
     float db = texture(levels, vec2(v_u, v)).r;
     float level = clamp((db - floor_db) / (ceiling_db - floor_db), 0.0, 1.0);

@@ -82,8 +82,8 @@ def test_a_stroke_changes_only_its_region_in_document_and_pixels(qtbot, window):
     changed = (doc.magnitude != before_mag).any(0)
     bins, frames = torch.nonzero(changed, as_tuple=True)
     assert len(bins) > 0
-    assert bins.min() * doc.bin_hz >= 6000 - 300 - 2 * doc.bin_hz
-    assert bins.max() * doc.bin_hz <= 6000 + 300 + 2 * doc.bin_hz
+    assert bins.min() * doc.hz_of(1) >= 6000 - 300 - 2 * doc.hz_of(1)
+    assert bins.max() * doc.hz_of(1) <= 6000 + 300 + 2 * doc.hz_of(1)
     hop = doc.transform.hop / doc.sample_rate
     assert frames.min() * hop >= 4.0 - 0.1 and frames.max() * hop <= 6.0 + 0.1
     after_px = pixels(window)

@@ -85,7 +85,7 @@ def test_saved_presets_are_sorted_standard_json_and_load_back(tmp_path):
 
 EXPECTED_BUILTINS = {"soft-eraser", "hard-eraser", "blur-haze", "smear", "tone-pen",
                      "noise-spray", "harmonic-eraser", "clone", "restore", "heal",
-                     "lowpass-haze", "gentle-boost"}
+                     "lowpass-haze", "gentle-boost", "spot-repair"}
 
 
 def test_builtins_exist_load_and_are_named_as_their_files():
@@ -137,6 +137,9 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
     before = ed.audio().copy()
     ed.paint(name, stroke)
     after = ed.audio()
+    if name == "heal":  # declick: the demo has no click, so nothing may change anywhere
+        np.testing.assert_array_equal(after, before)
+        return
     if name == "clone":  # copies from 0.5 s earlier: compare with what it copies over
         assert not np.array_equal(after[:, under], before[:, under])
     else:

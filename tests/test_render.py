@@ -13,7 +13,10 @@ from engine.errors import ParameterError
 from engine.png import write_png
 from engine.region import Rect
 from engine.render import COLORMAPS, colormap_lut, pooled_magnitude, to_unit
+from engine.transforms.stft import STFT
 from tests.conftest import tone
+
+LINEAR = STFT(8000, n_fft=256)  # any STFT: its bins are evenly spaced in Hz
 
 
 @pytest.mark.parametrize("name", COLORMAPS)
@@ -59,7 +62,7 @@ def _naive_pool(x, out_len):
 @pytest.mark.parametrize("bins,height", [(50, 50), (50, 20), (20, 50)])
 def test_linear_pooling_matches_a_naive_loop(rng, frames, width, bins, height):
     mag = torch.from_numpy(rng.random((1, frames, bins)).astype(np.float32))
-    got = pooled_magnitude(mag, Rect(0, bins, 0, frames), width, height, 1.0).numpy()
+    got = pooled_magnitude(mag, Rect(0, bins, 0, frames), width, height, LINEAR).numpy()
     x = mag[0].numpy()
     along_time = np.stack([_naive_pool(x[:, b], width) for b in range(bins)])  # [bins, width]
     ref = np.stack([_naive_pool(along_time[:, c], height) for c in range(width)], axis=1)
@@ -71,7 +74,7 @@ def test_long_rects_keep_every_peak(rng):
     mag = torch.zeros(2, frames, 8)
     spikes = rng.choice(frames, 40, replace=False)
     mag[1, spikes, 3] = 1.0
-    got = pooled_magnitude(mag, Rect(0, 8, 0, frames), width, 8, 1.0)
+    got = pooled_magnitude(mag, Rect(0, 8, 0, frames), width, 8, LINEAR)
     columns = set(np.nonzero(got[8 - 1 - 3].numpy())[0])
     assert {int(s * width / frames) for s in spikes} <= columns
     assert len(columns) <= 2 * len(spikes)  # a spike lights its column (or one neighbour) only
@@ -84,10 +87,10 @@ def test_tone_lands_on_the_right_row_linear_and_log():
     height = 400
     linear = doc.render(width=50, height=height)
     row = int(np.argmax(linear[:, 25, :3].astype(int).sum(1)))
-    assert abs((height - 0.5 - row) / height * (sr / 2) - 1000) < sr / 2 / height + doc.bin_hz
+    assert abs((height - 0.5 - row) / height * (sr / 2) - 1000) < sr / 2 / height + doc.hz_of(1)
     log = doc.render(width=50, height=height, log_freq=True)
     row = int(np.argmax(log[:, 25, :3].astype(int).sum(1)))
-    lo, hi = 0.5 * doc.bin_hz, (doc.n_bins - 0.5) * doc.bin_hz
+    lo, hi = 0.5 * doc.hz_of(1), (doc.n_bins - 0.5) * doc.hz_of(1)
     hz = lo * (hi / lo) ** ((height - 0.5 - row) / height)
     assert abs(math.log2(hz / 1000)) < 0.03  # within a quarter tone
 

@@ -36,6 +36,10 @@ class Kernel:
     wash = True
     batchable = True
 
+    def region(self, doc: Document, rect: Rect, params: dict) -> Rect:
+        """The cells a dab over ``rect`` changes (most kernels: just its footprint)."""
+        return rect
+
     def effect(self, ctx: DabContext) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 

@@ -41,7 +41,7 @@ class Blur(Kernel):
     def effect(self, ctx: DabContext):
         doc, p = ctx.doc, ctx.params
         taps_f = gaussian_taps(doc.frame_of(p["sigma_ms"] / 1000), doc.device)
-        taps_b = gaussian_taps(doc.bin_of(p["sigma_hz"]), doc.device)
+        taps_b = gaussian_taps(doc.bin_span(ctx.dabs[0].freq, p["sigma_hz"]), doc.device)
         grow_b = 0 if taps_b is None else len(taps_b) // 2
         grow_f = 0 if taps_f is None else len(taps_f) // 2
         wide = ctx.rect.grow(grow_b, grow_f).clip(doc.n_bins, doc.n_frames)

@@ -15,7 +15,8 @@ class Clone(Kernel):
 
     def effect(self, ctx: DabContext):
         doc, r = ctx.doc, ctx.rect
-        db = round(doc.bin_of(ctx.params["offset_hz"]))
+        source_hz = max(ctx.dabs[0].freq + ctx.params["offset_hz"], 0.0)
+        db = round(doc.bin_of(source_hz) - doc.bin_of(ctx.dabs[0].freq))
         df = round(doc.frame_of(ctx.params["offset_ms"] / 1000))
         source = Rect(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
         inside = source.clip(doc.n_bins, doc.n_frames)

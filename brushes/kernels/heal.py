@@ -1,24 +1,81 @@
+"""Heal: repair what is under the brush from what surrounds it.
+
+- ``attenuate`` (the default): per cell, bring only what stands above the
+  surrounding level down to it, keeping the rest and its phase. The level is
+  the mean magnitude on both sides of the dab, interpolated across it, learnt
+  outside the stroke: from the neighbouring bins when the stroke moves along
+  time (a hum, a whistle), from before and after it otherwise (a vertical
+  stroke on a click, a patch on a cough); ``direction`` can force either, or
+  take the lower of both.
+- ``replace``: magnitude interpolated across the brush from both sides in
+  time, phase continuing the left side's advance (steady partials run on).
+- ``declick``: a time-domain repair of the few samples of a click under the
+  brush (see brushes.declick), written back as the coefficients of the
+  frames those samples reach, so the view, resynthesis and undo stay exact.
+"""
+
 import math
 
+import numpy as np
 import torch
 
-from brushes.kernels.base import DabContext, Kernel, blend_complex
+from brushes import declick
+from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
 from engine.region import Rect
 
 
 class Heal(Kernel):
-    """Magnitude is interpolated across the dab from the frames on both sides;
-    phase continues the left neighbours' advance, so steady partials run on
-    through a healed click."""
-
     name = "heal"
-    help = "Fill the brush from its surroundings in time: removes clicks, coughs, dropouts."
-    params = (Param("context_ms", 40.0, 5.0, 2000.0, "ms",
-                    "how much audio on each side the fill is learnt from"),)
+    help = ("Repair from the surroundings: attenuate what stands out (coughs, whistles, hum), "
+            "replace by interpolation, or declick in the time domain.")
+    params = (Param("mode", "attenuate", choices=("attenuate", "replace", "declick"),
+                    help="attenuate: only what stands above its surroundings comes down to "
+                         "them; replace: interpolate across in time; declick: re-estimate the "
+                         "samples of a click under the brush"),
+              Param("direction", "auto", choices=("auto", "time", "frequency", "both"),
+                    help="attenuate: learn the level from before/after (time), from "
+                         "below/above (frequency), the lower of both, or across the stroke's "
+                         "motion (auto)"),
+              Param("context_ms", 40.0, 5.0, 2000.0, "ms",
+                    "how much audio on each side the repair is learnt from"))
     batchable = False
 
+    def region(self, doc, rect: Rect, params: dict) -> Rect:
+        if params["mode"] != "declick":
+            return rect
+        t = doc.transform  # every bin of every frame that the brush's samples reach
+        s0, s1 = t.samples_affected(rect.frame0, rect.frame1, doc.length)
+        return Rect(0, doc.n_bins, *t.frames_needed(s0, s1, doc.length))
+
     def effect(self, ctx: DabContext):
+        mode = ctx.params["mode"]
+        if mode == "declick":
+            return self._declick(ctx)
+        if mode == "replace":
+            return self._replace(ctx)
+        return self._attenuate(ctx)
+
+    # -- attenuate ------------------------------------------------------------------
+    def _attenuate(self, ctx: DabContext):
+        doc, r = ctx.doc, ctx.rect
+        mag, phase = ctx.before
+        k = max(2, math.ceil(doc.frame_of(ctx.params["context_ms"] / 1000)))
+        kb = max(2, math.ceil((r.bin1 - r.bin0) / 2))
+        axes = {"time": (2,), "frequency": (1,), "both": (1, 2)}.get(ctx.params["direction"])
+        if axes is None:  # auto: across the stroke's motion
+            seconds, hz = ctx.dabs[0].step
+            along_time = abs(doc.frame_of(seconds)) > abs(doc.bin_span(ctx.dabs[0].freq, hz))
+            axes = (1,) if along_time else (2,)
+        levels = [lvl for lvl in (_side_level(ctx, r, k if axis == 2 else kb, axis)
+                                  for axis in axes) if lvl is not None]
+        if not levels:
+            return ctx.before
+        level = torch.minimum(*levels) if len(levels) == 2 else levels[0]
+        return blend_magnitude(mag, torch.minimum(mag, level), ctx.coverage), phase
+
+    # -- replace ----------------------------------------------------------------------
+    def _replace(self, ctx: DabContext):
         doc, r = ctx.doc, ctx.rect
         k = max(2, math.ceil(doc.frame_of(ctx.params["context_ms"] / 1000)))
         left = Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(doc.n_bins, doc.n_frames)
@@ -31,19 +88,75 @@ class Heal(Kernel):
         width = r.frame1 - r.frame0
         t = (torch.arange(width, device=start.device) + 0.5) / width
         mag = start + (end - start) * t
-        phase = self._continued_phase(doc, r, sides[0] if not left.empty else None, width)
+        phase = _continued_phase(doc, r, sides[0] if not left.empty else None, width)
         return blend_complex(ctx, torch.polar(mag, phase))
 
-    @staticmethod
-    def _continued_phase(doc, r, left, width):
-        bins = torch.arange(r.bin0, r.bin1, device=doc.device, dtype=torch.float32)
-        nominal = 2 * math.pi * bins * doc.transform.hop / doc.transform.n_fft  # per frame
-        if left is None or left[1].shape[-1] < 2:
-            advance, last = nominal[None, :, None], torch.zeros_like(nominal)[None, :, None]
-        else:
-            ph = left[1]
-            deviation = torch.remainder(ph[..., -1:] - ph[..., -2:-1] - nominal[:, None] + math.pi,
-                                        2 * math.pi) - math.pi
-            advance, last = nominal[:, None] + deviation, ph[..., -1:]
-        steps = torch.arange(1, width + 1, device=doc.device, dtype=torch.float32)
-        return last + advance * steps
+    # -- declick ------------------------------------------------------------------------
+    def _declick(self, ctx: DabContext):
+        doc, r, t = ctx.doc, ctx.rect, ctx.doc.transform
+        sr, dab = doc.sample_rate, ctx.dabs[0]
+        radius = max(dab.params["radius_ms"] / 1000, t.hop / sr)
+        key = (r, round((dab.time - radius) * sr), round((dab.time + radius) * sr))
+        done = ctx.canvas.state.setdefault("declick", {})
+        if key not in done:  # the dabs of a vertical stroke share one repair
+            done[key] = self._repaired(ctx, key[1], key[2])
+        return done[key] or ctx.before
+
+    def _repaired(self, ctx: DabContext, c0: int, c1: int):
+        doc, r, t = ctx.doc, ctx.rect, ctx.doc.transform
+        start, stop = t.frame_span(r.frame0, r.frame1)
+        lo, hi = max(start, 0), min(stop, doc.length)
+        fa, fb = t.frames_needed(lo, hi, doc.length)
+        before = torch.polar(*ctx.canvas.before(Rect(0, doc.n_bins, fa, fb)))
+        wave = t.inverse_span(before, fa, lo, hi, doc.length).double().cpu().numpy()
+        c0, c1 = max(c0 - lo, 0), min(c1 - lo, hi - lo)
+        margin = round(ctx.params["context_ms"] / 1000 * doc.sample_rate)
+        w0, w1 = max(0, c0 - margin), min(hi - lo, c1 + margin)
+        changed = False
+        for channel in wave:
+            fixed = declick.repair(channel[w0:w1], slice(c0 - w0, c1 - w0), doc.sample_rate) \
+                if c1 > c0 else None
+            if fixed is not None:
+                channel[w0:w1], changed = fixed, True
+        if not changed:
+            return None
+        seg = np.zeros((len(wave), stop - start), np.float32)
+        seg[:, lo - start:hi - start] = wave
+        coeffs = t.forward_segment(torch.from_numpy(seg).to(doc.device), r.frame0, r.frame1)
+        return coeffs.abs(), coeffs.angle()
+
+
+def _side_level(ctx: DabContext, r: Rect, k: int, axis: int) -> torch.Tensor | None:
+    """Mean magnitude of the ``k`` cells on each side of ``r`` along ``axis`` (1: bins,
+    2: frames), interpolated across ``r``; None when neither side exists."""
+    doc = ctx.doc
+    if axis == 2:
+        sides = (Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0),
+                 Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k))
+    else:
+        sides = (Rect(r.bin0 - k, r.bin0, r.frame0, r.frame1),
+                 Rect(r.bin1, r.bin1 + k, r.frame0, r.frame1))
+    sides = [s.clip(doc.n_bins, doc.n_frames) for s in sides]
+    means = [ctx.canvas.before(s)[0].mean(axis, keepdim=True) for s in sides if not s.empty]
+    if not means:
+        return None
+    first, last = means[0], means[-1]
+    n = r.shape[axis - 1]
+    shape = [1, 1, 1]
+    shape[axis] = n
+    f = ((torch.arange(n, device=first.device) + 0.5) / n).reshape(shape)
+    return first + (last - first) * f
+
+
+def _continued_phase(doc, r: Rect, left, width: int) -> torch.Tensor:
+    hz = doc.transform.bin_frequencies()[r.bin0:r.bin1]
+    nominal = doc.transform.phase_advance(hz).to(device=doc.device, dtype=torch.float32)
+    if left is None or left[1].shape[-1] < 2:
+        advance, last = nominal[None, :, None], torch.zeros_like(nominal)[None, :, None]
+    else:
+        ph = left[1]
+        deviation = torch.remainder(ph[..., -1:] - ph[..., -2:-1] - nominal[:, None] + math.pi,
+                                    2 * math.pi) - math.pi
+        advance, last = nominal[:, None] + deviation, ph[..., -1:]
+    steps = torch.arange(1, width + 1, device=doc.device, dtype=torch.float32)
+    return last + advance * steps

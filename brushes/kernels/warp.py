@@ -24,7 +24,7 @@ class Warp(Kernel):
         doc, r = ctx.doc, ctx.rect
         seconds, hz = ctx.dabs[0].step
         d_frames = doc.frame_of(seconds) * ctx.params["strength"]
-        d_bins = doc.bin_of(hz) * ctx.params["strength"]
+        d_bins = doc.bin_span(ctx.dabs[0].freq - hz, hz) * ctx.params["strength"]
         mag, phase = ctx.before
         if d_frames == 0 and d_bins == 0:
             return mag, phase

@@ -1,17 +1,39 @@
 """The interface every time-frequency transform of a document implements.
 
-Coefficients are complex64 ``[channels, bins, frames]``. Transforms are
-local: frame ``f`` depends only on a window of samples around it, which is
-what lets brushes recompute and resynthesize a small region alone."""
+Coefficients are complex64 ``[channels, bins, frames]``. Every bin is
+sampled on one uniform frame grid (``hop`` samples apart), so tiles, brushes
+and the view work the same on any transform. Transforms are local: frame
+``f`` depends only on a span of samples around it (:meth:`frame_span`), which
+is what lets brushes recompute and resynthesize a small region alone.
 
+Coefficients keep absolute phase: a steady sinusoid at ``f`` Hz advances by
+``2 pi f hop / sr`` per frame in every bin it reaches (:meth:`phase_advance`).
+Brushes speak seconds and Hz and ask the transform for everything else; no
+kernel does arithmetic on an FFT size.
+"""
+
+import math
 from abc import ABC, abstractmethod
 
 import torch
+import torch.nn.functional as F
 
 
 class Transform(ABC):
     sample_rate: int
+    hop: int  # samples between frames
+    kind: str  # "stft" or "cq"
+    chunk_frames: int = 256  # frames per analysis chunk (a unit the transform computes well)
 
+    # -- description -----------------------------------------------------------
+    @abstractmethod
+    def settings(self) -> dict:
+        """JSON-able settings, ``{"transform": kind, ...}`` (see engine.transforms.make)."""
+
+    @abstractmethod
+    def to(self, device: torch.device | str) -> "Transform": ...
+
+    # -- shape -----------------------------------------------------------------
     @property
     @abstractmethod
     def n_bins(self) -> int: ...
@@ -20,17 +42,32 @@ class Transform(ABC):
     def n_frames(self, n_samples: int) -> int:
         """Frames that cover a signal of ``n_samples``."""
 
+    # -- analysis and synthesis -----------------------------------------------
     @abstractmethod
+    def frame_span(self, frame0: int, frame1: int) -> tuple[int, int]:
+        """Samples ``[start, stop)`` that frames ``[frame0, frame1)`` are computed from
+        (may reach outside the signal, where it counts as zero)."""
+
+    @abstractmethod
+    def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
+                        bins: slice | None = None) -> torch.Tensor:
+        """Frames ``[frame0, frame1)`` from ``seg``, the samples of :meth:`frame_span`."""
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """float32 ``[ch, n]`` -> complex64 ``[ch, bins, frames]``."""
+        return self.forward_frames(x, 0, self.n_frames(x.shape[-1]))
 
-    @abstractmethod
-    def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
-        """Frames ``[frame0, frame1)`` of ``forward(x)``, computed from the samples they need."""
-
-    @abstractmethod
-    def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
-        """complex ``[ch, bins, frames]`` -> float32 ``[ch, length]``."""
+    def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int,
+                       bins: slice | None = None) -> torch.Tensor:
+        """Frames ``[frame0, frame1)`` (and ``bins``) of ``forward(x)``, computed
+        from the samples they need."""
+        start, stop = self.frame_span(frame0, frame1)
+        lo, hi = max(start, 0), min(stop, x.shape[-1])
+        if hi > lo:
+            seg = F.pad(x[..., lo:hi], (lo - start, stop - hi))
+        else:
+            seg = x.new_zeros(x.shape[:-1] + (stop - start,))
+        return self.forward_segment(seg, frame0, frame1, bins)
 
     @abstractmethod
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
@@ -40,13 +77,9 @@ class Transform(ABC):
         ``frames_needed(sample0, sample1)``. Equal, sample for sample, to the
         same span of the full inverse."""
 
-    @abstractmethod
-    def bin_frequencies(self) -> torch.Tensor:
-        """Centre frequency of each bin, Hz (float64)."""
-
-    @abstractmethod
-    def frame_times(self, n_frames: int) -> torch.Tensor:
-        """Centre time of each frame, seconds (float64)."""
+    def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
+        """complex ``[ch, bins, frames]`` -> float32 ``[ch, length]``."""
+        return self.inverse_span(coeffs, 0, 0, length, length)
 
     @abstractmethod
     def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
@@ -55,3 +88,53 @@ class Transform(ABC):
     @abstractmethod
     def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
         """Frame span ``[f0, f1)`` whose frames overlap samples ``[sample0, sample1)``."""
+
+    # -- physical units ----------------------------------------------------------
+    @abstractmethod
+    def bin_frequencies(self) -> torch.Tensor:
+        """Centre frequency of each bin, Hz (float64)."""
+
+    @abstractmethod
+    def bin_of(self, hz: float) -> float:
+        """Fractional bin coordinate of ``hz`` (bin ``k`` is centred on ``k``)."""
+
+    @abstractmethod
+    def hz_of(self, bin_: float) -> float:
+        """Frequency at a fractional bin coordinate (inverse of :meth:`bin_of`)."""
+
+    @abstractmethod
+    def resolution_hz(self, hz: float) -> float:
+        """Half-width, in Hz, of what a sinusoid at ``hz`` occupies (the main lobe
+        of the window, or the support of the bin there): a brush narrower than
+        this cannot act on the sinusoid alone."""
+
+    @property
+    @abstractmethod
+    def full_scale(self) -> float:
+        """Magnitude of a full-scale sine at its peak bin: the 0 dB reference."""
+
+    def frame_times(self, n_frames: int) -> torch.Tensor:
+        """Centre time of each frame, seconds (float64)."""
+        return torch.arange(n_frames, dtype=torch.float64) * self.hop / self.sample_rate
+
+    def frame_of(self, seconds: float) -> float:
+        return seconds * self.sample_rate / self.hop
+
+    def seconds_of(self, frame: float) -> float:
+        return frame * self.hop / self.sample_rate
+
+    def phase_advance(self, hz):
+        """Radians per frame that a steady sinusoid at ``hz`` advances by."""
+        return 2 * math.pi * hz * self.hop / self.sample_rate
+
+    def sinusoid(self, freq: float, amplitude: float, phase: float, bins: range,
+                 frame0: int, frame1: int, length: int) -> torch.Tensor:
+        """Coefficients ``[bins, frames]`` of ``amplitude * cos(2 pi freq t + phase)``
+        (t from sample 0, zero outside ``[0, length)``): what painting a tone adds."""
+        start, stop = self.frame_span(frame0, frame1)
+        device = self.device
+        n = torch.arange(start, stop, dtype=torch.float64, device=device)
+        wave = amplitude * torch.cos(2 * math.pi * freq / self.sample_rate * n + phase)
+        wave = torch.where((n >= 0) & (n < length), wave, 0.0).float()
+        coeffs = self.forward_segment(wave[None], frame0, frame1, slice(bins.start, bins.stop))
+        return coeffs[0]

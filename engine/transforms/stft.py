@@ -18,6 +18,8 @@ from engine.errors import ParameterError
 from engine.transforms.base import Transform
 
 N_FFT_RANGE = (256, 16384)
+# half-width of each window's main lobe, in bins: a sinusoid spreads over +-this
+MAIN_LOBE_BINS = {"hann": 2, "hamming": 2, "blackman": 3, "blackman-harris": 4}
 
 
 def blackman_harris(n: int, dtype=torch.float32) -> torch.Tensor:
@@ -37,6 +39,8 @@ WINDOWS = {
 
 
 class STFT(Transform):
+    kind = "stft"
+
     def __init__(self, sample_rate: int, n_fft: int = 2048, hop: int | None = None,
                  window: str = "hann", device: torch.device | str = "cpu"):
         if not N_FFT_RANGE[0] <= n_fft <= N_FFT_RANGE[1] or n_fft % 2:
@@ -62,6 +66,10 @@ class STFT(Transform):
     def to(self, device: torch.device | str) -> "STFT":
         return STFT(self.sample_rate, self.n_fft, self.hop, self.window_name, device)
 
+    def settings(self) -> dict:
+        return {"transform": "stft", "n_fft": self.n_fft, "hop": self.hop,
+                "window": self.window_name}
+
     @property
     def n_bins(self) -> int:
         return self.n_fft // 2 + 1
@@ -69,18 +77,18 @@ class STFT(Transform):
     def n_frames(self, n_samples: int) -> int:
         return 1 + n_samples // self.hop
 
+    def frame_span(self, frame0: int, frame1: int) -> tuple[int, int]:
+        return frame0 * self.hop - self.pad, (frame1 - 1) * self.hop - self.pad + self.n_fft
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.stft(x, self.n_fft, self.hop, window=self.window, center=True,
                           pad_mode="constant", return_complex=True)
 
-    def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
-        start = frame0 * self.hop - self.pad
-        stop = (frame1 - 1) * self.hop - self.pad + self.n_fft
-        lo, hi = max(start, 0), min(stop, x.shape[-1])
-        seg = F.pad(x[..., lo:hi], (lo - start, stop - hi)) if hi > lo else \
-            x.new_zeros(x.shape[:-1] + (stop - start,))
-        return torch.stft(seg, self.n_fft, self.hop, window=self.window, center=False,
-                          return_complex=True)
+    def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
+                        bins: slice | None = None) -> torch.Tensor:
+        coeffs = torch.stft(seg, self.n_fft, self.hop, window=self.window.to(seg.device),
+                            center=False, return_complex=True)
+        return coeffs if bins is None else coeffs[..., bins, :]
 
     def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
         return (max(0, frame0 * self.hop - self.pad),
@@ -90,9 +98,6 @@ class STFT(Transform):
         first = (sample0 + self.pad - self.n_fft) // self.hop + 1
         end = -(-(sample1 + self.pad) // self.hop)
         return max(0, first), min(self.n_frames(length), end)
-
-    def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
-        return self.inverse_span(coeffs, 0, 0, length, length)
 
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
@@ -143,5 +148,15 @@ class STFT(Transform):
     def bin_frequencies(self) -> torch.Tensor:
         return torch.arange(self.n_bins, dtype=torch.float64) * self.sample_rate / self.n_fft
 
-    def frame_times(self, n_frames: int) -> torch.Tensor:
-        return torch.arange(n_frames, dtype=torch.float64) * self.hop / self.sample_rate
+    def bin_of(self, hz: float) -> float:
+        return hz * self.n_fft / self.sample_rate
+
+    def hz_of(self, bin_: float) -> float:
+        return bin_ * self.sample_rate / self.n_fft
+
+    def resolution_hz(self, hz: float) -> float:
+        return MAIN_LOBE_BINS[self.window_name] * self.sample_rate / self.n_fft
+
+    @property
+    def full_scale(self) -> float:
+        return float(self.window.sum()) / 2

@@ -1,0 +1,258 @@
+"""A sliced constant-Q transform (a non-stationary Gabor frame) in torch: exact and local.
+
+The signal is cut into slices of ``slice_len`` samples (about 1.5 s; a
+power of two). Each slice gets the filterbank of nsgt's sliced CQ
+(``nsgt.nsgfwin_sl``: Blackman-Harris bumps centred on ``fmin * 2^(k/bpo)``
+with bandwidth proportional to the centre, a low-pass band at 0 Hz and a
+high-pass band at Nyquist, so every frequency is covered), applied to the
+slice's real FFT. Every band is sampled on the slice's one time grid of
+``slice_len / hop`` frames (nsgt's "matrix form"): ``hop`` is the largest
+power of two for which the widest band still fits, so the frame is painless
+and its canonical dual is a division by the summed squared responses.
+
+So a document is still ``[ch, bins, frames]`` on a uniform grid, and:
+- perfect reconstruction: each slice is inverted exactly from its own frames;
+- locality: frames ``[f0, f1)`` need only the slices they fall in, and a span
+  of samples only the slices it overlaps; each slice is computed alone, by the
+  same code whatever the request, so a span equals the full inverse bit for bit.
+
+Slices are disjoint (a Tukey window with no transition): that keeps one
+frame per grid point, where overlapping slices would store every instant
+twice. The price: an atom near a slice's edge wraps around inside its slice,
+which only matters for edits that end right at a slice boundary in the lowest
+bands (whose atoms are about a slice long anyway).
+
+Coefficients keep absolute phase (bands are not demodulated): band ``k``
+frame ``j`` is the band-passed slice sampled at ``j * hop``, so a steady
+sinusoid advances by ``2 pi f hop / sr`` per frame, as in the STFT. nsgt's
+coefficients equal ours times ``exp(-2 pi i r_k j / M)`` (``r_k`` the band's
+centre bin).
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from engine.errors import ParameterError
+from engine.transforms.base import Transform
+
+BPO_RANGE = (4, 96)
+FMIN_RANGE = (5.0, 1000.0)
+MIN_WIN = 16  # narrowest band, in FFT bins of a slice (nsgt.NSGT_sliced's min_win)
+
+
+def slice_length(sample_rate: int) -> int:
+    """About 1.5 s, a power of two: long enough for fine low bands."""
+    return 1 << max(10, round(math.log2(sample_rate * 1.5)))
+
+
+def _blackharr(n: int) -> np.ndarray:
+    """nsgt's ``util.blackharr`` (modified Blackman-Harris), rotated so index 0 is its peak."""
+    nn = (n // 2) * 2
+    k = np.arange(n)
+    bh = (0.35872 - 0.48832 * np.cos(k * (2 * np.pi / nn)) + 0.14128 * np.cos(k * (4 * np.pi / nn))
+          - 0.01168 * np.cos(k * (6 * np.pi / nn)))
+    return np.hstack((bh[-n // 2:], bh[:-n // 2]))
+
+
+def _hannwin(n: int) -> np.ndarray:
+    return 0.5 * (1 + np.cos(np.arange(n) * 2 * np.pi / n))
+
+
+def filterbank(sample_rate: int, slice_len: int, bpo: int, fmin: float):
+    """Centre frequencies (Hz), centre bins and windows (centred: index 0 at the
+    centre) of the bands, as ``nsgt.nsgfwin_sl.nsgfwin`` builds them for an
+    ``OctScale(fmin, fmax, bpo)`` whose top band lies just below Nyquist."""
+    nf = sample_rate / 2
+    octaves = math.floor(math.log2(nf / fmin) * bpo - 1e-9) / bpo
+    n = int(round(octaves * bpo)) + 1
+    freqs = fmin * 2.0 ** (np.arange(n) / bpo)
+    pow2n = 2 ** (1 / bpo)
+    q = math.sqrt(pow2n) / (pow2n - 1) / 2
+    fb = np.concatenate(([0.0], freqs, [nf])) * slice_len / sample_rate
+    mirror = (sample_rate - freqs[-1]) * slice_len / sample_rate
+    m = np.zeros(n + 3)
+    m[0] = 2 * fb[1]
+    m[1] = fb[1] / q
+    for k in range(2, n):
+        m[k] = fb[k + 1] - fb[k - 1]
+    m[n] = fb[n] / q
+    m[n + 1] = mirror - fb[n]
+    m[n + 2] = m[n]  # the mirror of band n, only used to shape the Nyquist band
+    m = np.maximum(np.round(m / 4).astype(int) * 4, MIN_WIN)
+    windows = [_blackharr(int(s)) for s in m[:n + 2]]
+    for k, nxt in ((0, m[1]), (n + 1, m[n + 2])):  # flat low-pass / high-pass ends
+        if m[k] > nxt:
+            w = np.ones(m[k])
+            w[m[k] // 2 - nxt // 2:m[k] // 2 + math.ceil(nxt / 2)] = _hannwin(nxt)
+            windows[k] = w
+    centres = (np.round(fb / 2).astype(int) * 2)
+    hz = np.concatenate(([0.0], freqs, [nf]))
+    return hz, centres, windows
+
+
+class SlicedCQ(Transform):
+    kind = "cq"
+
+    def __init__(self, sample_rate: int, bins_per_octave: int = 48, fmin: float = 32.7,
+                 device: torch.device | str = "cpu", slice_len: int | None = None):
+        if sample_rate <= 0:
+            raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
+        if not BPO_RANGE[0] <= bins_per_octave <= BPO_RANGE[1]:
+            raise ParameterError(f"{bins_per_octave} bins per octave is not supported; use "
+                                 f"{BPO_RANGE[0]} to {BPO_RANGE[1]} (48 is usual)")
+        if not (FMIN_RANGE[0] <= fmin <= FMIN_RANGE[1] and fmin < sample_rate / 4):
+            raise ParameterError(f"lowest frequency {fmin} Hz is not supported; use "
+                                 f"{FMIN_RANGE[0]:g} to {min(FMIN_RANGE[1], sample_rate / 4):g} Hz")
+        self.sample_rate, self.bpo, self.fmin = int(sample_rate), int(bins_per_octave), float(fmin)
+        self.slice_len = slice_len or slice_length(self.sample_rate)
+        self.device = torch.device(device)
+        hz, centres, windows = filterbank(self.sample_rate, self.slice_len, self.bpo, self.fmin)
+        widest = max(len(w) for w in windows)
+        self.frames_per_slice = 1 << math.ceil(math.log2(widest))
+        if self.frames_per_slice > self.slice_len // 2:
+            raise ParameterError(f"{bins_per_octave} bins per octave from {fmin} Hz does not fit "
+                                 f"a {self.slice_len}-sample slice; use fewer bins per octave")
+        self.hop = self.slice_len // self.frames_per_slice
+        self.chunk_frames = self.frames_per_slice
+        self._hz = torch.tensor(hz, dtype=torch.float64)
+        self._support_hz = torch.tensor([len(w) for w in windows], dtype=torch.float64) \
+            * self.sample_rate / self.slice_len
+        self._build(centres, windows)
+
+    def _build(self, centres, windows) -> None:
+        """The frame as sparse entries, sorted by band: the rfft bin each one reads,
+        its place in the band's M-point buffer (``bin mod M``, which keeps absolute
+        phase), and its analysis and dual weights. ``_ptr[k]``: band k's first entry."""
+        half, m = self.slice_len // 2, self.frames_per_slice
+        bins, place, weight, ptr = [], [], [], [0]
+        for b, (c, w) in enumerate(zip(centres, windows, strict=True)):
+            offsets = np.arange(-(len(w) // 2), len(w) - len(w) // 2)
+            keep = (c + offsets >= 0) & (c + offsets <= half)
+            k_bins = c + offsets[keep]
+            bins.append(k_bins)
+            place.append(b * m + k_bins % m)
+            weight.append(w[offsets[keep] % len(w)])
+            ptr.append(ptr[-1] + int(keep.sum()))
+        bins, place, weight = np.concatenate(bins), np.concatenate(place), np.concatenate(weight)
+        energy = np.zeros(half + 1)
+        np.add.at(energy, bins, weight ** 2)
+        dev = self.device
+        self._bins = torch.from_numpy(bins).to(dev)
+        self._place = torch.from_numpy(place).to(dev)
+        self._weight = torch.from_numpy(weight).float().to(dev)
+        self._dual = torch.from_numpy(weight / energy[bins]).float().to(dev)
+        self._ptr = ptr
+
+    def _entries(self, bands: slice | None, device):
+        """Entries of the bands ``bands`` (all by default), places relative to the first."""
+        b0, b1, _ = (bands or slice(None)).indices(self.n_bins)
+        e = slice(self._ptr[b0], self._ptr[b1])
+        return (b1 - b0, self._bins[e].to(device), (self._place[e] - b0 * self.frames_per_slice)
+                .to(device), self._weight[e].to(device), self._dual[e].to(device))
+
+    def __repr__(self) -> str:
+        return (f"SlicedCQ(bins_per_octave={self.bpo}, fmin={self.fmin}, "
+                f"slice_len={self.slice_len}, hop={self.hop})")
+
+    def to(self, device: torch.device | str) -> "SlicedCQ":
+        return SlicedCQ(self.sample_rate, self.bpo, self.fmin, device, self.slice_len)
+
+    def settings(self) -> dict:
+        return {"transform": "cq", "bins_per_octave": self.bpo, "fmin": self.fmin}
+
+    # -- shape -------------------------------------------------------------------
+    @property
+    def n_bins(self) -> int:
+        return len(self._hz)
+
+    def n_slices(self, n_samples: int) -> int:
+        return max(1, -(-n_samples // self.slice_len))
+
+    def n_frames(self, n_samples: int) -> int:
+        return self.n_slices(n_samples) * self.frames_per_slice
+
+    def _slices(self, frame0: int, frame1: int) -> tuple[int, int]:
+        m = self.frames_per_slice
+        return frame0 // m, -(-frame1 // m)
+
+    # -- analysis -------------------------------------------------------------------
+    def frame_span(self, frame0: int, frame1: int) -> tuple[int, int]:
+        s0, s1 = self._slices(frame0, frame1)
+        return s0 * self.slice_len, s1 * self.slice_len
+
+    def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
+                        bins: slice | None = None) -> torch.Tensor:
+        s0, s1 = self._slices(frame0, frame1)
+        m = self.frames_per_slice
+        count, bins_, place, weight, _ = self._entries(bins, seg.device)
+        lead = seg.shape[:-1]
+        out = torch.empty(lead + (count, (s1 - s0) * m), dtype=torch.complex64, device=seg.device)
+        buffer = torch.zeros(lead + (count * m,), dtype=torch.complex64, device=seg.device)
+        for i in range(s1 - s0):  # one slice at a time: small buffers, cache-friendly
+            spectrum = torch.fft.rfft(seg[..., i * self.slice_len:(i + 1) * self.slice_len])
+            buffer[..., place] = spectrum[..., bins_] * weight
+            out[..., i * m:(i + 1) * m] = torch.fft.ifft(buffer.unflatten(-1, (count, m)))
+        first = s0 * m
+        return out[..., frame0 - first:frame1 - first]
+
+    # -- synthesis --------------------------------------------------------------------
+    def _inverse_slice(self, coeffs: torch.Tensor) -> torch.Tensor:
+        """One slice's samples from its ``[..., bins, M]`` coefficients (the canonical dual)."""
+        _, bins_, place, _, dual = self._entries(None, coeffs.device)
+        parts = torch.fft.fft(coeffs).flatten(-2)[..., place] * dual
+        spectrum = coeffs.new_zeros(coeffs.shape[:-2] + (self.slice_len // 2 + 1,))
+        spectrum.index_add_(-1, bins_, parts)
+        return torch.fft.irfft(spectrum, n=self.slice_len)
+
+    def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+                     length: int) -> torch.Tensor:
+        fa, fb = self.frames_needed(sample0, sample1, length)
+        if fa < frame0 or fb > frame0 + frames.shape[-1]:
+            raise ValueError(f"samples [{sample0}, {sample1}) need frames [{fa}, {fb}), "
+                             f"given [{frame0}, {frame0 + frames.shape[-1]})")
+        m = self.frames_per_slice
+        pieces = [self._inverse_slice(frames[..., f - frame0:f - frame0 + m])
+                  for f in range(fa, fb, m)]  # one slice at a time: the same sums always
+        y = torch.cat(pieces, -1) if len(pieces) > 1 else pieces[0]
+        origin = fa // m * self.slice_len
+        return y[..., sample0 - origin:sample1 - origin]
+
+    def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
+        start, stop = self.frame_span(frame0, frame1)
+        return max(0, start), min(length, stop)
+
+    def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
+        m, n = self.frames_per_slice, self.slice_len
+        return sample0 // n * m, min(self.n_frames(length), -(-sample1 // n) * m)
+
+    # -- physical units ------------------------------------------------------------------
+    def bin_frequencies(self) -> torch.Tensor:
+        return self._hz.clone()
+
+    def bin_of(self, hz: float) -> float:
+        f = self._hz
+        top = len(f) - 2  # the last constant-Q band; then the Nyquist band
+        if hz <= f[1]:
+            return float(hz / f[1])
+        if hz >= f[top]:
+            return top + float((hz - f[top]) / (f[top + 1] - f[top]))
+        return 1 + self.bpo * math.log2(hz / float(f[1]))
+
+    def hz_of(self, bin_: float) -> float:
+        f = self._hz
+        top = len(f) - 2
+        if bin_ <= 1:
+            return float(bin_ * f[1])
+        if bin_ >= top:
+            return float(f[top] + (bin_ - top) * (f[top + 1] - f[top]))
+        return float(f[1]) * 2 ** ((bin_ - 1) / self.bpo)
+
+    def resolution_hz(self, hz: float) -> float:
+        k = min(max(round(self.bin_of(hz)), 0), self.n_bins - 1)
+        return float(self._support_hz[k]) / 2
+
+    @property
+    def full_scale(self) -> float:
+        return self.hop / 2  # |coefficient| of a unit cosine at a band's centre
