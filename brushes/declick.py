@@ -7,10 +7,11 @@ samples, so direct solves are fine."""
 import numpy as np
 
 ORDER = 32  # AR order: enough for speech and most music at 16-48 kHz
-THRESHOLD = 5.0  # a sample is damaged when its prediction error exceeds this many
-#                  robust standard deviations of the context's prediction error
-MAX_DAMAGED = 0.01  # seconds: longer runs are not a click; leave them alone
+THRESHOLD = 20.0  # a sample is damaged when its prediction error exceeds this many
+#                   robust standard deviations of the context's prediction error
+MAX_DAMAGED = 0.005  # seconds: a longer run is not a click; leave it alone
 DILATE = 2  # samples added either side of each detected run
+FLOOR = 1e-4  # prediction errors below -80 dBFS are inaudible: never a click
 
 
 def ar_coefficients(x: np.ndarray, order: int) -> np.ndarray:
@@ -44,15 +45,13 @@ def find_damaged(x: np.ndarray, candidates: slice, a: np.ndarray, sample_rate: i
     if len(context) < 4 * p:
         return np.zeros(len(x), bool)
     sigma = 1.4826 * np.median(np.abs(context)) + 1e-12
+    outliers = np.flatnonzero((error > max(THRESHOLD * sigma, FLOOR)) & inside[p:len(x) - p]) + p
     damaged = np.zeros(len(x), bool)
-    damaged[p:len(x) - p] = (error > THRESHOLD * sigma) & inside[p:len(x) - p]
-    if not damaged.any():
-        return damaged
-    idx = np.flatnonzero(damaged)
-    lo, hi = max(idx[0] - DILATE, p), min(idx[-1] + DILATE + 1, len(x) - p)
-    if hi - lo > MAX_DAMAGED * sample_rate:
-        return np.zeros(len(x), bool)
-    damaged[lo:hi] = True  # one run from the first to the last outlier
+    # runs: outliers closer than the AR order belong to one click
+    for run in np.split(outliers, np.flatnonzero(np.diff(outliers) > p) + 1):
+        if len(run) == 0 or run[-1] - run[0] + 1 > MAX_DAMAGED * sample_rate:
+            continue  # not a click: a run that long is the audio itself
+        damaged[max(run[0] - DILATE, p):min(run[-1] + DILATE + 1, len(x) - p)] = True
     return damaged
 
 
@@ -83,8 +82,9 @@ def repair(x: np.ndarray, candidates: slice, sample_rate: int) -> np.ndarray | N
     damaged = find_damaged(x, candidates, a, sample_rate)
     if not damaged.any():
         return None
-    idx = np.flatnonzero(damaged)
-    lo, hi = max(0, idx[0] - 4 * order), min(len(x), idx[-1] + 4 * order + 1)
     out = x.copy()
-    out[lo:hi] = interpolate(x[lo:hi], damaged[lo:hi], a)
+    idx = np.flatnonzero(damaged)
+    for run in np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1):
+        lo, hi = max(0, run[0] - 4 * order), min(len(x), run[-1] + 4 * order + 1)
+        out[lo:hi] = interpolate(out[lo:hi], damaged[lo:hi], a)
     return out

@@ -137,9 +137,6 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
     before = ed.audio().copy()
     ed.paint(name, stroke)
     after = ed.audio()
-    if name == "heal":  # declick: the demo has no click, so nothing may change anywhere
-        np.testing.assert_array_equal(after, before)
-        return
     if name == "clone":  # copies from 0.5 s earlier: compare with what it copies over
         assert not np.array_equal(after[:, under], before[:, under])
     else:

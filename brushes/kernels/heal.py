@@ -93,21 +93,24 @@ class Heal(Kernel):
 
     # -- declick ------------------------------------------------------------------------
     def _declick(self, ctx: DabContext):
-        doc, r, t = ctx.doc, ctx.rect, ctx.doc.transform
+        doc, r = ctx.doc, ctx.rect
         sr, dab = doc.sample_rate, ctx.dabs[0]
-        radius = max(dab.params["radius_ms"] / 1000, t.hop / sr)
+        radius = dab.params["radius_ms"] / 1000
         key = (r, round((dab.time - radius) * sr), round((dab.time + radius) * sr))
         done = ctx.canvas.state.setdefault("declick", {})
         if key not in done:  # the dabs of a vertical stroke share one repair
             done[key] = self._repaired(ctx, key[1], key[2])
-        return done[key] or ctx.before
+        # nothing found: keep what earlier dabs of the stroke repaired here
+        return done[key] or doc.read(r, ctx.canvas.channel)
 
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
+        """Repair the current audio (earlier dabs' repairs included) around samples
+        ``[c0, c1)``; the new coefficients of the rect, or None if no click is there."""
         doc, r, t = ctx.doc, ctx.rect, ctx.doc.transform
         start, stop = t.frame_span(r.frame0, r.frame1)
         lo, hi = max(start, 0), min(stop, doc.length)
         fa, fb = t.frames_needed(lo, hi, doc.length)
-        before = torch.polar(*ctx.canvas.before(Rect(0, doc.n_bins, fa, fb)))
+        before = torch.polar(*doc.read(Rect(0, doc.n_bins, fa, fb), ctx.canvas.channel))
         wave = t.inverse_span(before, fa, lo, hi, doc.length).double().cpu().numpy()
         c0, c1 = max(c0 - lo, 0), min(c1 - lo, hi - lo)
         margin = round(ctx.params["context_ms"] / 1000 * doc.sample_rate)
