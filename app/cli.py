@@ -34,6 +34,11 @@ class TerminalProgress:
 
 
 def _analysis_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--transform", choices=("stft", "cq"), default="stft",
+                   help="what to paint on: stft (default) or cq, a sliced constant-Q transform "
+                        "(fine low frequencies, sharp high-frequency timing)")
+    p.add_argument("--bins-per-octave", type=int, default=48, help="cq: bins per octave (48)")
+    p.add_argument("--fmin", type=float, default=32.7, help="cq: lowest band, Hz (32.7)")
     p.add_argument("--n-fft", type=int, default=2048, help="FFT size, 256-16384 (default 2048)")
     p.add_argument("--hop", type=int, default=None, help="hop in samples (default n_fft/4)")
     p.add_argument("--window", default="hann", help="hann, hamming, blackman, blackman-harris")
@@ -105,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _open(args):
     from engine.document import Document
 
-    doc = Document.open(args.file, n_fft=args.n_fft, hop=args.hop, window=args.window,
+    doc = Document.open(args.file, transform=args.transform, n_fft=args.n_fft, hop=args.hop,
+                        window=args.window, bins_per_octave=args.bins_per_octave, fmin=args.fmin,
                         device=args.device, allow_truncated=args.allow_truncated,
                         progress=TerminalProgress("analyzing"))
     for note in doc.audio.notes:
@@ -241,7 +247,8 @@ def cmd_demo(args) -> None:
         raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    common = dict(file=str(DEMO), n_fft=2048, hop=None, window="hann", allow_truncated=False,
+    common = dict(file=str(DEMO), transform="stft", n_fft=2048, hop=None, window="hann",
+                  bins_per_octave=48, fmin=32.7, allow_truncated=False,
                   device=args.device)
     cmd_info(argparse.Namespace(**common))
     cmd_render(argparse.Namespace(**common, output=str(out / "demo.png"), width=1600,

@@ -57,6 +57,24 @@ class StrokeCanvas:
                 phase[(slice(None), *dst)] = saved[1][(slice(None), *src)]
         return mag, phase
 
+    def coverage(self, rect: Rect) -> torch.Tensor:
+        """The stroke's coverage so far over ``rect`` (0 where it has not been)."""
+        rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
+        out = torch.zeros(rect.shape, device=self.doc.device)
+        for key, tile in self._tiles(rect):
+            saved = self.coverage_tiles.get(key)
+            if saved is not None:
+                dst, src = _overlap(rect, tile)
+                out[dst] = saved[src]
+        return out
+
+    def covered_rect(self) -> Rect | None:
+        """The bounding rect of every tile the stroke has covered."""
+        rect = None
+        for key in self.coverage_tiles:
+            rect = self.tile_rect(key).union(rect)
+        return rect
+
     def cover(self, rect: Rect, mask: torch.Tensor) -> torch.Tensor:
         """Raise the coverage over ``rect`` to at least ``mask``; return the new coverage."""
         rect = rect.clip(self.doc.n_bins, self.doc.n_frames)

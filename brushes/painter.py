@@ -23,7 +23,7 @@ class Stroke:
     def __init__(self, doc: Document, brush: Brush, params: dict,
                  curves: dict[str, dict[str, Curve]], history: History | None,
                  total_length: float | None = None, seed: int = 0):
-        self.doc, self.brush, self.history = doc, brush, history
+        self.doc, self.brush, self.history, self.params = doc, brush, history, params
         self.channel = None if params["channel"] < 0 else int(params["channel"])
         doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
         self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
@@ -79,6 +79,9 @@ class Stroke:
 
     def end(self) -> Step:
         """Finish: the stroke becomes one undo step (pushed to the history, if any)."""
+        finished = self.kernel.finish(self.doc, self.canvas, self.params)
+        if finished is not None:
+            self.dirty = finished.union(self.dirty)
         step = Step(f"{self.brush.name} stroke", self.channel)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)

@@ -43,6 +43,11 @@ class Kernel:
     def effect(self, ctx: DabContext) -> tuple[torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 
+    def finish(self, doc: Document, canvas: StrokeCanvas, params: dict) -> Rect | None:
+        """Called once when the stroke ends, with all it covered; returns the rect
+        rewritten (most kernels: nothing to do)."""
+        return None
+
 
 def blend_magnitude(before_mag: torch.Tensor, target: torch.Tensor,
                     coverage: torch.Tensor) -> torch.Tensor:
@@ -63,6 +68,11 @@ def add_complex(ctx: DabContext, addition: torch.Tensor,
 
 def settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor):
     """Magnitude and phase of ``z`` where ``weight`` > 0; the before values elsewhere."""
-    mag, phase = ctx.before
+    return settle_between(ctx.before, z, weight)
+
+
+def settle_between(before, z: torch.Tensor, weight: torch.Tensor):
+    """(magnitude, phase) of ``z`` where ``weight`` > 0, of ``before`` elsewhere."""
+    mag, phase = before
     untouched = (weight == 0).expand_as(mag)  # keep those cells bit for bit
     return torch.where(untouched, mag, z.abs()), torch.where(untouched, phase, z.angle())

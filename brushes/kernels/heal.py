@@ -1,12 +1,14 @@
 """Heal: repair what is under the brush from what surrounds it.
 
 - ``attenuate`` (the default): per cell, bring only what stands above the
-  surrounding level down to it, keeping the rest and its phase. The level is
-  the mean magnitude on both sides of the dab, interpolated across it, learnt
-  outside the stroke: from the neighbouring bins when the stroke moves along
-  time (a hum, a whistle), from before and after it otherwise (a vertical
-  stroke on a click, a patch on a cough); ``direction`` can force either, or
-  take the lower of both.
+  surrounding level down to it, keeping the rest and its phase; the level is
+  learnt outside the stroke (see brushes.attenuate).
+
+``attenuate`` and ``steady`` need the whole stroke: they are applied when it
+ends (a dab only records what the stroke covers).
+- ``steady``: the steady partials under the stroke (a hum, a whistle, a
+  bleep) are estimated and subtracted coherently (see brushes.steady); what
+  does not stay put, speech or music in the same bins, stays.
 - ``replace``: magnitude interpolated across the brush from both sides in
   time, phase continuing the left side's advance (steady partials run on).
 - ``declick``: a time-domain repair of the few samples of a click under the
@@ -19,8 +21,8 @@ import math
 import numpy as np
 import torch
 
-from brushes import declick
-from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
+from brushes import attenuate, declick, steady
+from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude, settle_between
 from brushes.params import Param
 from engine.region import Rect
 
@@ -29,10 +31,11 @@ class Heal(Kernel):
     name = "heal"
     help = ("Repair from the surroundings: attenuate what stands out (coughs, whistles, hum), "
             "replace by interpolation, or declick in the time domain.")
-    params = (Param("mode", "attenuate", choices=("attenuate", "replace", "declick"),
+    params = (Param("mode", "attenuate", choices=("attenuate", "steady", "replace", "declick"),
                     help="attenuate: only what stands above its surroundings comes down to "
-                         "them; replace: interpolate across in time; declick: re-estimate the "
-                         "samples of a click under the brush"),
+                         "them; steady: subtract the steady tone under the stroke (hum, "
+                         "whistle); replace: interpolate across in time; declick: re-estimate "
+                         "the samples of a click under the brush"),
               Param("direction", "auto", choices=("auto", "time", "frequency", "both"),
                     help="attenuate: learn the level from before/after (time), from "
                          "below/above (frequency), the lower of both, or across the stroke's "
@@ -54,25 +57,19 @@ class Heal(Kernel):
             return self._declick(ctx)
         if mode == "replace":
             return self._replace(ctx)
-        return self._attenuate(ctx)
+        return ctx.before  # attenuate, steady: at the stroke's end
 
-    # -- attenuate ------------------------------------------------------------------
-    def _attenuate(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
-        mag, phase = ctx.before
-        k = max(2, math.ceil(doc.frame_of(ctx.params["context_ms"] / 1000)))
-        kb = max(2, math.ceil((r.bin1 - r.bin0) / 2))
-        axes = {"time": (2,), "frequency": (1,), "both": (1, 2)}.get(ctx.params["direction"])
-        if axes is None:  # auto: across the stroke's motion
-            seconds, hz = ctx.dabs[0].step
-            along_time = abs(doc.frame_of(seconds)) > abs(doc.bin_span(ctx.dabs[0].freq, hz))
-            axes = (1,) if along_time else (2,)
-        levels = [lvl for lvl in (_side_level(ctx, r, k if axis == 2 else kb, axis)
-                                  for axis in axes) if lvl is not None]
-        if not levels:
-            return ctx.before
-        level = torch.minimum(*levels) if len(levels) == 2 else levels[0]
-        return blend_magnitude(mag, torch.minimum(mag, level), ctx.coverage), phase
+    # -- attenuate, steady --------------------------------------------------------------
+    def finish(self, doc, canvas, params: dict) -> Rect | None:
+        rect = canvas.covered_rect()
+        if params["mode"] not in ("attenuate", "steady") or rect is None:
+            return None
+        coverage = canvas.coverage(rect)
+        if params["mode"] == "attenuate":
+            mag, phase = _attenuated(doc, canvas, rect, params, coverage)
+        else:
+            mag, phase = _steady_removed(doc, canvas, rect, coverage)
+        return doc.write(rect, mag, phase, channel=canvas.channel)
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
@@ -129,26 +126,31 @@ class Heal(Kernel):
         return coeffs.abs(), coeffs.angle()
 
 
-def _side_level(ctx: DabContext, r: Rect, k: int, axis: int) -> torch.Tensor | None:
-    """Mean magnitude of the ``k`` cells on each side of ``r`` along ``axis`` (1: bins,
-    2: frames), interpolated across ``r``; None when neither side exists."""
-    doc = ctx.doc
-    if axis == 2:
-        sides = (Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0),
-                 Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k))
-    else:
-        sides = (Rect(r.bin0 - k, r.bin0, r.frame0, r.frame1),
-                 Rect(r.bin1, r.bin1 + k, r.frame0, r.frame1))
-    sides = [s.clip(doc.n_bins, doc.n_frames) for s in sides]
-    means = [ctx.canvas.before(s)[0].mean(axis, keepdim=True) for s in sides if not s.empty]
-    if not means:
-        return None
-    first, last = means[0], means[-1]
-    n = r.shape[axis - 1]
-    shape = [1, 1, 1]
-    shape[axis] = n
-    f = ((torch.arange(n, device=first.device) + 0.5) / n).reshape(shape)
-    return first + (last - first) * f
+def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
+    """Magnitude and phase over ``rect`` after attenuation (brushes.attenuate),
+    learnt from the before-stroke state around it, blended by ``coverage``."""
+    frame_seconds = doc.transform.seconds_of(1)
+    k = attenuate.context_frames(frame_seconds, params["context_ms"])
+    wide = rect.grow(rect.bin1 - rect.bin0, k).clip(doc.n_bins, doc.n_frames)
+    covered = (canvas.coverage(wide) > 0).cpu().numpy()
+    hz = doc.transform.bin_frequencies()[wide.bins].numpy()
+    target = attenuate.target(canvas.before(wide)[0].cpu().numpy(), covered, hz, frame_seconds,
+                              k, params["direction"])
+    inner = (slice(None), slice(rect.bin0 - wide.bin0, rect.bin1 - wide.bin0),
+             slice(rect.frame0 - wide.frame0, rect.frame1 - wide.frame0))
+    mag, phase = canvas.before(rect)
+    target = torch.from_numpy(np.ascontiguousarray(target[inner])).to(mag.device)
+    return blend_magnitude(mag, target, coverage), phase
+
+
+def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor):
+    t = doc.transform
+    hz = t.bin_frequencies()[rect.bins]
+    span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
+    before = canvas.before(rect)
+    z = torch.polar(*before)
+    cleaned = steady.subtract(z, coverage > 0, hz, span, 1 / t.seconds_of(1))
+    return settle_between(before, z + coverage * (cleaned - z), coverage)
 
 
 def _continued_phase(doc, r: Rect, left, width: int) -> torch.Tensor:
