@@ -83,6 +83,6 @@ class Footprint:
         d = self.distance(rect, device)
         h = self.hardness
         if h >= 1.0:
-            return (d <= 1.0).float()
+            return (d <= 1.0 + 1e-6).float()  # a cell on the outline is inside
         u = ((d - h) / (2 * (1 - h))).clamp(0.0, 1.0)
         return 0.5 * (1 + torch.cos(math.pi * u))

@@ -16,7 +16,7 @@ import torch
 
 PAD = 8  # zero-padding factor of the rate search
 REFINE = 32  # then this many steps each way between grid points
-SMOOTH = 31  # frames over which a partial's presence is averaged
+SMOOTH = 9  # frames over which a partial's presence is averaged
 MIN_FRAMES = 16  # shorter runs cannot tell a steady partial from the rest
 SIGNIFICANT = 0.1  # a run's steady part must hold this share of its energy; the
 #                    strongest of many candidate rates in a run of speech alone holds ~1 %

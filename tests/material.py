@@ -80,7 +80,7 @@ def cases(clean: np.ndarray, seed: int = 7) -> list[Case]:
     # a whistle along most of the take
     whistle = _sine(n, 2500.0, int(0.3 * SR), n - int(0.3 * SR), 0.05)
     out.append(Case("whistle 2.5 kHz", clean + whistle,
-                    [("hard-eraser", [(0.3, 2500), (dur - 0.3, 2500)], {})], "notch 2.5 kHz"))
+                    [("tone-remover", [(0.3, 2500), (dur - 0.3, 2500)], {})], "notch 2.5 kHz"))
     # five clicks
     x = clean.copy()
     times = np.linspace(0.8, dur - 0.8, 5)

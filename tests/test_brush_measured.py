@@ -134,3 +134,55 @@ def test_a_painted_glide_stays_one_smooth_partial(write_audio):
             inside += power[band, m].sum()
             outside += power[~band, m].sum()
     assert 10 * np.log10(outside / inside) < -30
+
+
+def _noise_document(transform="stft"):
+    from engine.audio import Audio
+    from engine.document import Document
+
+    rng = np.random.default_rng(3)
+    x = (0.1 * rng.standard_normal((1, 2 * 8000))).astype(np.float32)
+    return Document(Audio(x, 8000), transform=transform, n_fft=512, hop=128, device="cpu")
+
+
+def test_the_outline_of_a_soft_eraser_is_where_its_effect_is_half():
+    """docs/brushes.md: hardness 0 falls from the centre, half at the outline
+    (radius_ms x radius_hz, as the GUI draws it), nothing beyond two radii."""
+    from brushes.painter import paint
+    from brushes.stroke import StrokePoint
+
+    doc = _noise_document()
+    before = doc.magnitude[0].clone()
+    paint(doc, "gain", [StrokePoint(0.512, 1000.0)],  # frame 32, bin 64 exactly
+          {"gain_db": -math.inf, "hardness": 0.0, "radius_hz": 250.0, "radius_ms": 160.0})
+    ratio = (doc.magnitude[0] / before).numpy()
+    assert ratio[64, 32] == pytest.approx(0.0, abs=1e-6)  # centre: erased
+    assert ratio[64 + 16, 32] == pytest.approx(0.5, abs=1e-3)  # outline in frequency: half
+    assert ratio[64 - 16, 32] == pytest.approx(0.5, abs=1e-3)
+    assert ratio[64, 32 + 10] == pytest.approx(0.5, abs=1e-3)  # outline in time: half
+    assert ratio[64 + 24, 32] == pytest.approx(0.5 * (1 + math.cos(math.pi * 0.75)) * 0 + 1
+                                               - 0.5 * (1 + math.cos(math.pi * 0.75)), abs=1e-3)
+    assert np.all(ratio[64 + 32:, :] == 1) and np.all(ratio[:64 - 32, :] == 1)  # two radii out
+    assert np.all(ratio[:, 32 + 20:] == 1) and np.all(ratio[:, :32 - 20] == 1)
+
+
+@pytest.mark.parametrize("transform,hz", [("stft", 1000.0), ("cq", 60.0), ("cq", 3000.0)])
+def test_a_footprint_is_never_narrower_than_the_transform_resolves(transform, hz):
+    """A 1 Hz-wide hard eraser still takes every bin a tone's main lobe reaches."""
+    from engine.audio import Audio
+    from engine.document import Document
+
+    sr = 8000 if transform == "stft" else 22050
+    t = np.arange(3 * sr) / sr
+    x = (0.3 * np.sin(2 * np.pi * hz * t))[None].astype(np.float32)
+    ed = Editor(Document(Audio(x, sr), transform=transform, n_fft=512, device="cpu"))
+    ed.paint("hard-eraser", [(0.5, hz), (2.5, hz)], radius_hz=1.0)
+    doc, lobe = ed.doc, ed.doc.transform.resolution_hz(hz)
+    bins = range(math.ceil(doc.bin_of(hz - lobe) + 1e-6), math.floor(doc.bin_of(hz + lobe)) + 1)
+    assert len(bins) >= 2
+    frames = slice(int(doc.frame_of(1.2)), int(doc.frame_of(1.8)))
+    assert torch.all(doc.magnitude[0, bins.start:bins.stop, frames] == 0)
+    if transform == "stft":  # and so the tone is gone
+        y = ed.audio()[0]
+        mid = slice(int(1.2 * sr), int(1.8 * sr))
+        assert snr_db(x[0, mid], x[0, mid] - y[mid]) > 30  # what is left: < -30 dB

@@ -85,7 +85,7 @@ def test_saved_presets_are_sorted_standard_json_and_load_back(tmp_path):
 
 EXPECTED_BUILTINS = {"soft-eraser", "hard-eraser", "blur-haze", "smear", "tone-pen",
                      "noise-spray", "harmonic-eraser", "clone", "restore", "heal",
-                     "lowpass-haze", "gentle-boost", "spot-repair"}
+                     "lowpass-haze", "gentle-boost", "spot-repair", "tone-remover"}
 
 
 def test_builtins_exist_load_and_are_named_as_their_files():
