@@ -13,11 +13,13 @@ VENV=.venv
 system_packages() {
     # Xvfb gives tests an X server; Mesa's llvmpipe renders OpenGL on the CPU;
     # the libxcb-* and libxkbcommon-x11 libraries are what Qt's xcb plugin loads;
-    # libportaudio2 is what sounddevice plays through.
+    # libportaudio2 is what sounddevice plays through; espeak-ng and alsa-utils (its
+    # recorded voices) give the repair tests real speech.
     local pkgs=(xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 libgl1
                 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0
                 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0
-                libxcb-xinerama0 libxcb-xkb1 libfontconfig1 libdbus-1-3 libportaudio2)
+                libxcb-xinerama0 libxcb-xkb1 libfontconfig1 libdbus-1-3 libportaudio2
+                espeak-ng alsa-utils)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -61,4 +63,11 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     pip_install -e ".[dev]"
     echo "$want" > "$stamp"
+fi
+
+# Tests only: nsgt 0.19, the constant-Q oracle. Its build needs numpy and Cython in
+# the environment (--no-build-isolation); the app never imports it.
+if [ "${1:-}" = "--system" ] && ! "$VENV/bin/python" -c "import nsgt" 2>/dev/null; then
+    pip_install setuptools cython
+    pip_install --no-build-isolation "nsgt==0.19"
 fi
