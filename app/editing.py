@@ -32,6 +32,21 @@ class StrokeCommand(QUndoCommand):
         self.history.undo()
 
 
+class AnalysisCommand(QUndoCommand):
+    """One analysis swapped for another (each a session with its own document and
+    history): undo brings the previous analysis back with its edits."""
+
+    def __init__(self, window, before: tuple, after: tuple, label: str):
+        super().__init__(label)
+        self.window, self.before, self.after = window, before, after
+
+    def redo(self) -> None:
+        self.window.install(*self.after)
+
+    def undo(self) -> None:
+        self.window.install(*self.before)
+
+
 class PaintSession:
     """The document being edited, its history, live resynthesis and undo stack."""
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressDialog
 
-from app.project import open_project, save_project, snapshot
+from app.editing import AnalysisCommand, PaintSession
+from app.project import TILE, EditTracker, open_project, save_project, snapshot
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
 from engine.document import Document
@@ -234,26 +235,33 @@ class FileActions:
         return self.run_worker(f"Exporting {path.name}", work,
                                lambda p: self.statusBar().showMessage(f"wrote {p}", 5000))
 
-    def reanalyze(self, n_fft: int, hop: int, window: str) -> None:
+    def reanalyze(self, analysis: dict) -> None:
+        """Analyze the edited audio again with ``analysis`` (transform and settings):
+        the edits stay, and the change is one undo step."""
         if self.session is None:
             return
-        audio, path = self.doc.audio, self.audio_path
+        session = self.session
+        edited = session.start_reading()  # the splices wait while the worker reads it
 
         def work(progress, cancel):
-            doc = Document(audio, n_fft=n_fft, hop=hop, window=window, device=self.device,
-                           progress=scaled(progress, 0, 0.6), cancel=cancel)
+            doc = session.doc.reanalyzed(edited, progress=scaled(progress, 0, 0.6),
+                                         cancel=cancel, **analysis)
             return with_waveform(doc, progress, cancel)
 
-        def go():
-            self.run_worker("Re-analyzing", work, lambda made: self.set_document(made, path))
+        def done(made):
+            doc, synth = made
+            new = (PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
+            new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(TILE)
+                                if self.tracker.tiles else ())  # edits live in every tile now
+            name = "constant-Q" if analysis["transform"] == "cq" else "STFT"
+            self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
+                                                 f"analysis: {name}"))
 
-        edits = len(self.tracker.tiles) if self.tracker else 0
-        if edits == 0:
-            go()
-            return
-        self._ask("Re-analysis starts again from the recording: the edits and the undo history "
-                  "are lost. Export or save first if you need them. Re-analyze?",
-                  lambda b: go() if b == QMessageBox.StandardButton.Ok else None)
+        worker = self.run_worker("Re-analyzing", work, done)
+        if worker is None:
+            session.done_reading()
+        else:
+            worker.finished.connect(session.done_reading)
 
     def _remember(self, path: Path) -> None:
         recent = [str(path)] + [p for p in self.settings.value("recent", [], list) or []

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSlider,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -22,6 +23,7 @@ from brushes.params import Param
 from brushes.presets import Preset, all_presets
 from brushes.registry import BRUSHES
 from engine.render import COLORMAPS
+from engine.transforms.cq import BPO_RANGE, FMIN_RANGE
 from engine.transforms.stft import WINDOWS
 
 SLIDER_STEPS = 1000
@@ -235,11 +237,17 @@ class ViewPanel(QWidget):
 
 
 class AnalysisPanel(QWidget):
-    applyRequested = Signal(int, int, str)  # n_fft, hop, window
+    """What the document is painted on: an STFT (FFT size, overlap, window) or the
+    sliced constant-Q transform (bins per octave, lowest frequency)."""
+
+    applyRequested = Signal(dict)  # {"transform": ..., its settings}
 
     def __init__(self, parent=None):
         super().__init__(parent)
         form = QFormLayout(self)
+        self.transform = QComboBox()
+        self.transform.addItem("STFT", "stft")
+        self.transform.addItem("Constant-Q", "cq")
         self.n_fft = QComboBox()
         self.n_fft.addItems([str(1 << k) for k in range(8, 15)])
         self.n_fft.setCurrentText("2048")
@@ -248,22 +256,48 @@ class AnalysisPanel(QWidget):
         self.overlap.setCurrentText("4")
         self.window = QComboBox()
         self.window.addItems(list(WINDOWS))
+        self.bins_per_octave = QSpinBox()
+        self.bins_per_octave.setRange(*BPO_RANGE)
+        self.bins_per_octave.setValue(48)
+        self.fmin = _spin(FMIN_RANGE[0], FMIN_RANGE[1], 32.7, " Hz")
         self.apply = QPushButton("Re-analyze")
+        form.addRow("Transform", self.transform)
         form.addRow("FFT size", self.n_fft)
         form.addRow("Overlap ×", self.overlap)
         form.addRow("Window", self.window)
+        form.addRow("Bins / octave", self.bins_per_octave)
+        form.addRow("Lowest", self.fmin)
         form.addRow(self.apply)
-        self.apply.clicked.connect(self._emit)
+        self.apply.clicked.connect(lambda: self.applyRequested.emit(self.settings()))
+        self.transform.currentIndexChanged.connect(self._enable)
+        self._enable()
 
-    def _emit(self) -> None:
+    def _enable(self) -> None:
+        cq = self.transform.currentData() == "cq"
+        for w in (self.n_fft, self.overlap, self.window):
+            w.setEnabled(not cq)
+        for w in (self.bins_per_octave, self.fmin):
+            w.setEnabled(cq)
+
+    def settings(self) -> dict:
+        if self.transform.currentData() == "cq":
+            return {"transform": "cq", "bins_per_octave": self.bins_per_octave.value(),
+                    "fmin": self.fmin.value()}
         n_fft = int(self.n_fft.currentText())
-        self.applyRequested.emit(n_fft, n_fft // int(self.overlap.currentText()),
-                                 self.window.currentText())
+        return {"transform": "stft", "n_fft": n_fft,
+                "hop": n_fft // int(self.overlap.currentText()),
+                "window": self.window.currentText()}
 
-    def show_settings(self, n_fft: int, hop: int, window: str) -> None:
-        self.n_fft.setCurrentText(str(n_fft))
-        self.overlap.setCurrentText(str(max(2, n_fft // hop)))
-        self.window.setCurrentText(window)
+    def show_settings(self, settings: dict) -> None:
+        """Show a transform's ``settings()``."""
+        self.transform.setCurrentIndex(self.transform.findData(settings["transform"]))
+        if settings["transform"] == "cq":
+            self.bins_per_octave.setValue(settings["bins_per_octave"])
+            self.fmin.setValue(settings["fmin"])
+        else:
+            self.n_fft.setCurrentText(str(settings["n_fft"]))
+            self.overlap.setCurrentText(str(max(2, settings["n_fft"] // settings["hop"])))
+            self.window.setCurrentText(settings["window"])
 
 
 def _spin(low, high, value, suffix, decimals=1, step=1.0) -> QDoubleSpinBox:

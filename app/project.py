@@ -54,8 +54,7 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
         mag, phase = doc.read(rect)
         arrays[f"mag_{i}"], arrays[f"phase_{i}"] = mag.cpu().numpy(), phase.cpu().numpy()
     return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
-            "sample_rate": doc.sample_rate, "n_fft": doc.transform.n_fft,
-            "hop": doc.transform.hop, "window": doc.transform.window_name,
+            "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
             "source": str(doc.audio.path) if doc.audio.path else None}
 
 
@@ -66,8 +65,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         raise ProjectError(f"{path}: the folder {path.parent} does not exist")
     audio = snap["arrays"]["audio"]
     manifest = {"format": FORMAT, "version": VERSION, "sample_rate": snap["sample_rate"],
-                "analysis": {"n_fft": snap["n_fft"], "hop": snap["hop"],
-                             "window": snap["window"]},
+                "analysis": snap["analysis"],
                 "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
                 "source": snap["source"], "edited_rects": snap["rects"], "view": view}
     tmp = path.with_name(f".{path.name}.part")
@@ -112,16 +110,14 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
         if hashlib.sha256(audio.tobytes()).hexdigest() != manifest["audio_sha256"]:
             raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
                                "the file is damaged")
-        analysis = manifest["analysis"]
+        analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
         source = Path(manifest["source"]) if manifest.get("source") else None
         doc = Document(Audio(audio.astype(np.float32), int(manifest["sample_rate"]), source),
-                       n_fft=int(analysis["n_fft"]), hop=int(analysis["hop"]),
-                       window=str(analysis["window"]), device=device, progress=progress,
-                       cancel=cancel)
+                       device=device, progress=progress, cancel=cancel, **analysis)
         for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
             doc.write(Rect(b0, b1, f0, f1), torch.from_numpy(arrays[f"mag_{i}"]),
                       torch.from_numpy(arrays[f"phase_{i}"]))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError) as e:  # ParameterError is a ValueError
         raise ProjectError(f"{path}: the project is incomplete or damaged ({e})") from e
     doc.take_dirty()
     return doc, manifest.get("view", {})

@@ -150,13 +150,8 @@ class MainWindow(FileActions, Transport, QMainWindow):
         if self.session:
             self.session.close()
         self.undo_stack.clear()
-        self.session = PaintSession(doc, self.undo_stack, synth)
-        self.tracker = EditTracker(doc)
         self.audio_path, self.project_path = audio_path, project_path
-        self.view_panel.set_channels(doc.channels)
-        t = doc.transform
-        self.analysis_panel.show_settings(t.n_fft, t.hop, t.window_name)
-        self.canvas.set_document(doc, self.view_panel.channel(self.view_panel.view_channel))
+        self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
         if view:
             self._apply_view(view)
         self.area.view_changed()
@@ -165,6 +160,17 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
                                      f"{format_time(doc.length / doc.sample_rate)}; "
                                      f"audio: {self.player.output.name}", 8000)
+
+    def install(self, session: PaintSession, tracker: EditTracker) -> None:
+        """Make ``session`` the one painted on and shown (a new file, or one analysis
+        swapped for another, which keeps the view where it is)."""
+        self.stop()
+        self.session, self.tracker = session, tracker
+        doc = session.doc
+        self.view_panel.set_channels(doc.channels)
+        self.analysis_panel.show_settings(doc.transform.settings())
+        self.canvas.set_document(doc, self.view_panel.channel(self.view_panel.view_channel))
+        self.area.view_changed()
 
     @property
     def modified(self) -> bool:

@@ -33,10 +33,14 @@ Listener = Callable[[Rect, tuple[int, ...]], None]
 class Document:
     def __init__(self, audio: Audio, *, transform: str = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelFlag | None = None, **settings):
+                 cancel: CancelFlag | None = None, content: np.ndarray | None = None,
+                 **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
-        fmin); see :func:`engine.transforms.make`."""
+        fmin); see :func:`engine.transforms.make`. ``content``: what to analyze when it
+        is not the recording itself (an edited version of it, float32 ``[ch, n]``); the
+        recording stays the original that restore and heal go back to."""
         self.audio = audio
+        self._content = content
         self.sample_rate = audio.sample_rate
         self.length = audio.frames
         self.device = device if isinstance(device, torch.device) else pick_device(device)
@@ -61,6 +65,8 @@ class Document:
     def _analyze(self, device: torch.device, progress, cancel) -> None:
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)
+        content = self.source if self._content is None else \
+            torch.from_numpy(self._content).to(device)
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
         shape = (channels, frames, self.transform.n_bins)
         self._mag = torch.empty(shape, device=device)
@@ -69,10 +75,18 @@ class Document:
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
-            coeffs = self.transform.forward_frames(self.source, f0, f1).transpose(-1, -2)
+            coeffs = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
             _magnitude_into(coeffs, self._mag[:, f0:f1])
             torch.angle(coeffs, out=self._phase[:, f0:f1])
         step(1.0, progress, None)
+
+    def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,
+                   cancel: CancelFlag | None = None, **analysis) -> "Document":
+        """A new document of the same recording on another analysis (transform and
+        settings, as for the constructor), holding ``edited`` (this document's
+        resynthesis): changing the analysis keeps every edit."""
+        return Document(self.audio, device=self.device, progress=progress, cancel=cancel,
+                        content=np.ascontiguousarray(edited, dtype=np.float32), **analysis)
 
     # -- shape and units -------------------------------------------------------
     @property

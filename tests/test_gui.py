@@ -355,3 +355,29 @@ def test_tablet_pressure_sets_the_brush_opacity(qtbot, window):
     assert float(light) == pytest.approx(1 - 0.28, abs=0.02)  # opacity 0.2 + 0.8 * 0.1
     assert float(firm) < 0.05  # full opacity: erased but for the Gaussian edge's last percent
     assert window.undo_stack.count() == 2
+
+
+def test_changing_the_analysis_keeps_the_edits_and_is_one_undo_step(qtbot, window):
+    paint_whistle(qtbot, window)
+    stft_doc = window.doc
+    edited = window.session.synth.waveform().copy()
+    stft_mag = stft_doc.magnitude.clone()
+    steps = window.undo_stack.count()
+    panel = window.analysis_panel
+    panel.transform.setCurrentIndex(panel.transform.findData("cq"))
+    qtbot.mouseClick(panel.apply, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc is not stft_doc, timeout=30000)
+    cq_doc = window.doc
+    assert cq_doc.transform.kind == "cq" and window.canvas.doc is cq_doc
+    assert window.undo_stack.count() == steps + 1
+    assert snr_db(edited, window.session.synth.waveform()) > 100  # the erased whistle stays erased
+    qtbot.wait(50)
+    pixels(window)  # the constant-Q view draws
+    window.undo_stack.undo()
+    assert window.doc is stft_doc and torch.equal(window.doc.magnitude, stft_mag)
+    assert panel.transform.currentData() == "stft"
+    window.undo_stack.undo()  # and the stroke before it
+    assert not torch.equal(window.doc.magnitude, stft_mag)
+    window.undo_stack.redo()
+    window.undo_stack.redo()
+    assert window.doc is cq_doc and window.canvas.doc is cq_doc
