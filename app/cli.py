@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--width", type=int, default=1920)
     p.add_argument("--height", type=int, default=None, help="default: one row per bin")
     p.add_argument("--channel", type=int, default=None, help="default: loudest of all")
+    p.add_argument("--view", choices=("mel", "cqt", "vqt"), default=None,
+                   help="a read-only nnAudio view instead of the paintable transform")
     _analysis_args(p)
 
     p = sub.add_parser("roundtrip", help="analyze, resynthesize and export")
@@ -147,12 +149,31 @@ def cmd_render(args) -> None:
     if out.suffix.lower() != ".png":
         raise ParameterError(f"{out}: the image must be a .png file")
     check_destination(out, Path(args.file), force=False)
-    doc = _open(args)
-    image = doc.render(width=args.width, height=args.height or doc.n_bins, channel=args.channel,
-                       colormap=args.colormap, top_db=args.top_db, range_db=args.db_range,
-                       log_freq=args.log_freq)
+    style = dict(colormap=args.colormap, top_db=args.top_db, range_db=args.db_range)
+    if getattr(args, "view", None):
+        image = _render_view(args, style)
+    else:
+        doc = _open(args)
+        image = doc.render(width=args.width, height=args.height or doc.n_bins,
+                           channel=args.channel, log_freq=args.log_freq, **style)
     write_png(image, out)
     print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})")
+
+
+def _render_view(args, style):
+    from engine import views
+    from engine.audio import load
+    from engine.device import pick_device
+    from engine.errors import ParameterError
+
+    audio = load(args.file, allow_truncated=args.allow_truncated,
+                 progress=TerminalProgress("reading"))
+    if args.channel is not None and not 0 <= args.channel < audio.channels:
+        raise ParameterError(f"{args.file}: channel {args.channel} does not exist; the file "
+                             f"has {audio.channels} channel(s), numbered 0 to {audio.channels - 1}")
+    samples = audio.samples if args.channel is None else audio.samples[[args.channel]]
+    mag = views.magnitude(samples, audio.sample_rate, args.view, pick_device(args.device))
+    return views.render_view(mag, args.width, args.height or mag.shape[1], **style)
 
 
 def cmd_roundtrip(args) -> None:

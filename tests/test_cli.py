@@ -48,6 +48,37 @@ def test_render_writes_a_png_of_the_asked_size(stereo_file, tmp_path):
     assert (image.width(), image.height()) == (300, 200)
 
 
+@pytest.mark.parametrize("extra", [("--transform", "cq"), ("--view", "mel"), ("--view", "cqt"),
+                                   ("--view", "vqt")])
+def test_render_a_constant_q_document_or_a_view(stereo_file, tmp_path, extra):
+    from PySide6.QtGui import QImage
+
+    out = tmp_path / "v.png"
+    r = specpaint("render", stereo_file, "-o", out, "--width", 320, "--height", 120, *extra)
+    assert r.returncode == 0, r.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (320, 120)
+
+
+def test_cq_roundtrip_and_apply(stereo_file, tmp_path):
+    out = tmp_path / "rt.wav"
+    r = specpaint("roundtrip", stereo_file, "-o", out, "--transform", "cq")
+    assert r.returncode == 0, r.stderr
+    x, _ = sf.read(stereo_file, dtype="float32")
+    y, _ = sf.read(out, dtype="float32")
+    assert snr_db(x, y) > 100
+    painted = tmp_path / "ap.wav"
+    r = specpaint("apply", stereo_file, "-o", painted, "--transform", "cq", "--preset",
+                  "hard-eraser", "--line", "0.2:440,0.8:440")
+    assert r.returncode == 0, r.stderr
+    assert snr_db(x, sf.read(painted, dtype="float32")[0]) < 40
+
+
+def test_unknown_transform_is_a_usage_error(stereo_file, tmp_path):
+    r = specpaint("render", stereo_file, "-o", tmp_path / "x.png", "--transform", "wavelet")
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
 def test_roundtrip_keeps_length_rate_channels_and_is_lossless(stereo_file, tmp_path):
     out = tmp_path / "rt.wav"
     r = specpaint("roundtrip", stereo_file, "-o", out, "--hop", 256, "--window", "blackman-harris")
