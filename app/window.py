@@ -15,6 +15,7 @@ from app.playback import Player
 from app.project import EditTracker
 from app.transport import Transport
 from app.view import format_time, note_name
+from app.viewdock import AnalysisView
 from app.viewport import CanvasArea
 from app.workers import Worker
 from engine.document import Document
@@ -50,13 +51,17 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.analysis_panel = AnalysisPanel()
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
+        self.analysis_view = AnalysisView(self)
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
-                                    ("History", self.history_view, Qt.LeftDockWidgetArea)):
+                                    ("History", self.history_view, Qt.LeftDockWidgetArea),
+                                    ("nnAudio view", self.analysis_view,
+                                     Qt.BottomDockWidgetArea)):
             dock = QDockWidget(title, self)
             dock.setObjectName(title)
-            widget.setFixedWidth(330 if area == Qt.RightDockWidgetArea else 200)  # no jumps
+            if area != Qt.BottomDockWidgetArea:
+                widget.setFixedWidth(330 if area == Qt.RightDockWidgetArea else 200)  # no jumps
             dock.setWidget(widget)
             self.addDockWidget(area, dock)
         self.readout = QLabel()
@@ -74,6 +79,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.view_panel.logChanged.connect(self._log_changed)
         self.view_panel.viewChannelChanged.connect(self.canvas.set_view_channel)
         self.analysis_panel.applyRequested.connect(self.reanalyze)
+        self.canvas.viewChanged.connect(self.analysis_view.schedule)
         self.undo_stack.indexChanged.connect(self._after_undo_redo)
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self._build_menus()
@@ -171,6 +177,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.channel(self.view_panel.view_channel))
         self.area.view_changed()
+        self.analysis_view.schedule()
 
     @property
     def modified(self) -> bool:
@@ -196,6 +203,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
     def _after_undo_redo(self) -> None:
         if self.session:
             self.session.refresh_audio()
+        self.analysis_view.schedule()
         self.canvas.update()
         self._update_title()
 

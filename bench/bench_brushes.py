@@ -1,7 +1,8 @@
 """Brush figures: per-dab latency of every brush on a 1-minute and a 10-minute
 stereo 44.1 kHz document, and a 200-dab stroke end to end.
 
-    .venv/bin/python bench/bench_brushes.py [--runs 5] [--device cpu] [--no-write]
+    .venv/bin/python bench/bench_brushes.py [--runs 5] [--device cpu] [--transform stft|cq]
+                                            [--no-write]
 
 A dab is 50 ms x 200 Hz (hardness 0.5). Each brush paints a stroke of 200
 events with one dab each; p50/p95 are over those dabs, and the median of
@@ -38,13 +39,13 @@ TARGET_MS = {"gain": 3, "blur": 3, "restore": 3, "clone": 3, "warp": 8, "filter"
 EXTRA = {"harmonic": {"harmonics": 4, "inner": "gain"}}
 
 
-def make_doc(minutes: float, device) -> Document:
+def make_doc(minutes: float, device, transform: str = "stft") -> Document:
     rng = np.random.default_rng(0)
     n = int(minutes * 60 * SR)
     t = np.arange(n, dtype=np.float32) / SR
     x = np.stack([0.3 * np.sin(2 * np.pi * 440 * t), 0.3 * np.sin(2 * np.pi * 1000 * t)])
     x += rng.normal(0, 0.01, x.shape).astype(np.float32)
-    return Document(Audio(x.astype(np.float32), SR), device=device)
+    return Document(Audio(x.astype(np.float32), SR), device=device, transform=transform)
 
 
 def stroke_points(count: int, start: float, freq: float) -> list[StrokePoint]:
@@ -84,6 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--transform", choices=("stft", "cq"), default="stft")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     device = pick_device(args.device)
@@ -94,7 +96,7 @@ def main() -> None:
 
     results, e2e, peer = {}, {}, {}
     for minutes in (1, 10):
-        doc = make_doc(minutes, device)
+        doc = make_doc(minutes, device, args.transform)
         synth = Resynthesizer(doc)
         synth.full()
         for brush in BRUSHES:
@@ -114,7 +116,9 @@ def main() -> None:
     if not args.no_write:
         from bench.bench_engine import write_section
 
-        write_section("bench_brushes", f"Brushes ({device.type})", table, device)
+        marker = "bench_brushes" if args.transform == "stft" else "bench_brushes_cq"
+        title = "Brushes" if args.transform == "stft" else "Brushes on a constant-Q document"
+        write_section(marker, f"{title} ({device.type})", table, device)
 
 
 def full_istft_peer(doc: Document, runs: int) -> float:
@@ -132,7 +136,9 @@ def full_istft_peer(doc: Document, runs: int) -> float:
 
 
 def format_table(results, e2e, peer, device, args) -> str:
-    head = (f"Stereo 44.1 kHz, n_fft 2048, hop 512; dab 50 ms x 200 Hz, hardness 0.5; "
+    analysis = "n_fft 2048, hop 512" if args.transform == "stft" else \
+        "sliced constant-Q, 48 bins per octave, hop 64"
+    head = (f"Stereo 44.1 kHz, {analysis}; dab 50 ms x 200 Hz, hardness 0.5; "
             f"p50/p95 over 200 dabs, median of {args.runs} strokes; device {describe(device)}, "
             f"{torch.get_num_threads()} threads, torch {torch.__version__}")
     lines = [head, "", "| brush | 1 min p50 | 1 min p95 | 10 min p50 | 10 min p95 | "

@@ -381,3 +381,16 @@ def test_changing_the_analysis_keeps_the_edits_and_is_one_undo_step(qtbot, windo
     window.undo_stack.redo()
     window.undo_stack.redo()
     assert window.doc is cq_doc and window.canvas.doc is cq_doc
+
+
+def test_the_nnaudio_view_shows_the_visible_span_and_follows_edits(qtbot, window):
+    dock = window.analysis_view
+    dock.choice.setCurrentIndex(dock.choice.findData("cqt"))
+    qtbot.waitUntil(lambda: dock.last_image is not None, timeout=20000)
+    first, generation = dock.last_image, dock.generation
+    assert first.shape[0] > 50 and len(np.unique(first[..., 1])) > 20
+    paint_whistle(qtbot, window)  # erase 6 kHz from 4 to 6 s
+    qtbot.waitUntil(lambda: dock.generation > generation and dock.last_image is not first,
+                    timeout=20000)
+    assert not np.array_equal(dock.last_image, first)  # the erased whistle shows
+    assert window.doc.transform.kind == "stft"  # painting stays on the paintable transform

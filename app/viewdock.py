@@ -1,0 +1,77 @@
+"""A read-only nnAudio view (Mel, CQT or VQT) of what the canvas shows, beside it.
+
+Painting stays on the document's own transform in the canvas; this view is
+recomputed from the edited audio of the visible span (at most ``MAX_SECONDS``)
+a moment after the view moves or an edit lands, in a thread, so the GUI never
+waits for it.
+"""
+
+import threading
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+
+from engine import views
+
+MAX_SECONDS = 60.0
+DELAY_MS = 250  # after the last view change or edit
+
+
+class AnalysisView(QWidget):
+    rendered = Signal(object, int)  # RGBA image, generation
+
+    def __init__(self, window, parent=None):
+        super().__init__(parent)
+        self.window = window
+        self.choice = QComboBox()
+        self.choice.addItem("(off)", None)
+        for kind in views.VIEWS:
+            self.choice.addItem(kind.upper() if kind != "mel" else "Mel", kind)
+        self.image = QLabel("Choose a view to see the visible span through nnAudio.")
+        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.image.setMinimumHeight(160)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.choice)
+        layout.addWidget(self.image, 1)
+        self.timer = QTimer(self, singleShot=True, interval=DELAY_MS, timeout=self._start)
+        self.generation = 0  # a newer request makes older results stale
+        self.last_image: np.ndarray | None = None
+        self.choice.currentIndexChanged.connect(self.schedule)
+        self.rendered.connect(self._show)
+
+    @property
+    def kind(self) -> str | None:
+        return self.choice.currentData()
+
+    def schedule(self, *_) -> None:
+        if self.kind is not None and self.window.session is not None:
+            self.timer.start()
+
+    def _start(self) -> None:
+        session, view = self.window.session, self.window.canvas.view
+        doc = session.doc
+        t0 = max(0.0, view.t0)
+        t1 = min(doc.length / doc.sample_rate, view.t1, t0 + MAX_SECONDS)
+        s0, s1 = int(t0 * doc.sample_rate), int(t1 * doc.sample_rate)
+        if s1 - s0 < 2048:
+            return
+        session.refresh_audio()
+        audio = session.synth.cached(s0, s1).copy()  # what is heard, edits included
+        self.generation += 1
+        size = (max(self.image.width(), 64), max(self.image.height(), 64))
+        args = (audio, doc.sample_rate, self.kind, size, self.generation)
+        threading.Thread(target=self._compute, args=args, daemon=True).start()
+
+    def _compute(self, audio, sr, kind, size, generation) -> None:
+        mag = views.magnitude(audio, sr, kind)
+        self.rendered.emit(views.render_view(mag, *size, colormap="viridis"), generation)
+
+    def _show(self, image: np.ndarray, generation: int) -> None:
+        if generation != self.generation:
+            return  # a newer one is on its way
+        self.last_image = image
+        h, w = image.shape[:2]
+        qimage = QImage(image.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
+        self.image.setPixmap(QPixmap.fromImage(qimage))
