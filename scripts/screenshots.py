@@ -53,9 +53,28 @@ def main() -> None:
     settle()
     window.grab().save(str(ROOT / "docs" / "screenshot-stroke.png"))
     QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    constant_q(app, window, settle)
     window.undo_stack.setClean()
     window.close()
-    print("wrote docs/screenshot-demo.png and docs/screenshot-stroke.png")
+    print("wrote docs/screenshot-demo.png, docs/screenshot-stroke.png, docs/screenshot-cq.png")
+
+
+def constant_q(app, window, settle) -> None:
+    """The same document re-analyzed as constant-Q, with the nnAudio CQT view below."""
+    panel = window.analysis_panel
+    panel.transform.setCurrentIndex(panel.transform.findData("cq"))
+    panel.apply.click()
+    deadline = time.time() + 60
+    stft_doc = window.doc
+    while window.doc is stft_doc and time.time() < deadline:
+        app.processEvents()
+    dock = window.analysis_view
+    dock.choice.setCurrentIndex(dock.choice.findData("cqt"))
+    deadline = time.time() + 60
+    while dock.last_image is None and time.time() < deadline:
+        app.processEvents()
+    settle()
+    window.grab().save(str(ROOT / "docs" / "screenshot-cq.png"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """engine/ and brushes/ run headless: importing them loads no Qt, OpenGL or app."""
 
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +29,14 @@ def test_cli_runs_without_qt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_brushes_know_no_transform_internals():
+    """Kernels get bins, frames, resolutions and phase advance from Transform methods,
+    so they paint the same on an STFT and a constant-Q document."""
+    internals = re.compile(r"\.(n_fft|window_name|slice_len|frames_per_slice)\b|\bSTFT\b|"
+                           r"\bSlicedCQ\b|bin_hz")
+    brushes = ROOT / "brushes"
+    hits = [f"{path.name}:{i}: {line.strip()}" for path in brushes.rglob("*.py")
+            for i, line in enumerate(path.read_text().splitlines(), 1) if internals.search(line)]
+    assert hits == []
