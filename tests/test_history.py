@@ -24,6 +24,8 @@ def random_stroke(r: random.Random, brush: str):
               "spacing": r.uniform(0.3, 1.0)}
     if brush == "harmonic":
         params.update(inner=r.choice(INNER), harmonics=r.randint(1, 4))
+    if brush == "heal":
+        params["mode"] = r.choice(["attenuate", "steady", "replace", "declick"])
     return points, params
 
 
@@ -34,6 +36,24 @@ def test_1000_random_strokes_undo_and_redo_bit_exactly(brush, rng):
     start = doc.magnitude.clone(), doc.phase.clone()
     r = random.Random(brush)
     for _ in range(1000):
+        paint(doc, brush, *random_stroke(r, brush), history=history, seed=r.randrange(1000))
+    end = doc.magnitude.clone(), doc.phase.clone()
+    assert not torch.equal(end[0], start[0])
+    while history.can_undo:
+        history.undo()
+    assert torch.equal(doc.magnitude, start[0]) and torch.equal(doc.phase, start[1])
+    while history.can_redo:
+        history.redo()
+    assert torch.equal(doc.magnitude, end[0]) and torch.equal(doc.phase, end[1])
+
+
+@pytest.mark.parametrize("brush", ["gain", "heal", "tone", "warp", "harmonic"])
+def test_random_strokes_on_a_constant_q_document_undo_and_redo_bit_exactly(brush, rng):
+    doc = document(rng.uniform(-0.5, 0.5, (2, 24000)), transform="cq")  # two slices
+    history = History(doc)
+    start = doc.magnitude.clone(), doc.phase.clone()
+    r = random.Random(brush)
+    for _ in range(60):
         paint(doc, brush, *random_stroke(r, brush), history=history, seed=r.randrange(1000))
     end = doc.magnitude.clone(), doc.phase.clone()
     assert not torch.equal(end[0], start[0])
