@@ -172,6 +172,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         swapped for another, which keeps the view where it is)."""
         self.stop()
         self.session, self.tracker = session, tracker
+        session.live = lambda: self.player.playing
         doc = session.doc
         self.view_panel.set_channels(doc.channels)
         self.analysis_panel.show_settings(doc.transform.settings())
