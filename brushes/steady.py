@@ -1,22 +1,31 @@
-"""Remove the steady partials under a stroke by coherent subtraction.
+"""Remove the steady tones under a stroke: find them coherently, subtract them in time.
 
 A steady sinusoid advances by the same angle every frame in each bin it
 reaches (coefficients keep absolute phase on every transform), so over a run
 of frames its contribution is ``s * exp(2 pi i nu m)``: one complex number and
 one rate. For each bin's run of covered frames, the rate is the peak of the
 run's zero-padded DFT over frames near the bin's own frequency, ``s`` the
-mean of the demodulated run; subtracting them removes the hum or whistle and
-leaves everything that does not stay put (speech, music) where it was. A run
-whose steady part holds little of its energy is left alone: the strongest
-rate of a run of speech is speech."""
+mean of the demodulated run. A run whose steady part holds little of its
+energy is left alone: the strongest rate of a run of speech is speech.
+
+Neighbouring bins that agree on the frequency are one tone: its amplitude and
+phase are fitted to the coefficients a cosine has on this transform
+(``Transform.sinusoid``), and it is subtracted from the audio itself, shaped by
+how present it is in each frame. So the tone goes from every bin it reaches,
+sidelobes and its start and stop included, and speech or music in the same
+bins, which does not stay put, stays."""
 
 import math
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 PAD = 8  # zero-padding factor of the rate search
 REFINE = 32  # then this many steps each way between grid points
-SMOOTH = 9  # frames over which a partial's presence is averaged
+SMOOTH_SECONDS = 0.2  # a partial's presence is averaged over this long
+LEVEL_SECONDS = 0.002  # a tone's level is followed over this long, to place its start and stop
+RAMP_SECONDS = 0.01  # around a start or stop, the subtracted tone follows the tone's level
 MIN_FRAMES = 16  # shorter runs cannot tell a steady partial from the rest
 SIGNIFICANT = 0.1  # a run's steady part must hold this share of its energy; the
 #                    strongest of many candidate rates in a run of speech alone holds ~1 %
@@ -28,22 +37,40 @@ def _runs(row: torch.Tensor):
     return zip(edges[::2], edges[1::2], strict=True)
 
 
-def _presence(z: torch.Tensor, steady: torch.Tensor) -> torch.Tensor:
-    """How much of the steady partial each frame holds, 0..1, smoothed over
-    ``SMOOTH`` frames: a whistle that starts or stops inside the run is not
-    subtracted where it is not (speech's own share along it averages out)."""
+def _presence(z: torch.Tensor, steady: torch.Tensor, frames_per_second: float) -> torch.Tensor:
+    """Whether each frame holds the steady partial (1) or not (0): its share,
+    smoothed over ``SMOOTH_SECONDS`` (speech's own share along it averages out),
+    above one half. A whistle that starts or stops inside the run is subtracted
+    only where it is; a hum under loud speech is subtracted everywhere."""
     share = (z * steady.conj()).real / (steady.abs() ** 2).clamp(min=1e-30)
     share = share.sum(0, keepdim=True) / z.shape[0]
-    kernel = torch.ones(1, 1, SMOOTH, dtype=share.dtype, device=share.device) / SMOOTH
-    padded = torch.nn.functional.pad(share[None], (SMOOTH // 2, SMOOTH // 2), mode="replicate")
-    return torch.nn.functional.conv1d(padded, kernel)[0].clamp(0.0, 1.0)
+    width = 2 * max(1, round(SMOOTH_SECONDS * frames_per_second / 2)) + 1
+    kernel = torch.ones(1, 1, width, dtype=share.dtype, device=share.device) / width
+    padded = torch.nn.functional.pad(share[None], (width // 2, width // 2), mode="replicate")
+    return (torch.nn.functional.conv1d(padded, kernel)[0] > 0.5).to(share.dtype)
 
 
-def subtract(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: torch.Tensor,
-             frames_per_second: float) -> torch.Tensor:
-    """``z [ch, bins, frames]`` less the steady partial of each covered run; ``hz``
-    each bin's centre and ``span_hz`` how far from it the partial may lie."""
-    out = z.clone()
+@dataclass
+class Partial:
+    """A steady sinusoid found in one bin's run of frames ``[frame0, frame1)``:
+    ``z[frame0 + m] ~ value * exp(2 pi i rate m) * presence[m]``."""
+
+    bin: int
+    frame0: int
+    frame1: int
+    hz: float
+    value: torch.Tensor  # [ch] complex: the demodulated mean, referenced to frame0
+    presence: torch.Tensor  # [frames] 0..1
+    power: float
+    weights: torch.Tensor  # [frames]: how much each frame counts in ``value``
+
+
+def find(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: torch.Tensor,
+         frames_per_second: float, bin0: int = 0, frame0: int = 0) -> list[Partial]:
+    """The steady partial of each covered run of ``z [ch, bins, frames]`` (whose
+    first cell is bin ``bin0``, frame ``frame0``); ``hz`` each bin's centre and
+    ``span_hz`` how far from it the partial may lie."""
+    found = []
     for b in range(z.shape[1]):
         for a, e in _runs(covered[b]):
             n = e - a
@@ -65,12 +92,124 @@ def subtract(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: 
             m = torch.arange(n, device=z.device, dtype=torch.float64)
             # refine the rate between the neighbouring grid points: a rate off by
             # d cycles per frame drifts d * n / 2 cycles by the run's ends
-            fine = rate[j] + torch.linspace(-1, 1, 2 * REFINE + 1, dtype=torch.float64,
-                                            device=z.device) / size
+            step = torch.linspace(-1, 1, 2 * REFINE + 1, dtype=torch.float64, device=z.device)
+            fine = rate[j] + step / size
             waves = torch.exp(-2j * math.pi * fine[:, None] * m[None]).to(z.dtype)  # [r, n]
             sums = z[:, b, a:e] @ waves.T  # [ch, r]
             best = int(torch.argmax((sums.abs() ** 2).sum(0)))
-            carrier = waves[best].conj()
-            steady = (sums[:, best:best + 1] / n) * carrier  # [ch, n]
-            out[:, b, a:e] -= steady * _presence(z[:, b, a:e], steady)
-    return out
+            steady = (sums[:, best] / n)[:, None] * waves[best].conj()
+            # a frame counts less the louder the rest of it is (speech over a hum)
+            rest = ((z[:, b, a:e] - steady).abs() ** 2).sum(0).double()
+            weights = 1 / (rest + (steady.abs() ** 2).sum(0).double() + 1e-30)
+            demodulated = z[:, b, a:e] * waves[best]
+            value = (demodulated * weights.to(z.dtype)).sum(1) / weights.sum()
+            steady = value[:, None] * waves[best].conj()
+            hz_found = float(hz[b]) + float(offset[j]) + float(step[best]) / size \
+                * frames_per_second
+            found.append(Partial(b + bin0, a + frame0, e + frame0, hz_found, value,
+                                 _presence(z[:, b, a:e], steady, frames_per_second),
+                                 float((value.abs() ** 2).sum()), weights))
+    return found
+
+
+def tones(partials: list[Partial], tolerance_hz: float,
+          frames_per_second: float) -> list[list[Partial]]:
+    """Partials of one sinusoid grouped, strongest first: the strongest says the
+    frequency; a weaker one joins when its rate per frame agrees (frequencies one
+    frame rate apart advance alike, so a bin at the edge of the tone's lobe may
+    have read an alias of it)."""
+    groups: list[list[Partial]] = []
+    for p in sorted(partials, key=lambda p: -p.power):
+        for g in groups:
+            apart = (p.hz - g[0].hz) / frames_per_second
+            if abs(apart - round(apart)) * frames_per_second <= tolerance_hz \
+                    and p.frame0 < g[0].frame1 and g[0].frame0 < p.frame1:
+                g.append(p)
+                break
+        else:
+            groups.append([p])
+    return groups
+
+
+def fit(group: list[Partial], transform, length: int) -> torch.Tensor:
+    """``[ch, 2]``: (a, b) such that ``a cos(2 pi f t) + b sin(2 pi f t)`` shows, in
+    each of the group's runs, the demodulated mean its partial shows (least squares
+    over the runs): the cosine's own coefficients, from the transform, measured the
+    same way, so a transform's quirks (a window, a slice edge) cancel."""
+    f = group[0].hz
+    rate = transform.phase_advance(f) / (2 * math.pi)  # cycles per frame
+    bins = range(min(p.bin for p in group), max(p.bin for p in group) + 1)
+    frame0, frame1 = min(p.frame0 for p in group), max(p.frame1 for p in group)
+    models = [transform.sinusoid(f, 1.0, phase, bins, frame0, frame1, length)
+              for phase in (0.0, -math.pi / 2)]  # cos, sin
+    rows, seen = [], []
+    for p in group:
+        n = p.frame1 - p.frame0
+        m = torch.arange(n, dtype=torch.float64, device=models[0].device)
+        carrier = torch.exp(-2j * math.pi * rate * m).to(models[0].dtype)
+        cells = (p.bin - bins.start, slice(p.frame0 - frame0, p.frame1 - frame0))
+        w = p.weights.to(carrier.device)
+        rows.append(torch.stack([(model[cells] * carrier * w).sum() / w.sum()
+                                 for model in models]))
+        seen.append(p.value)
+    model = torch.stack(rows).to(torch.complex128)  # [runs, 2]
+    real = torch.cat([model.real, model.imag])  # [2 runs, 2]
+    seen = torch.stack(seen, 1).to(torch.complex128).cpu()  # [ch, runs]
+    target = torch.cat([seen.real, seen.imag], 1)  # [ch, 2 runs]
+    return torch.linalg.lstsq(real.cpu().expand(len(target), *real.shape),
+                              target[..., None]).solution[..., 0]
+
+
+def waveform(group: list[Partial], ab: torch.Tensor, transform, audio: torch.Tensor,
+             sample0: int) -> torch.Tensor:
+    """``[ch, n]``: the group's sinusoid over the samples of ``audio`` (``[ch, n]`` from
+    ``sample0``), where the strongest partial's presence says it is; each start and
+    stop is placed to the sample where the tone's demodulated level in ``audio``
+    crosses half its amplitude (near the frames where the presence changes), and
+    around it the subtracted tone follows the tone's own level (its fade)."""
+    p, sr = group[0], transform.sample_rate
+    n = torch.arange(sample0, sample0 + audio.shape[-1], dtype=torch.float64)
+    phase = 2 * math.pi * p.hz / sr * n
+    wave = ab[:, :1].cpu() * torch.cos(phase) + ab[:, 1:].cpu() * torch.sin(phase)
+    centres = [round(transform.seconds_of(p.frame0 + m) * sr) - sample0
+               for m in range(p.frame1 - p.frame0)]
+    present = p.presence[0].cpu().numpy() > 0.5
+    level = _tone_level(audio, p.hz, sr)
+    half = 0.5 * float(ab.norm(dim=1).mean())
+    envelope = np.zeros(audio.shape[-1])
+    ramp = round(RAMP_SECONDS * sr)
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], present, [False])).astype(int)))
+    last = len(centres) - 1
+    follow = np.clip(level / (2 * half), 0.0, 1.0)  # the tone's own fade, where it changes
+    for on, off in zip(edges[::2], edges[1::2], strict=True):  # presence is off by a frame or two
+        start = _crossing(level, centres[max(on - 2, 0)], centres[min(on + 1, last)], half)
+        stop = _crossing(level, centres[max(off - 2, 0)], centres[min(off + 1, last)], half,
+                         rising=False)
+        envelope[max(start, 0):max(stop, 0)] = 1.0
+        for edge in (start, stop):  # within a ramp's length of each edge, follow the level
+            lo, hi = max(edge - ramp, 0), min(edge + ramp, len(envelope))
+            envelope[lo:hi] = follow[lo:hi]
+    return wave * torch.from_numpy(envelope)
+
+
+def _tone_level(audio: torch.Tensor, hz: float, sr: int) -> np.ndarray:
+    """Per sample, the level of ``hz`` in ``audio``: the magnitude of the audio
+    demodulated by it, averaged over ``LEVEL_SECONDS`` (other sounds average out)."""
+    n = torch.arange(audio.shape[-1], dtype=torch.float64)
+    demodulated = (audio.double() * torch.exp(-2j * math.pi * hz / sr * n)).mean(0)
+    width = max(1, round(LEVEL_SECONDS * sr))
+    kernel = np.ones(width) / width
+    smooth = np.convolve(demodulated.numpy(), kernel, mode="same")
+    return 2 * np.abs(smooth)
+
+
+def _crossing(level: np.ndarray, lo: int, hi: int, threshold: float, rising=True) -> int:
+    """The first sample in ``[lo, hi]`` where ``level`` rises above (or, ``rising``
+    False, the last where it stays above) ``threshold``; the middle if none."""
+    lo, hi = max(lo, 0), min(hi, len(level) - 1)
+    if hi <= lo:
+        return lo
+    above = np.flatnonzero(level[lo:hi + 1] > threshold)
+    if len(above) == 0:
+        return (lo + hi) // 2
+    return lo + int(above[0]) if rising else lo + int(above[-1]) + 1

@@ -45,13 +45,29 @@ def test_repair_beats_the_input_and_the_plain_filter(name, transform):
     assert ours["stoi"] >= before["stoi"] - 0.002
 
 
-@pytest.mark.parametrize("name,transform", [("whistle 2.5 kHz", "stft"), ("whistle 2.5 kHz", "cq"),
-                                            ("60 Hz hum + 7 harmonics", "stft")])
-def test_steady_tone_removal_improves_the_take_and_beats_the_filter_by_si_sdr(name, transform):
-    ours, before, fix = (_scores(name, h) for h in (transform, "input", "filter"))
-    assert ours["pesq"] > before["pesq"] + 1.0
-    assert ours["stoi"] > before["stoi"]
-    assert ours["si_sdr"] > fix["si_sdr"] + 1.5
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_a_whistle_goes_and_the_speech_stays(transform):
+    ours, before, fix = (_scores("whistle 2.5 kHz", h) for h in (transform, "input", "filter"))
+    assert ours["pesq"] > before["pesq"] + 2.5
+    assert ours["pesq"] > fix["pesq"] - 0.03  # 4.43 / 4.42 against the notch's 4.42
+    assert ours["si_sdr"] > fix["si_sdr"] + 20  # ~49 dB against 23.6: the notch takes speech
+    assert ours["stoi"] >= fix["stoi"]
+
+
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_hum_with_harmonics_goes_and_the_speech_stays(transform):
+    ours, before, fix = (_scores("60 Hz hum + 7 harmonics", h)
+                         for h in (transform, "input", "filter"))
+    assert ours["pesq"] > before["pesq"] + 1.5
+    assert ours["si_sdr"] > fix["si_sdr"] + 8
+    assert ours["stoi"] > fix["stoi"]
+    if transform == "stft":  # constant-Q: 2.90 against the notches' 2.99 (see the bench)
+        assert ours["pesq"] > fix["pesq"]
+
+
+def test_a_burst_patch_improves_the_take_on_an_stft_document():
+    ours, before, fix = (_scores("noise burst 0.3-3 kHz", h) for h in ("stft", "input", "filter"))
+    assert ours["pesq"] > before["pesq"] and ours["pesq"] > fix["pesq"]
 
 
 def test_declick_changes_only_the_samples_of_each_click():

@@ -68,11 +68,6 @@ def add_complex(ctx: DabContext, addition: torch.Tensor,
 
 def settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor):
     """Magnitude and phase of ``z`` where ``weight`` > 0; the before values elsewhere."""
-    return settle_between(ctx.before, z, weight)
-
-
-def settle_between(before, z: torch.Tensor, weight: torch.Tensor):
-    """(magnitude, phase) of ``z`` where ``weight`` > 0, of ``before`` elsewhere."""
-    mag, phase = before
+    mag, phase = ctx.before
     untouched = (weight == 0).expand_as(mag)  # keep those cells bit for bit
     return torch.where(untouched, mag, z.abs()), torch.where(untouched, phase, z.angle())

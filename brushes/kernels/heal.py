@@ -6,9 +6,9 @@
 
 ``attenuate`` and ``steady`` need the whole stroke: they are applied when it
 ends (a dab only records what the stroke covers).
-- ``steady``: the steady partials under the stroke (a hum, a whistle, a
-  bleep) are estimated and subtracted coherently (see brushes.steady); what
-  does not stay put, speech or music in the same bins, stays.
+- ``steady``: the steady tones under the stroke (a hum, a whistle, a bleep)
+  are found, fitted and subtracted from the audio itself (see brushes.steady);
+  what does not stay put, speech or music in the same bins, stays.
 - ``replace``: magnitude interpolated across the brush from both sides in
   time, phase continuing the left side's advance (steady partials run on).
 - ``declick``: a time-domain repair of the few samples of a click under the
@@ -22,9 +22,12 @@ import numpy as np
 import torch
 
 from brushes import attenuate, declick, steady
-from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude, settle_between
+from brushes.dab import radius_hz
+from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
 from engine.region import Rect
+
+TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
 
 
 class Heal(Kernel):
@@ -57,6 +60,10 @@ class Heal(Kernel):
             return self._declick(ctx)
         if mode == "replace":
             return self._replace(ctx)
+        if mode == "steady":  # which lines were painted: one tone is removed along each
+            dab = ctx.dabs[0]
+            reach = max(radius_hz(dab.params, dab.freq), ctx.doc.transform.resolution_hz(dab.freq))
+            ctx.canvas.state.setdefault("painted", set()).add((round(dab.freq, 3), reach))
         return ctx.before  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
@@ -65,10 +72,10 @@ class Heal(Kernel):
         if params["mode"] not in ("attenuate", "steady") or rect is None:
             return None
         coverage = canvas.coverage(rect)
-        if params["mode"] == "attenuate":
-            mag, phase = _attenuated(doc, canvas, rect, params, coverage)
-        else:
-            mag, phase = _steady_removed(doc, canvas, rect, coverage)
+        if params["mode"] == "steady":
+            return _steady_removed(doc, canvas, rect, coverage,
+                                   canvas.state.get("painted", set()))
+        mag, phase = _attenuated(doc, canvas, rect, params, coverage)
         return doc.write(rect, mag, phase, channel=canvas.channel)
 
     # -- replace ----------------------------------------------------------------------
@@ -103,27 +110,69 @@ class Heal(Kernel):
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
         """Repair the current audio (earlier dabs' repairs included) around samples
         ``[c0, c1)``; the new coefficients of the rect, or None if no click is there."""
-        doc, r, t = ctx.doc, ctx.rect, ctx.doc.transform
-        start, stop = t.frame_span(r.frame0, r.frame1)
-        lo, hi = max(start, 0), min(stop, doc.length)
-        fa, fb = t.frames_needed(lo, hi, doc.length)
-        before = torch.polar(*doc.read(Rect(0, doc.n_bins, fa, fb), ctx.canvas.channel))
-        wave = t.inverse_span(before, fa, lo, hi, doc.length).double().cpu().numpy()
-        c0, c1 = max(c0 - lo, 0), min(c1 - lo, hi - lo)
+        doc, r = ctx.doc, ctx.rect
+        wave, start = _resynthesized(doc, ctx.canvas.channel, r.frame0, r.frame1)
+        audio = wave.numpy()
+        c0, c1 = max(c0 - start, 0), min(c1 - start, audio.shape[-1])
         margin = round(ctx.params["context_ms"] / 1000 * doc.sample_rate)
-        w0, w1 = max(0, c0 - margin), min(hi - lo, c1 + margin)
+        w0, w1 = max(0, c0 - margin), min(audio.shape[-1], c1 + margin)
         changed = False
-        for channel in wave:
+        for channel in audio:
             fixed = declick.repair(channel[w0:w1], slice(c0 - w0, c1 - w0), doc.sample_rate) \
                 if c1 > c0 else None
             if fixed is not None:
                 channel[w0:w1], changed = fixed, True
         if not changed:
             return None
-        seg = np.zeros((len(wave), stop - start), np.float32)
-        seg[:, lo - start:hi - start] = wave
-        coeffs = t.forward_segment(torch.from_numpy(seg).to(doc.device), r.frame0, r.frame1)
+        coeffs = doc.transform.forward_segment(wave.float().to(doc.device), r.frame0, r.frame1)
         return coeffs.abs(), coeffs.angle()
+
+
+def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor, int]:
+    """The current audio that frames ``[frame0, frame1)`` are analysed from (float64
+    ``[ch, n]`` on the CPU, zero outside the file) and the sample it starts at."""
+    t = doc.transform
+    start, stop = t.frame_span(frame0, frame1)
+    lo, hi = max(start, 0), min(stop, doc.length)
+    fa, fb = t.frames_needed(lo, hi, doc.length)
+    coeffs = torch.polar(*doc.read(Rect(0, doc.n_bins, fa, fb), channel))
+    wave = torch.zeros(coeffs.shape[0], stop - start, dtype=torch.float64)
+    wave[:, lo - start:hi - start] = t.inverse_span(coeffs, fa, lo, hi, doc.length).double().cpu()
+    return wave, start
+
+
+def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
+                    painted: set) -> Rect | None:
+    """Find the steady tone along each painted line (the strongest within the brush's
+    reach of it) and subtract it from the audio; the rect of frames rewritten (every
+    bin of them), or None when there is none."""
+    t = doc.transform
+    hz = t.bin_frequencies()[rect.bins]
+    span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
+    z = torch.polar(*canvas.before(rect))
+    partials = steady.find(z, coverage > 0, hz, span, 1 / t.seconds_of(1), rect.bin0,
+                           rect.frame0)
+    groups = steady.tones(partials, TONE_TOLERANCE_HZ, 1 / t.seconds_of(1))
+    chosen = []
+    for hz_line, reach in sorted(painted):
+        near = [g for g in groups if abs(g[0].hz - hz_line) <= reach and g not in chosen]
+        if near:
+            chosen.append(max(near, key=lambda g: g[0].power))
+    groups = chosen
+    if not groups:
+        return None
+    frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
+    first = round(t.seconds_of(frames[0]) * doc.sample_rate)
+    last = round(t.seconds_of(frames[1] - 1) * doc.sample_rate) + 1
+    region = Rect(0, doc.n_bins, *t.frames_needed(max(first, 0), min(last, doc.length),
+                                                  doc.length))
+    canvas.touch(region)  # the undo patch must hold every cell rewritten
+    wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
+    for g in groups:
+        ab = steady.fit(g, t, doc.length)
+        wave -= steady.waveform(g, ab, t, wave, start)
+    coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
+    return doc.write(region, coeffs.abs(), coeffs.angle(), channel=canvas.channel)
 
 
 def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
@@ -141,16 +190,6 @@ def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
     mag, phase = canvas.before(rect)
     target = torch.from_numpy(np.ascontiguousarray(target[inner])).to(mag.device)
     return blend_magnitude(mag, target, coverage), phase
-
-
-def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor):
-    t = doc.transform
-    hz = t.bin_frequencies()[rect.bins]
-    span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
-    before = canvas.before(rect)
-    z = torch.polar(*before)
-    cleaned = steady.subtract(z, coverage > 0, hz, span, 1 / t.seconds_of(1))
-    return settle_between(before, z + coverage * (cleaned - z), coverage)
 
 
 def _continued_phase(doc, r: Rect, left, width: int) -> torch.Tensor:
