@@ -28,7 +28,7 @@ from brushes.painter import Stroke  # noqa: E402
 from brushes.registry import BRUSHES  # noqa: E402
 from brushes.stroke import StrokePoint  # noqa: E402
 from engine.audio import Audio  # noqa: E402
-from engine.device import describe, pick_device  # noqa: E402
+from engine.device import describe  # noqa: E402
 from engine.document import Document  # noqa: E402
 from engine.resynth import Resynthesizer  # noqa: E402
 
@@ -82,17 +82,11 @@ def end_to_end(doc: Document, synth: Resynthesizer, start: float, sync) -> float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--transform", choices=("stft", "cq"), default="stft")
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args()
-    device = pick_device(args.device)
+    from bench.bench_engine import parse
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--transform", choices=("stft", "cq"), default="stft")
+    args, device, sync = parse(parser)
 
     results, e2e, peer = {}, {}, {}
     for minutes in (1, 10):

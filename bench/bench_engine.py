@@ -57,24 +57,32 @@ def timed(fn, runs: int, setup=None) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--minutes", type=float, default=10.0)
+def parse(parser: argparse.ArgumentParser):
+    """The options every engine-side bench takes (--runs, --device, --no-write);
+    returns the arguments, the device and a function that waits for it."""
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-librosa", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="do not update docs/")
     args = parser.parse_args()
     device = pick_device(args.device)
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    return args, device, sync
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--no-librosa", action="store_true")
+    args, device, sync = parse(parser)
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.wav"
         make_file(path, args.minutes)
         rows = []
-
-        def sync():
-            if device.type == "cuda":
-                torch.cuda.synchronize()
 
         def open_doc():
             doc = Document.open(path, device=device)

@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.audio import Audio  # noqa: E402
-from engine.device import pick_device  # noqa: E402
 from engine.document import Document  # noqa: E402
 from engine.transforms import make  # noqa: E402
 
@@ -71,16 +70,9 @@ def document_bytes(doc: Document) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args()
-    device = pick_device(args.device)
+    from bench.bench_engine import parse
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
+    args, device, sync = parse(argparse.ArgumentParser())
 
     x = torch.from_numpy(signal(60)).to(device)
     rows = []

@@ -77,6 +77,15 @@ class Transform(ABC):
         ``frames_needed(sample0, sample1)``. Equal, sample for sample, to the
         same span of the full inverse."""
 
+    def given_frames(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+                     length: int) -> tuple[int, int]:
+        """:meth:`frames_needed` for the span, checked against the frames given."""
+        fa, fb = self.frames_needed(sample0, sample1, length)
+        if fa < frame0 or fb > frame0 + frames.shape[-1]:
+            raise ValueError(f"samples [{sample0}, {sample1}) need frames [{fa}, {fb}), "
+                             f"given [{frame0}, {frame0 + frames.shape[-1]})")
+        return fa, fb
+
     def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
         """complex ``[ch, bins, frames]`` -> float32 ``[ch, length]``."""
         return self.inverse_span(coeffs, 0, 0, length, length)

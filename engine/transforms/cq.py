@@ -208,10 +208,7 @@ class SlicedCQ(Transform):
 
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
-        fa, fb = self.frames_needed(sample0, sample1, length)
-        if fa < frame0 or fb > frame0 + frames.shape[-1]:
-            raise ValueError(f"samples [{sample0}, {sample1}) need frames [{fa}, {fb}), "
-                             f"given [{frame0}, {frame0 + frames.shape[-1]})")
+        fa, fb = self.given_frames(frames, frame0, sample0, sample1, length)
         m = self.frames_per_slice
         pieces = [self._inverse_slice(frames[..., f - frame0:f - frame0 + m])
                   for f in range(fa, fb, m)]  # one slice at a time: the same sums always

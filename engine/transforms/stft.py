@@ -101,10 +101,7 @@ class STFT(Transform):
 
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
-        fa, fb = self.frames_needed(sample0, sample1, length)
-        if fa < frame0 or fb > frame0 + frames.shape[-1]:
-            raise ValueError(f"samples [{sample0}, {sample1}) need frames [{fa}, {fb}), "
-                             f"given [{frame0}, {frame0 + frames.shape[-1]})")
+        fa, fb = self.given_frames(frames, frame0, sample0, sample1, length)
         # frames-major [..., count, n_fft]: contiguous when coefficients are stored that way
         x = frames[..., fa - frame0:fb - frame0].transpose(-1, -2)
         w = self.window.to(x.device)
