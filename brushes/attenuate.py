@@ -8,8 +8,9 @@ above its run in frequency; where it is locally tall (a vertical stroke on a
 click, a patch over a cough) from the frames just before and after its run in
 time. "Long" compares the time run in 50 ms units with the frequency run in
 semitones. The level is the mean magnitude of the context on each side,
-interpolated across the run; a cell above it comes down to it, a cell below
-stays, and phase is never touched.
+interpolated across the run (a level from before and after holds for the bins
+within a semitone: a voice's harmonics move); a cell above it comes down to it,
+a cell below stays, and phase is never touched.
 """
 
 import math
@@ -17,6 +18,7 @@ import math
 import numpy as np
 
 TIME_UNIT = 0.05  # seconds of time run that weigh as much as one semitone of frequency run
+WIDEN_SEMITONES = 1.0  # a level learnt before/after holds for the bins this close
 
 
 def _runs(mask: np.ndarray):
@@ -50,6 +52,7 @@ def target(mag: np.ndarray, covered: np.ndarray, hz: np.ndarray, frame_seconds: 
     inf = np.full(mag.shape, np.inf, np.float32)
     t_len, t_level = np.zeros((bins, frames)), inf.copy()
     _across(mag, covered, context_frames, t_len, t_level)
+    t_level = _widen(t_level, hz)
     f_len, f_level = np.zeros((frames, bins)), inf.transpose(0, 2, 1).copy()
     _across(mag.transpose(0, 2, 1), covered.T, 0, f_len, f_level)
     f_level = f_level.transpose(0, 2, 1)
@@ -66,6 +69,18 @@ def target(mag: np.ndarray, covered: np.ndarray, hz: np.ndarray, frame_seconds: 
         along_time = t_len * frame_seconds / TIME_UNIT > semitones
         level = np.where(along_time[None], f_level, t_level)
     return np.where(covered[None], np.minimum(mag, level), mag)
+
+
+def _widen(level: np.ndarray, hz: np.ndarray) -> np.ndarray:
+    """Each bin's level raised to the highest within ``WIDEN_SEMITONES`` of it: a
+    voice's harmonic that moved a little since the context is not what stands out."""
+    octave = np.log2(np.maximum(hz, 1.0))
+    out = level.copy()
+    for b in range(level.shape[1]):
+        near = np.abs(octave - octave[b]) * 12 <= WIDEN_SEMITONES
+        finite = np.where(np.isfinite(level[:, near]), level[:, near], -np.inf)
+        out[:, b] = np.where(np.isfinite(level[:, b]), finite.max(1), level[:, b])
+    return out
 
 
 def context_frames(frame_seconds: float, context_ms: float) -> int:
