@@ -3,9 +3,6 @@
 - ``attenuate`` (the default): per cell, bring only what stands above the
   surrounding level down to it, keeping the rest and its phase; the level is
   learnt outside the stroke (see brushes.attenuate).
-
-``attenuate`` and ``steady`` need the whole stroke: they are applied when it
-ends (a dab only records what the stroke covers).
 - ``steady``: the steady tones under the stroke (a hum, a whistle, a bleep)
   are found, fitted and subtracted from the audio itself (see brushes.steady);
   what does not stay put, speech or music in the same bins, stays.
@@ -14,6 +11,9 @@ ends (a dab only records what the stroke covers).
 - ``declick``: a time-domain repair of the few samples of a click under the
   brush (see brushes.declick), written back as the coefficients of the
   frames those samples reach, so the view, resynthesis and undo stay exact.
+
+``attenuate`` and ``steady`` need the whole stroke: they are applied when it
+ends (:meth:`Heal.finish`); until then a dab only records what it covers.
 """
 
 import math
@@ -32,8 +32,9 @@ TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this we
 
 class Heal(Kernel):
     name = "heal"
-    help = ("Repair from the surroundings: attenuate what stands out (coughs, whistles, hum), "
-            "replace by interpolation, or declick in the time domain.")
+    help = ("Repair from the surroundings: attenuate what stands out (coughs, thumps), "
+            "subtract steady tones (whistles, hum), replace by interpolation, or declick "
+            "in the time domain.")
     params = (Param("mode", "attenuate", choices=("attenuate", "steady", "replace", "declick"),
                     help="attenuate: only what stands above its surroundings comes down to "
                          "them; steady: subtract the steady tone under the stroke (hum, "
@@ -41,8 +42,8 @@ class Heal(Kernel):
                          "the samples of a click under the brush"),
               Param("direction", "auto", choices=("auto", "time", "frequency", "both"),
                     help="attenuate: learn the level from before/after (time), from "
-                         "below/above (frequency), the lower of both, or across the stroke's "
-                         "motion (auto)"),
+                         "below/above (frequency), the lower of both, or, per cell, across "
+                         "the stroke's local shape (auto)"),
               Param("context_ms", 40.0, 5.0, 2000.0, "ms",
                     "how much audio on each side the repair is learnt from"))
     batchable = False
