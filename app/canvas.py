@@ -226,13 +226,18 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glDrawArrays(mode, 0, len(data))
 
     def _outline(self) -> list[tuple[float, float]]:
-        """The brush at its true size: an ellipse in seconds x Hz around the cursor."""
+        """The brush at its true size, its outline (where its effect is half): an ellipse
+        in seconds x Hz around the cursor."""
         view = self.view
         t = view.t_of(self._cursor.x())
         f = view.f_of(self._cursor.y())
         rt, rf = self.brush_radius
         if self.brush_cents > 0:
             rf = f * (2 ** (self.brush_cents / 1200) - 1)
+        if self.doc is not None:  # as brushes.dab.Footprint: never under the resolution
+            transform = self.doc.transform
+            rt = max(rt, transform.seconds_of(1))
+            rf = max(rf, transform.resolution_hz(max(f, 0.0)))
         points = []
         for k in range(48):
             a = 2 * math.pi * k / 48

@@ -394,3 +394,13 @@ def test_the_nnaudio_view_shows_the_visible_span_and_follows_edits(qtbot, window
                     timeout=20000)
     assert not np.array_equal(dock.last_image, first)  # the erased whistle shows
     assert window.doc.transform.kind == "stft"  # painting stays on the paintable transform
+
+
+def test_the_brush_outline_is_never_narrower_than_the_transform_resolves(qtbot, window):
+    window.brush_panel.preset_box.setCurrentText("hard-eraser")
+    window.brush_panel.set_param("radius_hz", 1.0)
+    qtbot.mouseMove(window.canvas, point(window, 3.0, 1000))
+    qtbot.waitUntil(lambda: window.canvas._cursor is not None)
+    hz = [window.canvas.view.f_of(y) for _, y in window.canvas._outline()]
+    lobe = window.doc.transform.resolution_hz(window.canvas.view.f_of(window.canvas._cursor.y()))
+    assert max(hz) - min(hz) >= 2 * lobe * 0.99  # the painted footprint's true size
