@@ -118,8 +118,7 @@ class FileActions:
         if path.suffix.lower() == ".spp":
             return self.open_project(path)
         self._remember(path)
-        analysis = {"n_fft": int(self.analysis_panel.n_fft.currentText()),
-                    "device": self.device}
+        analysis = {**self.analysis_panel.settings(), "device": self.device}  # as chosen
         return self.run_worker(f"Opening {path.name}",
                                lambda progress, cancel: with_waveform(Document.open(
                                    path, **analysis, progress=scaled(progress, 0, 0.6),

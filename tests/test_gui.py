@@ -404,3 +404,14 @@ def test_the_brush_outline_is_never_narrower_than_the_transform_resolves(qtbot, 
     hz = [window.canvas.view.f_of(y) for _, y in window.canvas._outline()]
     lobe = window.doc.transform.resolution_hz(window.canvas.view.f_of(window.canvas._cursor.y()))
     assert max(hz) - min(hz) >= 2 * lobe * 0.99  # the painted footprint's true size
+
+
+def test_a_file_opens_on_the_analysis_the_panel_shows(qtbot, window):
+    panel = window.analysis_panel
+    panel.transform.setCurrentIndex(panel.transform.findData("cq"))
+    panel.bins_per_octave.setValue(36)
+    first = window.doc
+    window.open_path(DEMO)
+    qtbot.waitUntil(lambda: window.doc is not first, timeout=20000)
+    assert window.doc.transform.settings() == {"transform": "cq", "bins_per_octave": 36,
+                                               "fmin": 32.7}
