@@ -40,14 +40,19 @@ def _runs(row: torch.Tensor):
 def _presence(z: torch.Tensor, steady: torch.Tensor, frames_per_second: float) -> torch.Tensor:
     """Whether each frame holds the steady partial (1) or not (0): its share,
     smoothed over ``SMOOTH_SECONDS`` (speech's own share along it averages out),
-    above one half. A whistle that starts or stops inside the run is subtracted
-    only where it is; a hum under loud speech is subtracted everywhere."""
+    above one half, from the first such frame to the last. A whistle that starts
+    or stops inside the run is subtracted only where it is; a hum under loud
+    speech is subtracted everywhere."""
     share = (z * steady.conj()).real / (steady.abs() ** 2).clamp(min=1e-30)
     share = share.sum(0, keepdim=True) / z.shape[0]
     width = 2 * max(1, round(SMOOTH_SECONDS * frames_per_second / 2)) + 1
     kernel = torch.ones(1, 1, width, dtype=share.dtype, device=share.device) / width
     padded = torch.nn.functional.pad(share[None], (width // 2, width // 2), mode="replicate")
-    return (torch.nn.functional.conv1d(padded, kernel)[0] > 0.5).to(share.dtype)
+    present = (torch.nn.functional.conv1d(padded, kernel)[0] > 0.5).to(share.dtype)
+    on = torch.nonzero(present[0]).flatten()
+    if len(on):  # a steady tone does not pause: speech over it only hides it for a while
+        present[:, on[0]:on[-1] + 1] = 1.0
+    return present
 
 
 @dataclass

@@ -59,10 +59,9 @@ def test_hum_with_harmonics_goes_and_the_speech_stays(transform):
     ours, before, fix = (_scores("60 Hz hum + 7 harmonics", h)
                          for h in (transform, "input", "filter"))
     assert ours["pesq"] > before["pesq"] + 1.5
-    assert ours["si_sdr"] > fix["si_sdr"] + 8
+    assert ours["pesq"] > fix["pesq"] + 0.1  # 3.16 (STFT), 3.57 (cq) against 2.99
+    assert ours["si_sdr"] > fix["si_sdr"] + 10
     assert ours["stoi"] > fix["stoi"]
-    if transform == "stft":  # constant-Q: 2.90 against the notches' 2.99 (see the bench)
-        assert ours["pesq"] > fix["pesq"]
 
 
 def test_a_burst_patch_improves_the_take_on_an_stft_document():
