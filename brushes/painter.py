@@ -32,13 +32,16 @@ class Stroke:
         self.dirty: Rect | None = None
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
-        """One input event: paint the dabs that fall along ``points``; return the rect changed."""
+        """One input event: paint the dabs that fall along ``points``; return the rect
+        changed (None when nothing was, as for a kernel that acts at the stroke's end)."""
         dabs = [d for p in points for d in self.spacer.to(p)]
         if self.brush.kernel is None:
             dabs = _harmonics(dabs)
         changed = None
         for group in self._groups(dabs):
-            changed = self._paint(group).union(changed)
+            painted = self._paint(group)
+            if not painted.empty:
+                changed = painted.union(changed)
         if changed is not None:
             self.dirty = changed.union(self.dirty)
         return changed
@@ -74,7 +77,10 @@ class Stroke:
         else:
             coverage, before = mask, doc.read(rect, self.channel)
         ctx = DabContext(doc, self.canvas, rect, coverage, dabs, before)
-        doc.write(rect, *self.kernel.effect(ctx), channel=self.channel)
+        result = self.kernel.effect(ctx)
+        if result is before:  # nothing to write yet (a kernel that acts at the stroke's end)
+            return Rect(0, 0, 0, 0)
+        doc.write(rect, *result, channel=self.channel)
         return rect
 
     def end(self) -> Step:

@@ -117,6 +117,8 @@ class SlicedCQ(Transform):
         self.hop = self.slice_len // self.frames_per_slice
         self.chunk_frames = self.frames_per_slice
         self._hz = torch.tensor(hz, dtype=torch.float64)
+        top = len(hz) - 2  # the last constant-Q band; then the Nyquist band
+        self._axis = (float(hz[1]), top, float(hz[top]), float(hz[top + 1]))  # for bin_of, hz_of
         self._support_hz = torch.tensor([len(w) for w in windows], dtype=torch.float64) \
             * self.sample_rate / self.slice_len
         self._build(centres, windows)
@@ -229,22 +231,20 @@ class SlicedCQ(Transform):
         return self._hz.clone()
 
     def bin_of(self, hz: float) -> float:
-        f = self._hz
-        top = len(f) - 2  # the last constant-Q band; then the Nyquist band
-        if hz <= f[1]:
-            return float(hz / f[1])
-        if hz >= f[top]:
-            return top + float((hz - f[top]) / (f[top + 1] - f[top]))
-        return 1 + self.bpo * math.log2(hz / float(f[1]))
+        f1, top, f_top, nyquist = self._axis
+        if hz <= f1:
+            return hz / f1
+        if hz >= f_top:
+            return top + (hz - f_top) / (nyquist - f_top)
+        return 1 + self.bpo * math.log2(hz / f1)
 
     def hz_of(self, bin_: float) -> float:
-        f = self._hz
-        top = len(f) - 2
+        f1, top, f_top, nyquist = self._axis
         if bin_ <= 1:
-            return float(bin_ * f[1])
+            return bin_ * f1
         if bin_ >= top:
-            return float(f[top] + (bin_ - top) * (f[top + 1] - f[top]))
-        return float(f[1]) * 2 ** ((bin_ - 1) / self.bpo)
+            return f_top + (bin_ - top) * (nyquist - f_top)
+        return f1 * 2 ** ((bin_ - 1) / self.bpo)
 
     def resolution_hz(self, hz: float) -> float:
         k = min(max(round(self.bin_of(hz)), 0), self.n_bins - 1)
