@@ -415,3 +415,25 @@ def test_a_file_opens_on_the_analysis_the_panel_shows(qtbot, window):
     qtbot.waitUntil(lambda: window.doc is not first, timeout=20000)
     assert window.doc.transform.settings() == {"transform": "cq", "bins_per_octave": 36,
                                                "fmin": 32.7}
+
+
+def test_a_tone_remover_stroke_is_applied_at_release_and_undone_exactly(qtbot, window):
+    """heal/steady acts when the stroke ends: the GUI's per-event path must get it."""
+    doc = window.doc
+    mag0, phase0 = doc.magnitude.clone(), doc.phase.clone()
+    window.brush_panel.preset_box.setCurrentText("tone-remover")
+    steps = window.undo_stack.count()
+    drag(qtbot, window.canvas, point(window, 3.3, 6000), point(window, 7.7, 6000), steps=30)
+    qtbot.wait(30)
+    assert window.undo_stack.count() == steps + 1
+    audio = window.session.synth.waveform()[0]
+    sr = doc.sample_rate
+    t = np.arange(int(4.0 * sr), int(7.0 * sr))
+    tone = np.exp(-2j * np.pi * 6000 * t / sr)
+    before = abs(doc.audio.samples[0][t] @ tone)  # the whistle's level in the recording
+    assert abs(audio[t] @ tone) < before / 10  # -20 dB or more
+    mag1, phase1 = doc.magnitude.clone(), doc.phase.clone()
+    window.undo_stack.undo()
+    assert torch.equal(doc.magnitude, mag0) and torch.equal(doc.phase, phase0)
+    window.undo_stack.redo()
+    assert torch.equal(doc.magnitude, mag1) and torch.equal(doc.phase, phase1)
