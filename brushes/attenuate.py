@@ -21,7 +21,7 @@ TIME_UNIT = 0.05  # seconds of time run that weigh as much as one semitone of fr
 WIDEN_SEMITONES = 1.0  # a level learnt before/after holds for the bins this close
 
 
-def _runs(mask: np.ndarray):
+def runs(mask: np.ndarray):
     """``(start, stop)`` of each run of True in a 1-D boolean array."""
     edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
     return zip(edges[::2], edges[1::2], strict=True)
@@ -33,7 +33,7 @@ def _across(mag: np.ndarray, covered: np.ndarray, context: int, lengths: np.ndar
     interpolated context level into ``levels`` and the run's length into ``lengths``."""
     n = covered.shape[-1]
     for row in range(covered.shape[0]):
-        for a, b in _runs(covered[row]):
+        for a, b in runs(covered[row]):
             lengths[row, a:b] = b - a
             k = context if context > 0 else max(2, (b - a) // 2)
             sides = [mag[:, row, max(a - k, 0):a], mag[:, row, b:min(b + k, n)]]

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from brushes.attenuate import runs
+
 PAD = 8  # zero-padding factor of the rate search
 REFINE = 32  # then this many steps each way between grid points
 SMOOTH_SECONDS = 0.2  # a partial's presence is averaged over this long
@@ -29,12 +31,6 @@ RAMP_SECONDS = 0.01  # around a start or stop, the subtracted tone follows the t
 MIN_FRAMES = 16  # shorter runs cannot tell a steady partial from the rest
 SIGNIFICANT = 0.1  # a run's steady part must hold this share of its energy; the
 #                    strongest of many candidate rates in a run of speech alone holds ~1 %
-
-
-def _runs(row: torch.Tensor):
-    edges = torch.nonzero(torch.diff(torch.nn.functional.pad(row.to(torch.int8), (1, 1))))
-    edges = edges.flatten().tolist()
-    return zip(edges[::2], edges[1::2], strict=True)
 
 
 def _presence(z: torch.Tensor, steady: torch.Tensor, frames_per_second: float) -> torch.Tensor:
@@ -65,7 +61,7 @@ class Partial:
     frame1: int
     hz: float
     value: torch.Tensor  # [ch] complex: the demodulated mean, referenced to frame0
-    presence: torch.Tensor  # [frames] 0..1
+    presence: torch.Tensor  # [1, frames]: 1 where the partial is, 0 elsewhere
     power: float
     weights: torch.Tensor  # [frames]: how much each frame counts in ``value``
 
@@ -77,7 +73,7 @@ def find(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: torc
     ``span_hz`` how far from it the partial may lie."""
     found = []
     for b in range(z.shape[1]):
-        for a, e in _runs(covered[b]):
+        for a, e in runs(covered[b].cpu().numpy()):
             n = e - a
             if n < MIN_FRAMES:
                 continue
