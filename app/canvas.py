@@ -192,13 +192,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         u = self.uniforms
         u.set("cq", int(transform.kind == "cq"))
         if transform.kind == "cq":
-            hz = transform.bin_frequencies()
-            top = len(hz) - 2
-            u.set("cq_f1", float(hz[1]))
-            u.set("cq_bpo", float(transform.bpo))
-            u.set("cq_top", float(top))
-            u.set("cq_ftop", float(hz[top]))
-            u.set("cq_fnyq", float(hz[top + 1]))
+            for name, value in transform.axis().items():
+                u.set("cq_" + name, value)
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 

@@ -10,12 +10,15 @@ uniform sampler2D colormap;   // 256 x 1 RGBA
 uniform float tile_bin0;      // first bin of the tile
 uniform float tile_bins;      // rows in the tile
 uniform float bin_hz;         // STFT: Hz per bin
-uniform int cq;               // 1: constant-Q bins (log between cq_f1 and cq_ftop)
+uniform int cq;               // 1: constant-Q bins (SlicedCQ.axis())
 uniform float cq_f1;          // centre of bin 1 (bin 0 is the low-pass band at 0 Hz)
-uniform float cq_bpo;         // bins per octave
-uniform float cq_top;         // index of the last constant-Q bin (then the Nyquist band)
-uniform float cq_ftop;        // its centre
-uniform float cq_fnyq;        // Nyquist
+uniform float cq_bpo;         // bins per octave, from bin 1 ...
+uniform float cq_log_top;     // ... to the last log-spaced bin
+uniform float cq_f_log;       // its centre
+uniform float cq_step;        // Hz between the linear bins above it, up to
+uniform float cq_top;         // the last bin below Nyquist (then the Nyquist band)
+uniform float cq_f_top;       // its centre
+uniform float cq_nyquist;
 uniform float view_bottom;    // framebuffer y (pixels from the bottom) of f_lo
 uniform float view_height;    // pixels
 uniform float f_lo;
@@ -29,7 +32,8 @@ uniform float gamma;
 float bin_of(float hz) {
     if (cq == 0) return hz / bin_hz;
     if (hz <= cq_f1) return hz / cq_f1;
-    if (hz >= cq_ftop) return cq_top + (hz - cq_ftop) / (cq_fnyq - cq_ftop);
+    if (hz >= cq_f_top) return cq_top + (hz - cq_f_top) / (cq_nyquist - cq_f_top);
+    if (hz >= cq_f_log) return cq_log_top + (hz - cq_f_log) / cq_step;
     return 1.0 + cq_bpo * log2(hz / cq_f1);
 }
 

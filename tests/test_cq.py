@@ -13,7 +13,7 @@ from engine.metrics import snr_db
 from engine.region import Rect
 from engine.resynth import Resynthesizer
 from engine.transforms import make
-from engine.transforms.cq import SlicedCQ
+from engine.transforms.cq import FRAMES_PER_SLICE, SlicedCQ, centre_frequencies
 from tests.nsgt_compat import numpy_clip_fixed
 
 
@@ -70,17 +70,18 @@ def test_incremental_resynthesis_of_an_edit_equals_the_full_one(rng):
     assert np.array_equal(incremental, Resynthesizer(doc).full().numpy())
 
 
-def test_a_sinusoid_peaks_on_its_bin_and_advances_as_the_transform_says():
+@pytest.mark.parametrize("f", [1000.0, 13750.0])  # log part; linear top (0.2, 0.1 bin off)
+def test_a_sinusoid_peaks_on_its_bin_and_advances_as_the_transform_says(f):
     sr = 44100
     t = SlicedCQ(sr)
-    f = 1000.0
     n = np.arange(2 * t.slice_len)
     x = torch.from_numpy(np.cos(2 * np.pi * f * n / sr)[None]).float()
-    c = t.forward(x)[0, :, 1500]
+    j = 3 * t.frames_per_slice // 2  # mid second slice
+    c = t.forward(x)[0, :, j]
     k = int(torch.argmax(c.abs()))
-    assert abs(t.hz_of(k) - f) <= f * (2 ** (1 / 48) - 1)  # within one bin
+    assert abs(t.hz_of(k) - f) <= t.hz_of(k + 1) - t.hz_of(k)  # within one bin
     assert abs(float(c[k].abs()) / t.full_scale - 1) < 0.25  # ~0 dB for a full-scale sine
-    frames = t.forward(x)[0, k, 1500:1502]
+    frames = t.forward(x)[0, k, j:j + 2]
     advance = float(torch.angle(frames[1] / frames[0]))
     assert abs(math.remainder(advance - t.phase_advance(f), 2 * math.pi)) < 1e-3
 
@@ -90,6 +91,8 @@ def test_bin_of_and_hz_of_are_inverse_and_log_spaced():
     for hz in (10.0, 50.0, 100.0, 440.0, 5000.0, 21000.0, 22050.0):
         assert t.hz_of(t.bin_of(hz)) == pytest.approx(hz, rel=1e-9)
     assert t.bin_of(200.0) - t.bin_of(100.0) == pytest.approx(24.0)
+    for k in range(t.n_bins):  # every band's centre is its bin, log or linear part
+        assert t.bin_of(float(t.bin_frequencies()[k])) == pytest.approx(k, abs=1e-9)
     assert t.resolution_hz(60.0) < t.resolution_hz(6000.0)
 
 
@@ -109,26 +112,30 @@ def _nsgt_slice(x: np.ndarray, t: SlicedCQ):
     from nsgt.nsgtf import nsgtf_sl
     from nsgt.util import calcwinrange
 
-    hz = t.bin_frequencies().numpy()[1:-1]
-    scale = OctScale(t.fmin, float(hz[-1]), t.bpo)
-    np.testing.assert_allclose(scale.F(), hz, rtol=1e-9)  # the same centres as nsgt's scale
+    hz, q, n_log = centre_frequencies(t.sample_rate, t.bpo, t.fmin,
+                                      FRAMES_PER_SLICE / 2 * t.sample_rate / t.slice_len)
+    np.testing.assert_allclose(hz, t.bin_frequencies().numpy()[1:-1], rtol=1e-12)
+    # the log part is nsgt's own scale (its band count rounds up, so ask a hair below the top)
+    scale = OctScale(t.fmin, float(hz[n_log - 1]) * (1 - 1e-12), t.bpo)
+    np.testing.assert_allclose(scale.F(), hz[:n_log], rtol=1e-9)
+    np.testing.assert_allclose(q[:n_log], scale.Q(), rtol=1e-9)
     with numpy_clip_fixed():
-        g, rfbas, _ = nsgfwin(hz, np.full(len(hz), scale.Q()), t.sample_rate, t.slice_len,
-                              sliced=True, min_win=16)
+        g, rfbas, _ = nsgfwin(hz, q, t.sample_rate, t.slice_len, sliced=True, min_win=16)
     wins, nn = calcwinrange(g, rfbas, t.slice_len)
     m = np.full(len(g), t.frames_per_slice)
     return next(nsgtf_sl([x], g, wins, nn, m, real=True)), rfbas
 
 
-def test_coefficients_equal_nsgt_sliced_frame(rng):
+@pytest.mark.parametrize("sr", [22050, 44100])  # all log bands; a linear top above 11.8 kHz
+def test_coefficients_equal_nsgt_sliced_frame(rng, sr):
     pytest.importorskip("nsgt", reason="nsgt 0.19 is installed by `make test` (setup.sh)")
-    t = SlicedCQ(22050)
+    t = SlicedCQ(sr)
     x = rng.standard_normal(t.slice_len)
     ours = t.forward(torch.from_numpy(x[None]).double().float())[0].numpy().astype(np.complex128)
     theirs, centres = _nsgt_slice(x, t)
     j = np.arange(t.frames_per_slice)
     worst = 0.0
-    # the constant-Q bands; the bands at 0 Hz and Nyquist and the top one, which reach
+    # the bands up to the top one; the bands at 0 Hz and Nyquist and the top one, which reach
     # past 0 or Nyquist, keep only their positive-frequency half here (all a real signal needs)
     for k in range(1, t.n_bins - 2):
         demodulated = ours[k] * np.exp(-2j * np.pi * centres[k] * j / t.frames_per_slice)

@@ -40,6 +40,7 @@ from engine.transforms.base import Transform
 BPO_RANGE = (4, 96)
 FMIN_RANGE = (5.0, 1000.0)
 MIN_WIN = 16  # narrowest band, in FFT bins of a slice (nsgt.NSGT_sliced's min_win)
+FRAMES_PER_SLICE = 512  # M: frames per slice, so hop = slice_len / 512 (128 at 44.1 kHz)
 
 
 def slice_length(sample_rate: int) -> int:
@@ -60,24 +61,46 @@ def _hannwin(n: int) -> np.ndarray:
     return 0.5 * (1 + np.cos(np.arange(n) * 2 * np.pi / n))
 
 
-def filterbank(sample_rate: int, slice_len: int, bpo: int, fmin: float):
-    """Centre frequencies (Hz), centre bins and windows (centred: index 0 at the
-    centre) of the bands, as ``nsgt.nsgfwin_sl.nsgfwin`` builds them for an
-    ``OctScale(fmin, fmax, bpo)`` whose top band lies just below Nyquist."""
+def centre_frequencies(sample_rate: int, bpo: int, fmin: float,
+                       max_spacing: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """The bands' centres (Hz) below Nyquist, their Q factors, and how many are log-spaced.
+
+    ``fmin * 2^(k/bpo)`` while neighbours stay within ``max_spacing`` Hz, then
+    evenly ``max_spacing`` apart (a variable-Q top: a constant-Q band near
+    Nyquist would be so wide that every band needs twice the frames). The Q of
+    a log band is nsgt's ``OctScale.Q()``; a linear band's Q gives it the support
+    of its neighbours' spacing, two steps."""
     nf = sample_rate / 2
-    octaves = math.floor(math.log2(nf / fmin) * bpo - 1e-9) / bpo
-    n = int(round(octaves * bpo)) + 1
-    freqs = fmin * 2.0 ** (np.arange(n) / bpo)
-    pow2n = 2 ** (1 / bpo)
-    q = math.sqrt(pow2n) / (pow2n - 1) / 2
+    ratio = 2 ** (1 / bpo)
+    last_log = math.log(max_spacing / (fmin * (ratio - 1)), ratio)  # spacing reaches the cap
+    octaves_below_nf = math.floor(math.log2(nf / fmin) * bpo - 1e-9) / bpo
+    n_log = max(1, int(round(min(octaves_below_nf * bpo, math.floor(last_log)))) + 1)
+    freqs = fmin * ratio ** np.arange(n_log)
+    if n_log - 1 < octaves_below_nf * bpo - 1e-9:  # capped: the linear part up to Nyquist
+        steps = math.floor((nf - freqs[-1]) / max_spacing - 1e-9)
+        freqs = np.concatenate((freqs, freqs[-1] + max_spacing * np.arange(1, steps + 1)))
+    q = np.full(len(freqs), math.sqrt(ratio) / (ratio - 1) / 2)
+    q[n_log:] = freqs[n_log:] / (2 * max_spacing)
+    return freqs, q, n_log
+
+
+def filterbank(sample_rate: int, slice_len: int, bpo: int, fmin: float, max_support: int):
+    """Centre frequencies (Hz), centre bins and windows (centred: index 0 at the
+    centre) of the bands, as ``nsgt.nsgfwin_sl.nsgfwin`` builds them for the
+    scale of :func:`centre_frequencies`, no band wider than ``max_support`` bins
+    of the slice's FFT (save a low-pass band below a high ``fmin``)."""
+    nf = sample_rate / 2
+    freqs, q, _ = centre_frequencies(sample_rate, bpo, fmin,
+                                     max_support / 2 * sample_rate / slice_len)
+    n = len(freqs)
     fb = np.concatenate(([0.0], freqs, [nf])) * slice_len / sample_rate
     mirror = (sample_rate - freqs[-1]) * slice_len / sample_rate
     m = np.zeros(n + 3)
     m[0] = 2 * fb[1]
-    m[1] = fb[1] / q
+    m[1] = fb[1] / q[0]
     for k in range(2, n):
         m[k] = fb[k + 1] - fb[k - 1]
-    m[n] = fb[n] / q
+    m[n] = fb[n] / q[-1]
     m[n + 1] = mirror - fb[n]
     m[n + 2] = m[n]  # the mirror of band n, only used to shape the Nyquist band
     m = np.maximum(np.round(m / 4).astype(int) * 4, MIN_WIN)
@@ -108,17 +131,24 @@ class SlicedCQ(Transform):
         self.sample_rate, self.bpo, self.fmin = int(sample_rate), int(bins_per_octave), float(fmin)
         self.slice_len = slice_len or slice_length(self.sample_rate)
         self.device = torch.device(device)
-        hz, centres, windows = filterbank(self.sample_rate, self.slice_len, self.bpo, self.fmin)
-        widest = max(len(w) for w in windows)
-        self.frames_per_slice = 1 << math.ceil(math.log2(widest))
+        hz, centres, windows = filterbank(self.sample_rate, self.slice_len, self.bpo, self.fmin,
+                                          FRAMES_PER_SLICE)
+        widest = max(len(w) for w in windows)  # wider than M only for a low-pass below high fmin
+        self.frames_per_slice = max(FRAMES_PER_SLICE, 1 << math.ceil(math.log2(widest)))
         if self.frames_per_slice > self.slice_len // 2:
             raise ParameterError(f"{bins_per_octave} bins per octave from {fmin} Hz does not fit "
-                                 f"a {self.slice_len}-sample slice; use fewer bins per octave")
+                                 f"a {self.slice_len}-sample slice; use a lower lowest frequency")
         self.hop = self.slice_len // self.frames_per_slice
         self.chunk_frames = self.frames_per_slice
         self._hz = torch.tensor(hz, dtype=torch.float64)
-        top = len(hz) - 2  # the last constant-Q band; then the Nyquist band
-        self._axis = (float(hz[1]), top, float(hz[top]), float(hz[top + 1]))  # for bin_of, hz_of
+        _, _, n_log = centre_frequencies(self.sample_rate, self.bpo, self.fmin,
+                                         FRAMES_PER_SLICE / 2 * self.sample_rate / self.slice_len)
+        top = len(hz) - 2  # the last band below Nyquist; then the Nyquist band
+        step = float(hz[top] - hz[top - 1]) if top > n_log else 0.0
+        # for bin_of, hz_of: bin 1's centre, the last log bin and its centre, the linear
+        # step above it, the top bin and its centre, Nyquist
+        self._axis = (float(hz[1]), n_log, float(hz[n_log]), step, top, float(hz[top]),
+                      float(hz[top + 1]))
         self._support_hz = torch.tensor([len(w) for w in windows], dtype=torch.float64) \
             * self.sample_rate / self.slice_len
         self._build(centres, windows)
@@ -231,20 +261,32 @@ class SlicedCQ(Transform):
         return self._hz.clone()
 
     def bin_of(self, hz: float) -> float:
-        f1, top, f_top, nyquist = self._axis
+        f1, n_log, f_log, step, top, f_top, nyquist = self._axis
         if hz <= f1:
             return hz / f1
         if hz >= f_top:
             return top + (hz - f_top) / (nyquist - f_top)
+        if hz >= f_log:
+            return n_log + (hz - f_log) / step
         return 1 + self.bpo * math.log2(hz / f1)
 
     def hz_of(self, bin_: float) -> float:
-        f1, top, f_top, nyquist = self._axis
+        f1, n_log, f_log, step, top, f_top, nyquist = self._axis
         if bin_ <= 1:
             return bin_ * f1
         if bin_ >= top:
             return f_top + (bin_ - top) * (nyquist - f_top)
+        if bin_ >= n_log:
+            return f_log + (bin_ - n_log) * step
         return f1 * 2 ** ((bin_ - 1) / self.bpo)
+
+    def axis(self) -> dict[str, float]:
+        """The pieces of :meth:`bin_of`, for the view's shader: linear up to bin 1 at
+        ``f1``, log (``bpo``) up to bin ``log_top`` at ``f_log``, linear by ``step`` Hz
+        up to bin ``top`` at ``f_top``, then linear to Nyquist."""
+        names = ("f1", "log_top", "f_log", "step", "top", "f_top", "nyquist")
+        return {"bpo": float(self.bpo)} | {k: float(v) for k, v in zip(names, self._axis,
+                                                                       strict=True)}
 
     def resolution_hz(self, hz: float) -> float:
         k = min(max(round(self.bin_of(hz)), 0), self.n_bins - 1)
