@@ -31,6 +31,7 @@ from engine.audio import Audio  # noqa: E402
 from engine.device import describe  # noqa: E402
 from engine.document import Document  # noqa: E402
 from engine.resynth import Resynthesizer  # noqa: E402
+from engine.transforms import make  # noqa: E402
 
 SR = 44100
 DAB = {"radius_ms": 50.0, "radius_hz": 200.0, "hardness": 0.5, "spacing": 0.25}
@@ -130,8 +131,9 @@ def full_istft_peer(doc: Document, runs: int) -> float:
 
 
 def format_table(results, e2e, peer, device, args) -> str:
+    t = make(SR, args.transform)
     analysis = "n_fft 2048, hop 512" if args.transform == "stft" else \
-        "sliced constant-Q, 48 bins per octave, hop 64"
+        f"sliced constant-Q, {t.bpo} bins per octave, {t.n_bins} bins, hop {t.hop}"
     head = (f"Stereo 44.1 kHz, {analysis}; dab 50 ms x 200 Hz, hardness 0.5; "
             f"p50/p95 over 200 dabs, median of {args.runs} strokes; device {describe(device)}, "
             f"{torch.get_num_threads()} threads, torch {torch.__version__}")

@@ -14,6 +14,7 @@ accumulated in a dirty rect (:meth:`take_dirty`).
 """
 
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -26,6 +27,8 @@ from engine.errors import ParameterError
 from engine.progress import CancelFlag, ProgressFn, scaled, step
 from engine.region import Rect
 from engine.transforms import make as make_transform
+
+ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
 
 Listener = Callable[[Rect, tuple[int, ...]], None]
 
@@ -65,6 +68,7 @@ class Document:
     def _analyze(self, device: torch.device, progress, cancel) -> None:
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)
+        self._original_chunks: OrderedDict = OrderedDict()  # see _original_chunk
         content = self.source if self._content is None else \
             torch.from_numpy(self._content).to(device)
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
@@ -173,8 +177,26 @@ class Document:
     def original(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
         """The unedited complex coefficients over ``rect``: ``[ch, bins, frames]``."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        src = self.source[self._channel_slice(channel)]  # a view: cost independent of length
-        return self.transform.forward_frames(src, rect.frame0, rect.frame1, rect.bins)
+        size, c = self.transform.chunk_frames, self._channel_slice(channel)
+        first, last = rect.frame0 // size, -(-rect.frame1 // size)
+        parts = [self._original_chunk(c, k)[:, rect.bins] for k in range(first, last)]
+        whole = torch.cat(parts, -1) if len(parts) > 1 else parts[0]
+        return whole[..., rect.frame0 - first * size:rect.frame1 - first * size]
+
+    def _original_chunk(self, channels: slice, index: int) -> torch.Tensor:
+        """Every bin of analysis chunk ``index`` of the recording, kept for the next
+        dabs: a restore stroke reads the same chunk dozens of times, and on the
+        constant-Q transform any part of a chunk costs its whole FFT."""
+        key = (channels.start, channels.stop, index)
+        if key not in self._original_chunks:
+            size = self.transform.chunk_frames
+            src = self.source[channels]  # a view: cost independent of length
+            self._original_chunks[key] = self.transform.forward_frames(
+                src, index * size, min(self.n_frames, (index + 1) * size))
+            if len(self._original_chunks) > ORIGINAL_CHUNKS_KEPT:
+                self._original_chunks.popitem(last=False)
+        self._original_chunks.move_to_end(key)
+        return self._original_chunks[key]
 
     def render(self, rect: Rect | None = None, width: int | None = None,
                height: int | None = None, *, channel: int | None = None,

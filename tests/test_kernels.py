@@ -60,11 +60,12 @@ def test_gain(doc, gain_db, hardness, opacity):
     assert torch.equal(doc.phase, phase)
 
 
-def test_blur_matches_scipy_gaussian_filter(doc):
-    # sigma 32 ms = 2 frames and 31.25 Hz = 2 bins: scipy's truncate=3 taps match exactly
-    (mag, _), cov = dab(doc, "blur", sigma_ms=32.0, sigma_hz=31.25)
+@pytest.mark.parametrize("frames", [2.0, 12.0])  # 13 taps by direct convolution; 73 by FFT
+def test_blur_matches_scipy_gaussian_filter(doc, frames):
+    # sigma 16 ms a frame and 31.25 Hz = 2 bins: scipy's truncate=3 taps match exactly
+    (mag, _), cov = dab(doc, "blur", sigma_ms=16.0 * frames, sigma_hz=31.25)
     ref = scipy.ndimage.gaussian_filter1d(mag.numpy(), 2.0, axis=1, mode="nearest", truncate=3)
-    ref = scipy.ndimage.gaussian_filter1d(ref, 2.0, axis=2, mode="nearest", truncate=3)
+    ref = scipy.ndimage.gaussian_filter1d(ref, frames, axis=2, mode="nearest", truncate=3)
     inside = np.broadcast_to(cov > 0, ref.shape)
     np.testing.assert_allclose(doc.magnitude.numpy()[inside], ref[inside], rtol=1e-4, atol=1e-6)
     np.testing.assert_array_equal(doc.magnitude.numpy()[~inside], mag.numpy()[~inside])
