@@ -10,13 +10,19 @@ time. "Long" compares the time run in 50 ms units with the frequency run in
 semitones. The level is the mean magnitude of the context on each side,
 interpolated across the run (a level from before and after holds for the bins
 within a semitone: a voice's harmonics move); a cell above it comes down to it,
-a cell below stays, and phase is never touched.
+a cell below stays, and phase is never touched. Where the level was learnt
+before and after (a burst), the excess is treated as noise and subtracted
+instead (:func:`_subtracted`), so a voice that rises under the burst is kept.
 """
 
 import math
+import warnings
 
 import numpy as np
 
+NOISE_SEMITONES = 2.0  # a burst's noise power: the median over this either side
+OVER_SUBTRACTION = 4.0  # noise power taken away, times its estimate (Berouti et al. 1979)
+FLOOR = 0.1  # no cell of a burst goes below -20 dB of itself (no musical noise holes)
 TIME_UNIT = 0.05  # seconds of time run that weigh as much as one semitone of frequency run
 WIDEN_SEMITONES = 1.0  # a level learnt before/after holds for the bins this close
 
@@ -56,6 +62,7 @@ def target(mag: np.ndarray, covered: np.ndarray, hz: np.ndarray, frame_seconds: 
     f_len, f_level = np.zeros((frames, bins)), inf.transpose(0, 2, 1).copy()
     _across(mag.transpose(0, 2, 1), covered.T, 0, f_len, f_level)
     f_level = f_level.transpose(0, 2, 1)
+    t_level = _subtracted(mag, t_level, hz)
     if direction == "time":
         level = t_level
     elif direction == "frequency":
@@ -85,3 +92,22 @@ def _widen(level: np.ndarray, hz: np.ndarray) -> np.ndarray:
 
 def context_frames(frame_seconds: float, context_ms: float) -> int:
     return max(2, math.ceil(context_ms / 1000 / frame_seconds))
+
+
+
+def _subtracted(mag: np.ndarray, level: np.ndarray, hz: np.ndarray) -> np.ndarray:
+    """Where ``level`` was learnt before and after a run (a patch over a burst):
+    what stands above it is taken as noise, its power smoothed over frequency with a
+    median (a voice's harmonics stand out of the noise between them, so they are not
+    it) and subtracted ``OVER_SUBTRACTION`` times, down to ``FLOOR`` of the cell."""
+    known = np.isfinite(level)
+    excess = np.where(known, np.maximum(mag ** 2 - np.where(known, level, 0) ** 2, 0), np.nan)
+    octave = np.log2(np.maximum(hz, 1.0))
+    noise = np.zeros_like(mag)
+    with warnings.catch_warnings():  # frames with nothing covered near a bin: NaN, then 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for b in np.flatnonzero(known.any(axis=(0, 2))):
+            near = np.abs(octave - octave[b]) * 12 <= NOISE_SEMITONES
+            noise[:, b] = np.nan_to_num(np.nanmedian(excess[:, near], axis=1))
+    out = np.sqrt(np.maximum(mag ** 2 - OVER_SUBTRACTION * noise, (FLOOR * mag) ** 2))
+    return np.where(known, out, level).astype(np.float32)

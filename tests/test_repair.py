@@ -64,9 +64,28 @@ def test_hum_with_harmonics_goes_and_the_speech_stays(transform):
     assert ours["stoi"] > fix["stoi"]
 
 
-def test_a_burst_patch_improves_the_take_on_an_stft_document():
-    ours, before, fix = (_scores("noise burst 0.3-3 kHz", h) for h in ("stft", "input", "filter"))
-    assert ours["pesq"] > before["pesq"] and ours["pesq"] > fix["pesq"]
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_a_burst_patch_improves_the_take_on_every_metric(transform):
+    ours, before, fix = (_scores("noise burst 0.3-3 kHz", h)
+                         for h in (transform, "input", "filter"))
+    assert ours["pesq"] > before["pesq"] + 0.03  # 4.06 (STFT), 3.98 (cq) against 3.92
+    assert ours["pesq"] > fix["pesq"]
+    assert ours["si_sdr"] > before["si_sdr"]  # 21.5, 19.3 dB against 18.5: the voice stays
+    assert ours["stoi"] >= before["stoi"]
+
+
+def test_a_burst_patch_next_to_a_slice_edge_changes_nothing_outside_its_time():
+    """A patch ending by a constant-Q slice's edge: its long low-band atoms once put
+    the change before the stroke and wrapped it round to the slice's start."""
+    case = _case("noise burst 0.3-3 kHz")
+    out = material.repaired(case, "cq")
+    (_, points, params), = case.strokes
+    reach = 2 * params["radius_ms"] / 1000 + 0.011  # the dab's reach (hardness 0), fade, a frame
+    t = np.arange(len(out)) / material.SR
+    outside = (t < points[0][0] - reach) | (t > points[-1][0] + reach)
+    change = out[outside] - case.disturbed[outside]
+    level = 20 * np.log10(np.max(np.abs(change)) / np.max(np.abs(case.disturbed)))
+    assert level < -100  # round trip of untouched audio; it was -33 dB (written as coefficients)
 
 
 def test_declick_changes_only_the_samples_of_each_click():
