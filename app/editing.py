@@ -6,7 +6,7 @@ import random
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.canvas import PRESS, RELEASE
-from brushes.history import History
+from brushes.history import DEFAULT_LIMIT, Step
 from brushes.painter import Stroke
 from brushes.registry import get_brush
 from brushes.stroke import StrokePoint
@@ -15,21 +15,30 @@ from engine.resynth import Resynthesizer
 
 
 class StrokeCommand(QUndoCommand):
-    """One finished stroke; its first redo (Qt calls it on push) is a no-op
-    because the stroke is already painted."""
+    """One finished stroke, owning its step (the cells before and after it): undo and
+    redo write exactly this stroke's cells, so the stack and the document cannot
+    drift. Its first redo (Qt calls it on push) is a no-op: the stroke is painted."""
 
-    def __init__(self, history: History, label: str):
-        super().__init__(label)
-        self.history, self.fresh = history, True
+    def __init__(self, doc: Document, step: Step):
+        super().__init__(step.label)
+        self.doc, self.step, self.fresh = doc, step, True
 
     def redo(self) -> None:
         if self.fresh:
             self.fresh = False
             return
-        self.history.redo()
+        self.step.redo(self.doc)
 
     def undo(self) -> None:
-        self.history.undo()
+        self.step.undo(self.doc)
+
+    def drop(self, limit_bytes: int) -> None:
+        """Free the step's cells: the stack shows it can no longer be undone, and Qt
+        removes it, without touching the document, if the user undoes that far."""
+        self.step.patches.clear()
+        self.setObsolete(True)
+        self.setText(f"{self.step.label} (can no longer be undone: undo history over "
+                     f"{limit_bytes / 2**20:.0f} MiB)")
 
 
 class AnalysisCommand(QUndoCommand):
@@ -55,7 +64,7 @@ class PaintSession:
         """``synth``: the document's resynthesizer with its waveform already made
         (in a worker); made here otherwise."""
         self.doc = doc
-        self.history = History(doc)
+        self.history_limit = DEFAULT_LIMIT  # bytes of undo cells kept over all strokes
         self.synth = synth or Resynthesizer(doc)
         if synth is None:
             self.synth.full()
@@ -95,17 +104,36 @@ class PaintSession:
             brush = get_brush(name)
             values, _ = brush.resolve({**params, "channel": -1 if channel is None else channel},
                                       "brush")
-            self.stroke = Stroke(self.doc, brush, values, curves, self.history,
+            self.stroke = Stroke(self.doc, brush, values, curves, None,
                                  seed=self._seed.randrange(2**31))
         if self.stroke is None:
             return
-        self.stroke.add([point])
-        if self.live():
-            self.refresh_audio()  # edits are heard at once (only the touched samples)
-        if phase == RELEASE:
-            stroke, self.stroke = self.stroke, None
-            step = stroke.end()
+        try:  # a stroke is all or nothing: on an error it is rolled back (Stroke)
+            self.stroke.add([point])
+            step = self.stroke.end() if phase == RELEASE else None
+        except BaseException:
+            self.stroke = None
             self.refresh_audio()
+            raise
+        if self.live() or phase == RELEASE:
+            self.refresh_audio()  # edits are heard at once (only the touched samples)
+        if step is not None:
+            self.stroke = None
             if step.patches:
-                self.undo_stack.push(StrokeCommand(self.history, step.label))
+                self.undo_stack.push(StrokeCommand(self.doc, step))
+                self._keep_within_limit()
+
+    def _keep_within_limit(self) -> None:
+        """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
+        stack = self.undo_stack
+        strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
+                   if isinstance(c, StrokeCommand) and c.step.patches]
+        total = sum(c.step.nbytes for _, c in strokes)
+        for i, oldest in strokes[:-1]:
+            if total <= self.history_limit:
+                break
+            total -= oldest.step.nbytes
+            oldest.drop(self.history_limit)
+            if 0 <= stack.cleanIndex() <= i:  # the saved state lies before it: out of reach
+                stack.resetClean()
 

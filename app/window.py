@@ -196,9 +196,10 @@ class MainWindow(FileActions, Transport, QMainWindow):
         channel = self.view_panel.channel(self.view_panel.paint_channel)
         try:
             self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel)
-        except Exception as e:  # a brush must never take the app down
-            self.session.stroke = None
-            self.statusBar().showMessage(f"brush failed: {e}", 10000)
+        except Exception as e:  # a brush must never take the app down; the stroke is undone
+            self.statusBar().showMessage(f"The stroke was undone: the "
+                                         f"{self.brush_panel.current()[0]} brush failed ({e})",
+                                         15000)
         self.canvas.update()
 
     def _after_undo_redo(self) -> None:
@@ -290,6 +291,9 @@ class MainWindow(FileActions, Transport, QMainWindow):
         if self.worker is not None and self.worker.isRunning():
             self.worker.cancel()
             self.worker.wait(5000)
+        # the stack says "clean changed" as it is destroyed, after this window's Python side
+        # can still ask it anything: nothing it says matters from here
+        self.undo_stack.blockSignals(True)
         event.accept()
 
     def dragEnterEvent(self, event) -> None:

@@ -41,6 +41,18 @@ class Step:
             rect = p.rect.union(rect)
         return rect
 
+    def undo(self, doc: Document) -> Rect | None:
+        """Write this step's before-patches back; the rect changed."""
+        for p in reversed(self.patches):
+            doc.write(p.rect, *p.before, channel=self.channel)
+        return self.dirty()
+
+    def redo(self, doc: Document) -> Rect | None:
+        """Write this step's after-patches again; the rect changed."""
+        for p in self.patches:
+            doc.write(p.rect, *p.after, channel=self.channel)
+        return self.dirty()
+
 
 class History:
     def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT):
@@ -77,16 +89,10 @@ class History:
         if not self.can_undo:
             return None
         self.position -= 1
-        step = self.steps[self.position]
-        for p in reversed(step.patches):
-            self.doc.write(p.rect, *p.before, channel=step.channel)
-        return step.dirty()
+        return self.steps[self.position].undo(self.doc)
 
     def redo(self) -> Rect | None:
         if not self.can_redo:
             return None
-        step = self.steps[self.position]
         self.position += 1
-        for p in step.patches:
-            self.doc.write(p.rect, *p.after, channel=step.channel)
-        return step.dirty()
+        return self.steps[self.position - 1].redo(self.doc)

@@ -33,15 +33,20 @@ class Stroke:
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
-        changed (None when nothing was, as for a kernel that acts at the stroke's end)."""
+        changed (None when nothing was, as for a kernel that acts at the stroke's end).
+        On any error the whole stroke is rolled back and the error raised."""
         dabs = [d for p in points for d in self.spacer.to(p)]
         if self.brush.kernel is None:
             dabs = _harmonics(dabs)
         changed = None
-        for group in self._groups(dabs):
-            painted = self._paint(group)
-            if not painted.empty:
-                changed = painted.union(changed)
+        try:
+            for group in self._groups(dabs):
+                painted = self._paint(group)
+                if not painted.empty:
+                    changed = painted.union(changed)
+        except BaseException:
+            self.rollback()
+            raise
         if changed is not None:
             self.dirty = changed.union(self.dirty)
         return changed
@@ -83,9 +88,26 @@ class Stroke:
         doc.write(rect, *result, channel=self.channel)
         return rect
 
+    def rollback(self) -> Rect | None:
+        """Undo everything the stroke wrote (after an error: a stroke is all or nothing);
+        the rect restored."""
+        rect = None
+        for key, before in self.canvas.before_tiles.items():
+            tile = self.canvas.tile_rect(key)
+            self.doc.write(tile, *before, channel=self.channel)
+            rect = tile.union(rect)
+        self.canvas.before_tiles.clear()
+        return rect
+
     def end(self) -> Step:
-        """Finish: the stroke becomes one undo step (pushed to the history, if any)."""
-        finished = self.kernel.finish(self.doc, self.canvas, self.params)
+        """Finish: the stroke becomes one undo step (pushed to the history, if any).
+        If the kernel's finishing work fails, the stroke is rolled back and the error
+        raised."""
+        try:
+            finished = self.kernel.finish(self.doc, self.canvas, self.params)
+        except BaseException:
+            self.rollback()
+            raise
         if finished is not None:
             self.dirty = finished.union(self.dirty)
         step = Step(f"{self.brush.name} stroke", self.channel)

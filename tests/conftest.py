@@ -39,3 +39,27 @@ def pytest_configure(config):
     from app.gui import configure_opengl
 
     configure_opengl()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    """The main window on the demo, shown and active, settings in ``tmp_path``."""
+    from PySide6.QtCore import QSettings
+
+    from app.cli import DEMO
+    from app.window import MainWindow
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    w = MainWindow("cpu")
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()  # shortcuts need an active window (Xvfb has no window manager)
+    qtbot.waitUntil(w.isActiveWindow)
+    w.open_path(DEMO)
+    qtbot.waitUntil(lambda: w.session is not None, timeout=20000)
+    qtbot.wait(50)
+    yield w
+    w.undo_stack.setClean()  # no unsaved-changes prompt when the test closes it
+    w.close()

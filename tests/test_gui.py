@@ -5,31 +5,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.cli import DEMO
-from app.window import MainWindow
 from engine.metrics import snr_db
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
-    w = MainWindow("cpu")
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    w.activateWindow()  # shortcuts need an active window (Xvfb has no window manager)
-    qtbot.waitUntil(w.isActiveWindow)
-    w.open_path(DEMO)
-    qtbot.waitUntil(lambda: w.session is not None, timeout=20000)
-    qtbot.wait(50)
-    yield w
-    w.undo_stack.setClean()  # no unsaved-changes prompt when the test closes it
-    w.close()
 
 
 def pixels(window):

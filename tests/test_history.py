@@ -1,14 +1,14 @@
 """One stroke = one undo step; undo and redo are bit-exact; memory is capped."""
 
+import hashlib
 import random
 
 import numpy as np
 import pytest
-import torch
 
 from brushes.history import History
-from brushes.painter import paint
-from brushes.registry import BRUSHES
+from brushes.painter import Stroke, paint
+from brushes.registry import BRUSHES, get_brush
 from brushes.stroke import StrokePoint
 from tests.conftest import document
 
@@ -29,22 +29,61 @@ def random_stroke(r: random.Random, brush: str):
     return points, params
 
 
+def digest(doc) -> str:
+    """The document's exact state (every bit of magnitude and phase), small to keep."""
+    return hashlib.sha1(doc.magnitude.numpy().tobytes() + doc.phase.numpy().tobytes()).hexdigest()
+
+
+def paint_by_events(doc, brush: str, points, params, history, seed) -> None:
+    """One stroke as the GUI paints it: one ``Stroke.add`` per pen event."""
+    b = get_brush(brush)
+    resolved, _ = b.resolve(params, "params")
+    stroke = Stroke(doc, b, resolved, {}, history, seed=seed)
+    for point in points:
+        stroke.add([point])
+    stroke.end()
+
+
 def paint_undo_redo(doc, brush: str, strokes: int):
-    """Paint random strokes; undoing all brings the document back exactly, and
-    redoing all brings back the painted state exactly."""
+    """Paint random strokes event by event; every single undo brings back the state
+    after the stroke before, every redo the state after the stroke, bit for bit."""
     history = History(doc)
-    start = doc.magnitude.clone(), doc.phase.clone()
+    states = [digest(doc)]
     r = random.Random(brush)
     for _ in range(strokes):
-        paint(doc, brush, *random_stroke(r, brush), history=history, seed=r.randrange(1000))
-    end = doc.magnitude.clone(), doc.phase.clone()
-    assert not torch.equal(end[0], start[0])
-    while history.can_undo:
+        steps = len(history.steps)
+        paint_by_events(doc, brush, *random_stroke(r, brush), history, r.randrange(1000))
+        if len(history.steps) > steps:
+            states.append(digest(doc))
+        else:  # no step: the stroke must have changed nothing
+            assert digest(doc) == states[-1]
+    assert states[-1] != states[0]
+    for k in range(len(history.steps) - 1, -1, -1):
         history.undo()
-    assert torch.equal(doc.magnitude, start[0]) and torch.equal(doc.phase, start[1])
-    while history.can_redo:
+        assert digest(doc) == states[k], f"undo to after stroke {k}"
+    for k in range(1, len(history.steps) + 1):
         history.redo()
-    assert torch.equal(doc.magnitude, end[0]) and torch.equal(doc.phase, end[1])
+        assert digest(doc) == states[k], f"redo of stroke {k}"
+
+
+def test_a_stroke_that_fails_midway_is_rolled_back_and_leaves_no_step(rng, monkeypatch):
+    from brushes.kernels.gain import Gain
+
+    doc = document(rng.uniform(-0.5, 0.5, (2, 16000)), n_fft=256)
+    history, before = History(doc), digest(doc)
+    real, dabs = Gain.effect, []
+
+    def fails_on_the_fourth_dab(self, ctx):  # a device error, an out-of-memory: injected
+        dabs.append(ctx.rect)
+        if len(dabs) == 4:
+            raise RuntimeError("device lost")
+        return real(self, ctx)
+
+    monkeypatch.setattr(Gain, "effect", fails_on_the_fourth_dab)
+    with pytest.raises(RuntimeError, match="device lost"):
+        paint_by_events(doc, "gain", [StrokePoint(0.1 * i, 1000.0) for i in range(10)],
+                        {"gain_db": -30.0}, history, 0)
+    assert len(dabs) == 4 and digest(doc) == before and not history.steps
 
 
 @pytest.mark.parametrize("brush", list(BRUSHES))
