@@ -86,7 +86,7 @@ class PaintSession:
         """The waveform for a worker to read in place (no copy on the GUI thread)."""
         self.refresh_audio()
         self.readers += 1
-        return self.synth.cached(0, self.doc.length)
+        return self.synth.cached(0, self.doc.length, copy=False)
 
     def done_reading(self) -> None:
         self.readers -= 1

@@ -7,6 +7,8 @@ next read; a full resynthesis is the same span code run over the whole file
 in chunks, so incremental and full results are identical sample for sample.
 """
 
+import threading
+
 import numpy as np
 import torch
 
@@ -22,6 +24,7 @@ class Resynthesizer:
         self.doc = document
         self._wave: torch.Tensor | None = None
         self._pending: list[tuple[int, int]] = []  # frame ranges edited since the last update
+        self._lock = threading.Lock()  # a reader's block is all before or all after a splice
         document.add_listener(self._on_edit)
 
     def close(self) -> None:
@@ -48,7 +51,8 @@ class Resynthesizer:
             s1 = min(n, s0 + chunk)
             wave[:, s0:s1] = self._span(s0, s1)
         step(1.0, progress, None)
-        self._wave, self._pending = wave, []
+        with self._lock:
+            self._wave, self._pending = wave, []
         return wave
 
     def update(self) -> list[tuple[int, int]]:
@@ -60,17 +64,24 @@ class Resynthesizer:
         for f0, f1 in _merge(self._pending):
             s0, s1 = self.doc.transform.samples_affected(f0, f1, self.doc.length)
             if s1 > s0:
-                self._wave[:, s0:s1] = self._span(s0, s1)
+                span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
+                with self._lock:
+                    self._wave[:, s0:s1] = span
                 spans.append((s0, s1))
         self._pending = []
         return spans
 
-    def cached(self, start: int, stop: int) -> np.ndarray:
-        """Samples from the cache as it is, without applying queued edits: for
-        an audio thread, while the GUI thread calls :meth:`update` after edits."""
+    def cached(self, start: int, stop: int, copy: bool = True) -> np.ndarray:
+        """Samples from the cache as it is, without applying queued edits: for an
+        audio thread, while the GUI thread calls :meth:`update` after edits. A copy
+        taken between splices (never half of one); ``copy=False``: a view, for a reader
+        during which no update runs (an export; see app.editing.PaintSession)."""
         if self._wave is None:
             return np.zeros((self.doc.channels, max(0, stop - start)), np.float32)
-        return self._wave[:, start:stop].numpy()
+        if not copy:
+            return self._wave[:, start:stop].numpy()
+        with self._lock:
+            return self._wave[:, start:stop].numpy().copy()
 
     def waveform(self) -> np.ndarray:
         """The up-to-date output, float32 ``[ch, n]`` (a view of the cache: copy to keep)."""
