@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressDialog
 
+from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
 from app.project import TILE, EditTracker, open_project, save_project, snapshot
 from app.workers import Worker
@@ -129,8 +130,25 @@ class FileActions:
         self.maybe_discard(lambda: self._file_dialog("Open project", PROJECT_FILTER,
                                                      self.open_project, save=False))
 
-    def open_project(self, path: Path) -> Worker | None:
-        self._remember(path)
+    def offer_recovery(self, orphan: Path, otherwise) -> None:
+        """Ask whether to recover an autosave a crash left (app.autosave); ``otherwise``
+        runs if the user discards it."""
+        buttons = QMessageBox.StandardButton
+
+        def answered(button):
+            if button == buttons.Yes:
+                self.open_project(orphan, recovered=True)
+            else:
+                orphan.unlink(missing_ok=True)
+                otherwise()
+
+        self._ask(f"SpectroPaint closed without saving. Recover {describe(orphan)}?",
+                  answered, buttons.Yes | buttons.Discard)
+
+    def open_project(self, path: Path, recovered: bool = False) -> Worker | None:
+        """Open a project; ``recovered``: an autosave, opened as unsaved edits."""
+        if not recovered:
+            self._remember(path)
 
         def work(progress, cancel):
             doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
@@ -139,7 +157,13 @@ class FileActions:
 
         def done(result):
             made, view = result
-            self.set_document(made, made[0].audio.path, path, view)
+            self.set_document(made, made[0].audio.path, None if recovered else path, view)
+            if recovered:
+                self.autosaver.adopt(path)  # now this session's autosave
+                self.undo_stack.resetClean()  # unsaved edits: asked about on quit
+                self._update_title()
+                self.statusBar().showMessage("recovered the autosaved edits; save them as a "
+                                             "project or export them", 15000)
 
         return self.run_worker(f"Opening {path.name}", work, done)
 

@@ -25,6 +25,7 @@ def run(path: str | None, device: str | None = None) -> int:
     configure_opengl()
     from PySide6.QtWidgets import QApplication
 
+    from app.autosave import orphans
     from app.cli import DEMO
     from app.window import MainWindow
 
@@ -32,5 +33,10 @@ def run(path: str | None, device: str | None = None) -> int:
     app.setApplicationName("SpectroPaint")
     window = MainWindow(device)
     window.show()
-    window.open_path(Path(path) if path else DEMO)
+    start = lambda: window.open_path(Path(path) if path else DEMO)  # noqa: E731
+    left = orphans()  # autosaves a crash left behind: offer the newest first
+    if left:
+        window.offer_recovery(left[0], start)
+    else:
+        start()
     return app.exec()

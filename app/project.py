@@ -5,7 +5,7 @@ are in the manifest, and the edited state is stored as the tiles the edits
 touched: opening re-analyzes the audio (deterministic, so untouched cells
 come back bit for bit) and writes those tiles back. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
-cannot run code. Written to a temporary file, then renamed.
+cannot run code. Written to a temporary file, flushed to disk, then renamed.
 """
 
 import hashlib
@@ -74,10 +74,14 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         np.savez(buffer, **snap["arrays"])
         if cancel is not None and cancel.is_set():
             raise Cancelled("saving cancelled; the project file was not changed")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
-            z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
-            z.writestr("arrays.npz", buffer.getvalue())
+        with open(tmp, "wb") as f:
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+                z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
+                z.writestr("arrays.npz", buffer.getvalue())
+            f.flush()
+            os.fsync(f.fileno())  # on disk before it takes the name: a crash leaves old or new
         os.replace(tmp, path)
+        _sync_folder(path.parent)
     except OSError as e:
         raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
     finally:
@@ -85,6 +89,20 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if progress:
         progress(1.0)
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def open_project(path: str | os.PathLike, device=None, progress=None,

@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QUndoView
 
+from app.autosave import Autosaver
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
@@ -23,7 +24,7 @@ from engine.resynth import Resynthesizer
 
 
 class MainWindow(FileActions, Transport, QMainWindow):
-    def __init__(self, device: str | None = None):
+    def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
         self.session: PaintSession | None = None
@@ -39,6 +40,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.resize(1280, 800)
         self._update_title()
         self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
+        self.autosaver = Autosaver(self, autosave_folder)
 
     # -- layout ----------------------------------------------------------------
     def _build(self) -> None:
@@ -294,6 +296,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         # the stack says "clean changed" as it is destroyed, after this window's Python side
         # can still ask it anything: nothing it says matters from here
         self.undo_stack.blockSignals(True)
+        self.autosaver.remove()  # a normal quit: the user was asked about the edits
         event.accept()
 
     def dragEnterEvent(self, event) -> None:

@@ -50,7 +50,7 @@ def window(qtbot, tmp_path):
     from app.window import MainWindow
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
-    w = MainWindow("cpu")
+    w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
     qtbot.addWidget(w)
     w.resize(1280, 800)
     w.show()

@@ -1,0 +1,123 @@
+"""Autosave and crash recovery.
+
+While a document has unsaved edits, its edited tiles (the project format of
+app.project) are written in the background to ``autosave-<pid>.spp`` in the
+user's data folder: after every ``EVERY_STROKES`` undo-stack changes, and after
+``IDLE_S`` seconds without one. The file is replaced atomically (written aside,
+flushed to disk, renamed), so a crash at any moment leaves the previous autosave
+or the new one, never half of one. A clean state (saved, or the edits discarded)
+and a normal quit remove it. An autosave whose process is gone is what a crash or
+a kill left behind: the next start offers to recover it (app.gui).
+"""
+
+import json
+import os
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths, QTimer
+
+from app.project import save_project, snapshot
+
+EVERY_STROKES = 5
+IDLE_S = 10.0
+PREFIX = "autosave-"
+
+
+def folder() -> Path:
+    """The user's data folder for autosaves (XDG_DATA_HOME on Linux)."""
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    return Path(base) / "SpectroPaint" / "autosave"
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def orphans(where: Path | None = None) -> list[Path]:
+    """Autosaves left by processes that are gone, newest first."""
+    where = where or folder()
+    found = []
+    for path in where.glob(f"{PREFIX}*.spp"):
+        pid = path.stem[len(PREFIX):]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            found.append(path)
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def describe(orphan: Path) -> str:
+    """What an autosave holds, for the recovery question: its source and time."""
+    try:
+        with zipfile.ZipFile(orphan) as z:
+            source = json.loads(z.read("manifest.json")).get("source")
+        name = Path(source).name if isinstance(source, str) else "a recording"
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        name = "a recording"
+    when = time.strftime("%H:%M on %d %b", time.localtime(orphan.stat().st_mtime))
+    return f"the edits to {name}, autosaved at {when}"
+
+
+class Autosaver:
+    """Autosaves ``window``'s document (a MainWindow: session, tracker, undo_stack,
+    modified, _view_state) to ``where``."""
+
+    def __init__(self, window, where: Path | None = None):
+        self.window = window
+        self.path = (where or folder()) / f"{PREFIX}{os.getpid()}.spp"
+        self.changes = 0  # undo-stack changes since the last autosave
+        self.idle = threading.Event()  # set while no autosave is being written
+        self.idle.set()
+        self.error: str | None = None
+        self.timer = QTimer(window, singleShot=True, interval=int(IDLE_S * 1000),
+                            timeout=self.save)
+        window.undo_stack.indexChanged.connect(self._changed)
+        window.undo_stack.cleanChanged.connect(lambda clean: clean and self.remove())
+
+    def _changed(self, _index=None) -> None:
+        self.changes += 1
+        if self.changes >= EVERY_STROKES:
+            self.save()
+        else:
+            self.timer.start()
+
+    def save(self) -> None:
+        """Write the edits now, in a thread (the snapshot is copied here, cheaply)."""
+        w = self.window
+        if w.session is None or not w.modified:
+            return
+        if not self.idle.is_set():  # one at a time: try again when idle
+            self.timer.start()
+            return
+        snap, view, self.changes = snapshot(w.doc, w.tracker), w._view_state(), 0
+        self.idle.clear()
+        threading.Thread(target=self._write, args=(snap, view), daemon=True).start()
+
+    def _write(self, snap: dict, view: dict) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            save_project(self.path, snap, view)
+            self.error = None
+        except Exception as e:  # a full disk must not stop the user working; say it
+            self.error = str(e)
+        finally:
+            self.idle.set()
+
+    def adopt(self, orphan: Path) -> None:
+        """A recovered autosave becomes this process's (until the next one replaces it)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(orphan, self.path)
+
+    def remove(self) -> None:
+        """No unsaved edits any more (saved, discarded, or quitting normally)."""
+        self.timer.stop()
+        self.idle.wait(30)
+        self.changes = 0
+        self.path.unlink(missing_ok=True)
