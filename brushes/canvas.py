@@ -41,21 +41,28 @@ class StrokeCanvas:
 
     def before(self, rect: Rect) -> tuple[torch.Tensor, torch.Tensor]:
         """Magnitude and phase over ``rect`` as they were before the stroke."""
+        return self._before(rect, (0, 1))
+
+    def magnitude_before(self, rect: Rect) -> torch.Tensor:
+        """The magnitude alone (half the copying, for kernels that keep the phase)."""
+        return self._before(rect, (0,))[0]
+
+    def _before(self, rect: Rect, parts: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
         rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
         tiles = list(self._tiles(rect))
         if all(key in self.before_tiles for key, _ in tiles):  # the usual case, after touch()
             first = self.before_tiles[tiles[0][0]][0]
-            mag = first.new_empty((first.shape[0], *rect.shape))
-            phase = first.new_empty(mag.shape)
+            out = tuple(first.new_empty((first.shape[0], *rect.shape)) for _ in parts)
         else:
-            mag, phase = self.doc.read(rect, self.channel)
+            read = self.doc.read(rect, self.channel)
+            out = tuple(read[i] for i in parts)
         for key, tile in tiles:
             saved = self.before_tiles.get(key)
             if saved is not None:
                 dst, src = _overlap(rect, tile)
-                mag[(slice(None), *dst)] = saved[0][(slice(None), *src)]
-                phase[(slice(None), *dst)] = saved[1][(slice(None), *src)]
-        return mag, phase
+                for array, i in zip(out, parts, strict=True):
+                    array[(slice(None), *dst)] = saved[i][(slice(None), *src)]
+        return out
 
     def coverage(self, rect: Rect) -> torch.Tensor:
         """The stroke's coverage so far over ``rect`` (0 where it has not been)."""

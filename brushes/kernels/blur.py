@@ -50,10 +50,9 @@ class Blur(Kernel):
         grow_b = 0 if taps_b is None else len(taps_b) // 2
         grow_f = 0 if taps_f is None else len(taps_f) // 2
         wide = ctx.rect.grow(grow_b, grow_f).clip(doc.n_bins, doc.n_frames)
-        mag = ctx.canvas.before(wide)[0]
-        blurred = blur_axis(blur_axis(mag, taps_b, 1), taps_f, 2)
         r = ctx.rect
-        blurred = blurred[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0,
-                          r.frame0 - wide.frame0:r.frame1 - wide.frame0]
+        across = blur_axis(ctx.canvas.magnitude_before(wide), taps_b, 1)  # over frequency, then
+        rows = across[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0]  # only the rect's bins
+        blurred = blur_axis(rows, taps_f, 2)[..., r.frame0 - wide.frame0:r.frame1 - wide.frame0]
         before_mag, phase = ctx.before
         return blend_magnitude(before_mag, blurred, ctx.coverage), phase

@@ -216,8 +216,8 @@ def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
     wide = rect.grow(rect.bin1 - rect.bin0, k).clip(doc.n_bins, doc.n_frames)
     covered = (canvas.coverage(wide) > 0).cpu().numpy()
     hz = doc.transform.bin_frequencies()[wide.bins].numpy()
-    target = attenuate.target(canvas.before(wide)[0].cpu().numpy(), covered, hz, frame_seconds,
-                              k, params["direction"])
+    target = attenuate.target(canvas.magnitude_before(wide).cpu().numpy(), covered, hz,
+                              frame_seconds, k, params["direction"])
     inner = (slice(None), slice(rect.bin0 - wide.bin0, rect.bin1 - wide.bin0),
              slice(rect.frame0 - wide.frame0, rect.frame1 - wide.frame0))
     mag, phase = canvas.before(rect)
