@@ -18,17 +18,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from app.project_read import FORMAT, VERSION, ProjectError, read
 from engine.audio import Audio
 from engine.document import Document
-from engine.errors import Cancelled, SpectroPaintError
+from engine.errors import Cancelled, ParameterError
 from engine.region import Rect
 
-FORMAT, VERSION = "spectropaint-project", 1
 TILE = 64
-
-
-class ProjectError(SpectroPaintError):
-    pass
 
 
 class EditTracker:
@@ -107,35 +103,26 @@ def _sync_folder(folder: Path) -> None:
 
 def open_project(path: str | os.PathLike, device=None, progress=None,
                  cancel=None) -> tuple[Document, dict]:
-    """The edited document and the saved view settings."""
+    """The edited document and the saved view settings (every part of the file
+    checked first: app.project_read)."""
     path = Path(path)
+    manifest, arrays = read(path)
+    audio = arrays["audio"]
+    if hashlib.sha256(audio.tobytes()).hexdigest() != manifest.get("audio_sha256"):
+        raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
+                           "the file is damaged")
+    analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
+    source = Path(manifest["source"]) if manifest.get("source") else None
     try:
-        with zipfile.ZipFile(path) as z:
-            manifest = json.loads(z.read("manifest.json"))
-            arrays = np.load(io.BytesIO(z.read("arrays.npz")), allow_pickle=False)
-            arrays = {k: arrays[k] for k in arrays.files}
-    except FileNotFoundError as e:
-        raise ProjectError(f"{path}: no such file") from e
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
-        raise ProjectError(f"{path}: not a SpectroPaint project or damaged ({e})") from e
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ProjectError(f"{path}: not a SpectroPaint project (no '{FORMAT}' manifest)")
-    if manifest.get("version") != VERSION:
-        raise ProjectError(f"{path}: project version {manifest.get('version')!r} is not "
-                           f"supported; this SpectroPaint reads version {VERSION}")
-    try:
-        audio = arrays["audio"]
-        if hashlib.sha256(audio.tobytes()).hexdigest() != manifest["audio_sha256"]:
-            raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
-                               "the file is damaged")
-        analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
-        source = Path(manifest["source"]) if manifest.get("source") else None
-        doc = Document(Audio(audio.astype(np.float32), int(manifest["sample_rate"]), source),
+        doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source),
                        device=device, progress=progress, cancel=cancel, **analysis)
-        for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
-            doc.write(Rect(b0, b1, f0, f1), torch.from_numpy(arrays[f"mag_{i}"]),
-                      torch.from_numpy(arrays[f"phase_{i}"]))
-    except (KeyError, TypeError, ValueError) as e:  # ParameterError is a ValueError
-        raise ProjectError(f"{path}: the project is incomplete or damaged ({e})") from e
+    except ParameterError as e:
+        raise ProjectError(f"{path}: {e}") from e
+    for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
+        if b1 > doc.n_bins or f1 > doc.n_frames:
+            raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
+                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
+        doc.write(Rect(b0, b1, f0, f1), torch.from_numpy(arrays[f"mag_{i}"].astype(np.float32)),
+                  torch.from_numpy(arrays[f"phase_{i}"].astype(np.float32)))
     doc.take_dirty()
     return doc, manifest.get("view", {})

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from engine import render
-from engine.audio import Audio, load
+from engine.audio import Audio, available_memory, load
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.progress import CancelFlag, ProgressFn, scaled, step
@@ -31,6 +31,27 @@ from engine.transforms import make as make_transform
 ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
 
 Listener = Callable[[Rect, tuple[int, ...]], None]
+MEMORY_SHARE = 0.8  # of the memory available, what one document may take
+
+
+def document_bytes(channels: int, length: int, transform, content: bool = False) -> int:
+    """What a document of ``length`` samples will hold: magnitude and phase (float32),
+    the recording, its resynthesized waveform, and ``content`` (a re-analysis's audio)."""
+    cells = channels * transform.n_frames(length) * transform.n_bins
+    return 8 * cells + 4 * channels * length * (3 if content else 2)
+
+
+def check_fits(audio: Audio, transform, content: bool = False) -> None:
+    """Refuse, before allocating anything, an analysis that memory cannot hold."""
+    need = document_bytes(audio.channels, audio.frames, transform, content)
+    have = available_memory()
+    if need > MEMORY_SHARE * have:
+        raise ParameterError(
+            f"this analysis ({transform!r}) of {audio.duration:.1f} s of {audio.channels}-channel "
+            f"audio needs {need / 2**30:.1f} GiB ({transform.n_bins} bins x "
+            f"{transform.n_frames(audio.frames)} frames per channel), and "
+            f"{have / 2**30:.1f} GiB is available: use a larger hop, fewer bins or a shorter "
+            "file")
 
 
 class Document:
@@ -48,6 +69,7 @@ class Document:
         self.length = audio.frames
         self.device = device if isinstance(device, torch.device) else pick_device(device)
         self.transform = make_transform(audio.sample_rate, transform, self.device, **settings)
+        check_fits(audio, self.transform, content is not None)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
 

@@ -1,0 +1,189 @@
+"""Reading a project file as if it were hostile: every size, type and value is
+checked before anything is allocated or trusted, and anything wrong is one
+ProjectError saying what, never another exception.
+
+- the zip: both members present, not encrypted, stored or deflated, their
+  unpacked sizes within the memory available (a zip bomb is refused unread);
+- the manifest: at most 1 MB, plain JSON of limited depth, no NaN/Infinity, every
+  field of the right type and range (``true`` is not a version or a rate);
+- the arrays: a real .npz of .npy members, each header's shape and dtype agreeing
+  with the bytes present before it is read, audio ``[channels >= 1, frames >= 1]``
+  and every number finite, magnitudes not negative, patches the shape of their rect.
+"""
+
+import io
+import json
+import math
+import zipfile
+import zlib
+from pathlib import Path
+from tokenize import TokenError
+
+import numpy as np
+
+from engine.audio import available_memory
+from engine.errors import SpectroPaintError
+from engine.transforms import DEFAULTS
+
+FORMAT, VERSION = "spectropaint-project", 1
+MANIFEST_BYTES = 1 << 20
+JSON_DEPTH = 64
+RATE_RANGE = (1, 768_000)
+MAX_CHANNELS = 256
+MAX_RATIO = 50  # unpacked / packed: float audio deflates ~2:1, a zip bomb 1000:1
+VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
+
+
+class ProjectError(SpectroPaintError):
+    pass
+
+
+def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The checked manifest and arrays of the project at ``path``."""
+    try:
+        z = zipfile.ZipFile(path)
+    except FileNotFoundError as e:
+        raise ProjectError(f"{path}: no such file") from e
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise ProjectError(f"{path}: not a SpectroPaint project or damaged ({e})") from e
+    with z:
+        infos = {i.filename: i for i in z.infolist()}
+        for name in ("manifest.json", "arrays.npz"):
+            _check_member(path, infos.get(name), name)
+        _check_size(path, infos["manifest.json"].file_size, MANIFEST_BYTES, "its manifest")
+        _check_size(path, infos["arrays.npz"].file_size, 0.8 * available_memory(), "its arrays")
+        try:
+            manifest = _manifest(path, z.read("manifest.json"))
+            arrays = _arrays(path, z.read("arrays.npz"))
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
+                NotImplementedError) as e:
+            raise ProjectError(f"{path}: the file is damaged ({e})") from e
+    _check_contents(path, manifest, arrays)
+    return manifest, arrays
+
+
+def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:
+    if info is None:
+        raise ProjectError(f"{path}: not a SpectroPaint project ({name} is missing)")
+    if info.flag_bits & 0x1:
+        raise ProjectError(f"{path}: {name} is encrypted; SpectroPaint projects never are")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ProjectError(f"{path}: {name} uses zip compression method {info.compress_type}; "
+                           "SpectroPaint writes only stored or deflated members")
+    if info.file_size > MAX_RATIO * max(info.compress_size, 1 << 16):
+        raise ProjectError(f"{path}: {name} unpacks {info.file_size:,} bytes from "
+                           f"{info.compress_size:,} (a zip bomb, or not a SpectroPaint project)")
+
+
+def _check_size(path: Path, size: int, limit: float, what: str) -> None:
+    if size > limit:
+        raise ProjectError(f"{path}: {what} unpack to {size / 2**20:,.0f} MiB, more than the "
+                           f"{limit / 2**20:,.0f} MiB this can take; the file is damaged or "
+                           "not a SpectroPaint project")
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a project holds")
+
+
+def _manifest(path: Path, data: bytes) -> dict:
+    raw = np.frombuffer(data, np.uint8)
+    opens = np.isin(raw, np.frombuffer(b"[{", np.uint8)).astype(np.int64)
+    closes = np.isin(raw, np.frombuffer(b"]}", np.uint8)).astype(np.int64)
+    depth = int(np.max(np.cumsum(opens - closes), initial=0))
+    if depth > JSON_DEPTH:  # brackets inside strings count too: a bound, not a parser
+        raise ProjectError(f"{path}: the manifest nests {depth} levels deep; a project's "
+                           f"has 3")
+    try:
+        manifest = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ProjectError(f"{path}: the manifest is not valid JSON ({e})") from e
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ProjectError(f"{path}: not a SpectroPaint project (no '{FORMAT}' manifest)")
+    version = manifest.get("version")
+    if type(version) is not int or version != VERSION:
+        raise ProjectError(f"{path}: project version {version!r} is not supported; this "
+                           f"SpectroPaint reads version {VERSION}")
+    return manifest
+
+
+def _arrays(path: Path, data: bytes) -> dict[str, np.ndarray]:
+    try:
+        loaded = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise ProjectError(f"{path}: arrays.npz is not a NumPy archive ({e})") from e
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise ProjectError(f"{path}: arrays.npz is a single array, not the archive of arrays "
+                           "a project holds")
+    with loaded:
+        out = {}
+        for info in loaded.zip.infolist():
+            name = info.filename.removesuffix(".npy")
+            if not info.filename.endswith(".npy"):
+                raise ProjectError(f"{path}: arrays.npz holds {info.filename!r}, which is not "
+                                   "an array")
+            _check_member(path, info, f"arrays.npz's {info.filename}")
+            _check_header(path, loaded.zip, info)
+            out[name] = loaded[name]
+    return out
+
+
+def _check_header(path: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """The .npy header's shape and dtype must account for exactly the bytes present."""
+    with z.open(info) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(f))
+        except (ValueError, SyntaxError, TokenError) as e:  # numpy parses it as Python
+            raise ProjectError(f"{path}: {info.filename} in arrays.npz is damaged ({e})") from e
+        present = info.file_size - f.tell()
+    if dtype.kind not in "fiu" or math.prod(shape) * dtype.itemsize != present:
+        raise ProjectError(f"{path}: {info.filename} in arrays.npz declares {shape} {dtype} "
+                           f"but holds {present:,} bytes")
+    if info.filename == "audio.npy" and len(shape) == 2 and shape[0] > MAX_CHANNELS:
+        raise ProjectError(f"{path}: the audio has {shape[0]:,} channels; SpectroPaint opens up "
+                           f"to {MAX_CHANNELS}")
+
+
+def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -> None:
+    def bad(what: str) -> ProjectError:
+        return ProjectError(f"{path}: the project is damaged: {what}")
+
+    rate = manifest.get("sample_rate")
+    if type(rate) is not int or not RATE_RANGE[0] <= rate <= RATE_RANGE[1]:
+        raise bad(f"sample rate {rate!r} (use {RATE_RANGE[0]} to {RATE_RANGE[1]} Hz)")
+    analysis = manifest.get("analysis")
+    if not isinstance(analysis, dict) or analysis.get("transform", "stft") not in DEFAULTS:
+        raise bad(f"analysis settings {analysis!r}")
+    for key, value in analysis.items():
+        if key != "transform" and (isinstance(value, bool) or
+                                   not isinstance(value, int | float | str)):
+            raise bad(f"analysis setting {key} = {value!r}")
+    if not isinstance(manifest.get("source"), str | None):
+        raise bad(f"source {manifest.get('source')!r}")
+    view = manifest.get("view", {})
+    if not isinstance(view, dict) or not isinstance(view.get("colormap", ""), str) or any(
+            isinstance(view.get(k), bool) or not isinstance(view.get(k, 0.0), int | float)
+            for k in VIEW_NUMBERS):
+        raise bad(f"view settings {view!r}")
+    audio = arrays.get("audio")
+    if audio is None or audio.ndim != 2 or audio.shape[0] < 1 or audio.shape[1] < 1:
+        raise bad(f"audio of shape {None if audio is None else audio.shape} (a project holds "
+                  "[channels, frames], at least one of each)")
+    rects = manifest.get("edited_rects")
+    if not isinstance(rects, list):
+        raise bad(f"edited rects {rects!r}")
+    for i, rect in enumerate(rects):
+        if not (isinstance(rect, list) and len(rect) == 4 and all(type(v) is int for v in rect)
+                and 0 <= rect[0] < rect[1] and 0 <= rect[2] < rect[3]):
+            raise bad(f"edited rect {i}: {rect!r}")
+        shape = (audio.shape[0], rect[1] - rect[0], rect[3] - rect[2])
+        mag, phase = arrays.get(f"mag_{i}"), arrays.get(f"phase_{i}")
+        if mag is None or phase is None or mag.shape != shape or phase.shape != shape:
+            raise bad(f"the cells of edited rect {i} are missing or not {shape}")
+        if (mag < 0).any():
+            raise bad(f"negative magnitudes in edited rect {i}")
+    for name, array in arrays.items():
+        if not np.isfinite(array).all():
+            raise bad(f"{name} holds NaN or infinite values")

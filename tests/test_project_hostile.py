@@ -1,0 +1,228 @@
+"""Crafted project files: each is refused with one ProjectError that says what is
+wrong, quickly and before allocating what it asks for; the app shows it in a
+dialog and keeps working."""
+
+import io
+import json
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+from app.project import ProjectError, open_project, save_project, snapshot
+from tests.conftest import document
+
+
+class Tracker:  # a project with one edited tile: what app.project.EditTracker reports
+    def __init__(self, doc):
+        from engine.region import Rect
+
+        self.doc = doc
+        self.rect = Rect(0, 64, 0, 16).clip(doc.n_bins, doc.n_frames)
+
+    def rects(self):
+        return [self.rect]
+
+
+@pytest.fixture(scope="module")
+def valid(tmp_path_factory):
+    """The members of a good project: manifest (dict) and arrays (dict)."""
+    doc = document(np.random.default_rng(1).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
+    path = tmp_path_factory.mktemp("p") / "good.spp"
+    save_project(path, snapshot(doc, Tracker(doc)), {"t0": 0.0, "colormap": "viridis"})
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        return manifest, {k: npz[k] for k in npz.files}
+
+
+def build(path, manifest=None, arrays=None, *, manifest_bytes=None, npz_bytes=None,
+          compression=zipfile.ZIP_STORED):
+    if npz_bytes is None:
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        npz_bytes = buffer.getvalue()
+    with zipfile.ZipFile(path, "w", compression) as z:
+        z.writestr("manifest.json", manifest_bytes if manifest_bytes is not None
+                   else json.dumps(manifest))
+        z.writestr("arrays.npz", npz_bytes)
+    return path
+
+
+def refused(path, match):
+    t0 = time.perf_counter()
+    with pytest.raises(ProjectError, match=match) as e:
+        open_project(path, device="cpu")
+    assert time.perf_counter() - t0 < 10
+    assert "\n" not in str(e.value) and str(path) in str(e.value)
+    return str(e.value)
+
+
+def patched_zip(path, offset_of, value: bytes):
+    """Overwrite bytes in both the local and the central header of every member."""
+    data = bytearray(path.read_bytes())
+    for sig, field in ((b"PK\x03\x04", offset_of[0]), (b"PK\x01\x02", offset_of[1])):
+        at = data.find(sig)
+        while at >= 0:
+            data[at + field:at + field + len(value)] = value
+            at = data.find(sig, at + 4)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_the_valid_project_opens(tmp_path, valid):
+    doc, view = open_project(build(tmp_path / "ok.spp", *valid), device="cpu")
+    assert doc.channels == 2 and view["colormap"] == "viridis"
+
+
+def test_zip_level_damage(tmp_path, valid):
+    manifest, arrays = valid
+    path = build(tmp_path / "deflated.spp", manifest, arrays, compression=zipfile.ZIP_DEFLATED)
+    data = bytearray(path.read_bytes())
+    start = data.find(b"PK\x03\x04", 10) + 30 + len("arrays.npz")  # second member's data
+    data[start + 40:start + 400] = bytes(360)
+    (tmp_path / "corrupt.spp").write_bytes(bytes(data))
+    refused(tmp_path / "corrupt.spp", "damaged")
+    encrypted = patched_zip(build(tmp_path / "enc.spp", manifest, arrays), (6, 8), b"\x01")
+    refused(encrypted, "encrypted")
+    method = patched_zip(build(tmp_path / "m.spp", manifest, arrays), (8, 10), b"\x63\x00")
+    refused(method, "compression method 99")
+    refused(build(tmp_path / "none.spp", manifest_bytes=b"{}", npz_bytes=b""), "not a Spectro")
+    (tmp_path / "text.spp").write_text("hello")
+    refused(tmp_path / "text.spp", "not a SpectroPaint project")
+
+
+def test_a_zip_bomb_is_refused_unread(tmp_path, valid):
+    manifest, arrays = valid
+    bomb = {**arrays, "audio": np.zeros((2, 30_000_000), np.float32)}  # 240 MB of zeros
+    path = build(tmp_path / "bomb.spp", manifest, bomb, compression=zipfile.ZIP_DEFLATED)
+    assert path.stat().st_size < 1_000_000
+    refused(path, "zip bomb")
+
+
+def test_arrays_that_are_not_an_archive_of_arrays(tmp_path, valid):
+    manifest, arrays = valid
+    bare = io.BytesIO()
+    np.save(bare, arrays["audio"])
+    refused(build(tmp_path / "bare.spp", manifest, npz_bytes=bare.getvalue()), "single array")
+    other = io.BytesIO()
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("readme.txt", "hi")
+    refused(build(tmp_path / "txt.spp", manifest, npz_bytes=other.getvalue()), "not an array")
+
+
+def npz_with(arrays, **members: bytes) -> bytes:
+    """An .npz of ``arrays`` with some members given as raw .npy bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for name, array in arrays.items():
+            one = io.BytesIO()
+            np.save(one, array)
+            z.writestr(f"{name}.npy", members.get(name, one.getvalue()))
+    return buffer.getvalue()
+
+
+def npy_header(shape, descr="<f4") -> bytes:
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": descr, "fortran_order": False,
+                                             "shape": shape})
+    return f.getvalue()
+
+
+def test_a_declared_shape_of_a_trillion_elements(tmp_path, valid):
+    manifest, arrays = valid
+    huge = npy_header((10**6, 10**6)) + bytes(64)
+    refused(build(tmp_path / "huge.spp", manifest, npz_bytes=npz_with(arrays, audio=huge)),
+            r"declares \(1000000, 1000000\)")
+    garbled = npy_header((2, 8000)).replace(b"(2, 8000)", b"(2, 8000 ") + bytes(64000)
+    refused(build(tmp_path / "garbled.spp", manifest, npz_bytes=npz_with(arrays, audio=garbled)),
+            "damaged")
+
+
+@pytest.mark.parametrize("text,match", [
+    ("[" * 100_000 + "]" * 100_000, "nests"),
+    ('{"format": "spectropaint-project", "version": 1, "sample_rate": Infinity}', "not a number"),
+    ("not json", "not valid JSON"),
+])
+def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
+    refused(build(tmp_path / "j.spp", arrays=valid[1], manifest_bytes=text.encode()), match)
+
+
+@pytest.mark.parametrize("change,match", [
+    ({"version": True}, "version True"),
+    ({"version": 2}, "version 2"),
+    ({"sample_rate": True}, "sample rate True"),
+    ({"sample_rate": 10**12}, "sample rate"),
+    ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
+    ({"analysis": ["stft"]}, "analysis"),
+    ({"view": [1, 2]}, "view"),
+    ({"view": "big"}, "view"),
+    ({"view": {"t0": "soon"}}, "view"),
+    ({"source": 5}, "source"),
+    ({"edited_rects": [[0, 64, 0, 10**9]]}, "edited rect 0"),
+    ({"edited_rects": [[0, 64]]}, "edited rect 0"),
+    ({"format": "zip"}, "not a SpectroPaint project"),
+])
+def test_manifest_fields_of_the_wrong_type_or_range(tmp_path, valid, change, match):
+    manifest, arrays = valid
+    refused(build(tmp_path / "f.spp", {**manifest, **change}, arrays), match)
+
+
+def amplified(tmp_path, valid, name="amplified.spp"):
+    """An hour of silence at 8 kHz (14 MB) asking for n_fft 16384 and hop 1: 230 TB."""
+    import hashlib
+
+    manifest, arrays = valid
+    audio = np.zeros((1, 3600 * 8000), np.float32)
+    manifest = {**manifest, "analysis": {"transform": "stft", "n_fft": 16384, "hop": 1},
+                "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(), "edited_rects": []}
+    return build(tmp_path / name, manifest, {"audio": audio})
+
+
+def test_an_analysis_memory_cannot_hold_is_refused_before_allocating(tmp_path, valid):
+    message = refused(amplified(tmp_path, valid), "needs .* GiB .* available")
+    assert "use a larger hop" in message
+
+
+@pytest.mark.parametrize("name,value,match", [
+    ("audio", np.zeros(()), "audio of shape"),
+    ("audio", np.zeros(8000, np.float32), "audio of shape"),
+    ("audio", np.zeros((2, 2, 8000), np.float32), "audio of shape"),
+    ("audio", np.zeros((0, 8000), np.float32), "audio of shape"),
+    ("audio", np.full((300, 10), 0.1, np.float32), "300 channels"),
+    ("audio", np.array([[np.nan] * 8000] * 2, np.float32), "NaN"),
+    ("mag_0", None, "negative magnitudes"),
+    ("phase_0", None, "NaN"),
+    ("mag_0", np.zeros((2, 3, 3), np.float32), "missing or not"),
+    ("audio", np.zeros((2, 8000), np.bool_), "declares"),
+])
+def test_arrays_of_the_wrong_shape_or_values(tmp_path, valid, name, value, match):
+    manifest, arrays = valid
+    arrays = dict(arrays)
+    if value is None:  # spoil the existing array
+        value = arrays[name].copy()
+        value.flat[5] = -1.0 if name == "mag_0" else np.inf
+    arrays[name] = value
+    refused(build(tmp_path / "a.spp", manifest, arrays), match)
+
+
+def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, window,
+                                                                          tmp_path, valid):
+    from PySide6.QtWidgets import QMessageBox
+
+    manifest, arrays = valid
+    before = window.doc
+    crafted = [build(tmp_path / "view.spp", {**manifest, "view": [1, 2]}, arrays),
+               build(tmp_path / "rate.spp", {**manifest, "sample_rate": 10**12}, arrays),
+               amplified(tmp_path, valid)]
+    for path in crafted:
+        window.open_path(path)
+        qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None,
+                        timeout=20000)
+        box = window.findChild(QMessageBox, "error")
+        assert path.name in box.text() and "please report" not in box.text()
+        box.setObjectName("seen")
+        box.accept()
+        qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning())
+        assert window.doc is before
