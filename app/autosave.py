@@ -20,6 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, QTimer
 
 from app.project import save_project, snapshot
+from engine.atomic import running
 
 EVERY_STROKES = 5
 IDLE_S = 10.0
@@ -32,23 +33,13 @@ def folder() -> Path:
     return Path(base) / "SpectroPaint" / "autosave"
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
 def orphans(where: Path | None = None) -> list[Path]:
     """Autosaves left by processes that are gone, newest first."""
     where = where or folder()
     found = []
     for path in where.glob(f"{PREFIX}*.spp"):
         pid = path.stem[len(PREFIX):]
-        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not running(int(pid)):
             found.append(path)
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 

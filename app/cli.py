@@ -236,6 +236,8 @@ def cmd_apply(args) -> None:
         count = editor.run_script(strokes)
     except ParameterError as e:
         raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
+    for warning in editor.warnings:
+        print(f"specpaint: warning: {args.strokes or 'command line'}: {warning}", file=sys.stderr)
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
                            dither=not args.no_dither,
                            progress=TerminalProgress("writing"))

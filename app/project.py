@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from app.project_read import FORMAT, VERSION, ProjectError, read
+from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
 from engine.document import Document
 from engine.errors import Cancelled, ParameterError
@@ -64,8 +65,9 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
                 "analysis": snap["analysis"],
                 "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
                 "source": snap["source"], "edited_rects": snap["rects"], "view": view}
-    tmp = path.with_name(f".{path.name}.part")
     try:
+        clear_stale(path)
+        tmp = temporary(path)
         buffer = io.BytesIO()
         np.savez(buffer, **snap["arrays"])
         if cancel is not None and cancel.is_set():
@@ -74,31 +76,15 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
                 z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
                 z.writestr("arrays.npz", buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())  # on disk before it takes the name: a crash leaves old or new
-        os.replace(tmp, path)
-        _sync_folder(path.parent)
+        commit(tmp, path)  # on disk before it takes the name: a crash leaves old or new
     except OSError as e:
         raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
     finally:
-        tmp.unlink(missing_ok=True)
+        if "tmp" in locals():
+            discard(tmp)
     if progress:
         progress(1.0)
     return path
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (POSIX; a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def open_project(path: str | os.PathLike, device=None, progress=None,

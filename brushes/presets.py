@@ -21,6 +21,7 @@ from pathlib import Path
 
 from brushes.params import INPUTS, Curve, validate_curve
 from brushes.registry import get_brush
+from engine import atomic
 from engine.errors import ParameterError
 
 VERSION = 1
@@ -122,6 +123,8 @@ def load_preset(path: str | os.PathLike) -> Preset:
                              f"{e.colno} (truncated or mistyped?)") from e
     except RecursionError as e:
         raise ParameterError(f"{path}: the JSON is nested too deeply to be a preset") from e
+    except ValueError as e:  # an integer of thousands of digits, say
+        raise ParameterError(f"{path}: not a preset ({e})") from e
     preset = parse_preset(data, str(path))
     preset.path = path
     return preset
@@ -130,9 +133,7 @@ def load_preset(path: str | os.PathLike) -> Preset:
 def save_preset(preset: Preset, path: str | os.PathLike) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(preset.to_json(), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic.write_bytes(path, preset.to_json().encode("utf-8"))
 
 
 def all_presets() -> dict[str, Preset]:

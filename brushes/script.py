@@ -12,6 +12,7 @@ A stroke script is a JSON list of strokes, each
 """
 
 import json
+import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +28,8 @@ from engine.export import ExportReport, export
 from engine.region import Rect
 from engine.resynth import Resynthesizer
 
+MAX_SCRIPT_BYTES = 64 << 20
+
 
 class Editor:
     """A document with undo history and live resynthesis, for scripts."""
@@ -35,6 +38,7 @@ class Editor:
         self.doc = doc
         self.history = History(doc) if history_limit is None else History(doc, history_limit)
         self.synth = Resynthesizer(doc)
+        self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
 
     @classmethod
     def open(cls, path: str | os.PathLike, **analysis) -> "Editor":
@@ -49,8 +53,22 @@ class Editor:
         name, params, curves = _brush_settings(preset, brush, overrides, inputs, "paint")
         if channel is not None:
             params["channel"] = channel
-        step = paint(self.doc, name, _points(points, "points"), params, curves, self.history)
+        step = paint(self.doc, name, self._inside(_points(points, "points"), "points"), params,
+                     curves, self.history)
         return step.dirty()
+
+    def _inside(self, points: list[StrokePoint], where: str) -> list[StrokePoint]:
+        """The points clipped to the document (its duration, 0 Hz to Nyquist); a warning
+        says so, with the farthest value."""
+        end, nyquist = self.doc.length / self.doc.sample_rate, self.doc.sample_rate / 2
+        late = max((p.time for p in points if p.time > end), default=None)
+        high = max((p.freq for p in points if p.freq > nyquist), default=None)
+        if late is None and high is None:
+            return points
+        beyond = [f"{late:g} s is past the end ({end:g} s)" if late is not None else "",
+                  f"{high:g} Hz is above Nyquist ({nyquist:g} Hz)" if high is not None else ""]
+        self.warnings.append(f"{where}: clipped to the file: " + "; ".join(b for b in beyond if b))
+        return [StrokePoint(min(p.time, end), min(p.freq, nyquist), p.pressure) for p in points]
 
     def undo(self) -> Rect | None:
         return self.history.undo()
@@ -80,8 +98,8 @@ class Editor:
                                                    overrides, spec.get("inputs"), where)
             if "channel" in spec:
                 params["channel"] = spec["channel"]
-            paint(self.doc, name, _points(spec.get("points"), f"{where}.points"), params, curves,
-                  self.history)
+            points = self._inside(_points(spec.get("points"), f"{where}.points"), where)
+            paint(self.doc, name, points, params, curves, self.history)
         return len(strokes)
 
 
@@ -93,6 +111,9 @@ def _brush_settings(preset: str | None, brush: str | None, overrides: dict,
     """(brush type, params, input curves) from a preset or a bare brush, plus overrides."""
     if (preset is None) == (brush is None):
         raise ParameterError(f"{where}: give either a preset or a brush type")
+    if not isinstance(preset or brush, str):
+        raise ParameterError(f"{where}: a preset or brush is named by a string, not "
+                             f"{preset or brush!r:.40}")
     if preset is not None:
         base = find_preset(preset)
         name, params, curves = base.brush, dict(base.params), dict(base.inputs)
@@ -117,6 +138,9 @@ def _points(points, where: str) -> list[StrokePoint]:
                                  f"pressure], got {p!r:.60}")
         t, f, *rest = p
         pressure = rest[0] if rest else 1.0
+        if not all(math.isfinite(v) for v in p):
+            raise ParameterError(f"{where}[{i}]: {list(p)} is not a point: seconds, Hz and "
+                                 "pressure must be finite numbers")
         if not (t >= 0 and f >= 0 and 0 <= pressure <= 1):
             raise ParameterError(f"{where}[{i}]: {list(p)} is out of range: seconds and Hz must "
                                  "be >= 0 and pressure within 0 to 1")
@@ -127,12 +151,23 @@ def _points(points, where: str) -> list[StrokePoint]:
 def load_stroke_script(path: str | os.PathLike) -> list:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SCRIPT_BYTES + 1)  # a device such as /dev/zero never ends
+    except OSError as e:
         raise ParameterError(f"{path}: cannot read the stroke script ({e})") from e
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ParameterError(f"{path}: a stroke script is at most {MAX_SCRIPT_BYTES // 2**20} "
+                             "MiB; this one is larger")
+    try:
+        script = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ParameterError(f"{path}: not a text file ({e})") from e
     except json.JSONDecodeError as e:
         raise ParameterError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
                              f"{e.colno}") from e
-    if not isinstance(data, list):
+    except (RecursionError, ValueError) as e:  # nesting; integers of thousands of digits
+        raise ParameterError(f"{path}: not a stroke script ({str(e) or 'nested too deeply'})") \
+            from e
+    if not isinstance(script, list):
         raise ParameterError(f"{path}: a stroke script is a JSON list of strokes")
-    return data
+    return script

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from brushes.dab import Dab
 from brushes.params import Curve, mapped_value
 from brushes.registry import Brush
+from engine.errors import ParameterError
+
+MAX_DABS = 100_000  # per stroke: ~100 s of painting; more is a mistake (a radius of 1e-9 cents)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Spacer:
         self.last_dab: tuple[float, float] | None = None
         self.since = 0.0  # radii travelled since the last dab
         self.travelled = 0.0
+        self.count = 1  # dabs so far (the first falls where the stroke starts)
 
     def to(self, point: StrokePoint) -> list[Dab]:
         """Move the pen to ``point``; return the dabs that fall on the way."""
@@ -64,6 +68,13 @@ class Spacer:
             speed = seg / (point.event_time - a.event_time)
         dabs = []
         pos = spacing - self.since
+        coming = math.floor((seg + 1e-9 - pos) / spacing) + 1 if seg >= pos else 0
+        if self.count + coming > MAX_DABS:
+            raise ParameterError(
+                f"this stroke would paint {self.count + coming:,} dabs, more than {MAX_DABS:,}: "
+                f"it runs {self.travelled + seg:,.0f} brush radii at a spacing of {spacing:g}; "
+                "use a larger radius or spacing, or a shorter stroke")
+        self.count += coming
         while seg > 0 and pos <= seg + 1e-9:
             u = pos / seg
             here = StrokePoint(a.time + u * (point.time - a.time),

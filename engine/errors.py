@@ -21,3 +21,7 @@ class DeviceError(SpectroPaintError):
 
 class Cancelled(SpectroPaintError):
     """Long work was cancelled by the user; nothing was written."""
+
+
+class OutputError(SpectroPaintError):
+    """A file could not be written (full disk, permissions); nothing was."""

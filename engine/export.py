@@ -4,13 +4,13 @@ over the destination only when complete), never over the source file unless
 forced, and with clipping reported or handled."""
 
 import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
+from engine.atomic import NAME_MAX, clear_stale, commit, discard, temporary
 from engine.errors import AudioError
 from engine.progress import CancelFlag, ProgressFn, step
 
@@ -65,6 +65,10 @@ def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
 
 
 def check_destination(path: Path, source: Path | None, force: bool) -> None:
+    """Refuse, before any work, a destination that cannot or must not be written."""
+    if len(path.name.encode()) > NAME_MAX - 20:  # room for the temporary name beside it
+        raise AudioError(f"{path.name[:40]}...: the file name is {len(path.name.encode())} "
+                         f"bytes long; use at most {NAME_MAX - 20}")
     if not path.parent.is_dir():
         raise AudioError(f"{path}: the folder {path.parent} does not exist; create it first")
     if path.is_dir():
@@ -127,7 +131,12 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     dither = dither and subtype == "PCM_16"
     rng = np.random.default_rng(DITHER_SEED)
     # Created by libsndfile itself so it gets the user's normal permissions.
-    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:8]}.part"
+    try:
+        clear_stale(path)
+        tmp = temporary(path)
+    except OSError as e:
+        raise AudioError(f"{path}: cannot write here ({e.strerror or e}); nothing was "
+                         "written") from e
     try:
         with sf.SoundFile(str(tmp), "w", sample_rate, channels, subtype, format=fmt) as f:
             for start in range(0, frames, block_frames):
@@ -143,9 +152,9 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                 if subtype not in ("FLOAT", "DOUBLE"):
                     block = np.clip(block, -1.0, 1.0)
                 f.write(block)
-        os.replace(tmp, path)
+        commit(tmp, path)
     except BaseException as e:
-        tmp.unlink(missing_ok=True)
+        discard(tmp)
         if isinstance(e, (sf.LibsndfileError, OSError)):
             raise AudioError(f"{path}: writing failed ({e}); nothing was written. Check free "
                              "space and permissions") from e

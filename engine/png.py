@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import ParameterError
+from engine import atomic
+from engine.errors import OutputError, ParameterError
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -28,10 +29,8 @@ def encode_png(rgba: np.ndarray) -> bytes:
 def write_png(rgba: np.ndarray, path: str | os.PathLike) -> None:
     """Write atomically: a temporary file beside ``path``, renamed when complete."""
     path = Path(path)
-    data = encode_png(rgba)
-    tmp = path.with_name(f".{path.name}.part")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        atomic.write_bytes(path, encode_png(rgba))
+    except OSError as e:
+        raise OutputError(f"{path}: writing failed ({e.strerror or e}); nothing was written. "
+                          "Check free space and permissions") from e

@@ -40,8 +40,11 @@ def colormap_lut(name: str) -> torch.Tensor:
 def to_unit(mag: torch.Tensor, ref: float, top_db: float = 0.0,
             range_db: float = 100.0) -> torch.Tensor:
     """Map magnitudes to [0, 1]: ``top_db`` and above -> 1, ``top_db - range_db`` and below -> 0."""
-    if not range_db > 0:
-        raise ParameterError(f"dB range must be positive (got {range_db}); 100 is usual")
+    if not (math.isfinite(range_db) and range_db > 0):
+        raise ParameterError(f"dB range must be a positive number (got {range_db}); 100 is "
+                             "usual")
+    if not math.isfinite(top_db):
+        raise ParameterError(f"the top dB must be a number (got {top_db}); 0 is usual")
     db = 20 * torch.log10(torch.clamp(mag / ref, min=1e-12))
     return ((db - (top_db - range_db)) / range_db).clamp_(0.0, 1.0)
 
@@ -91,8 +94,7 @@ def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
                      transform, log_freq: bool = False) -> torch.Tensor:
     """``mag_fb``: ``[ch, frames, bins]`` storage -> max over channels, pooled to
     ``[height, width]`` with row 0 at the top (highest frequency)."""
-    if width < 1 or height < 1:
-        raise ParameterError(f"image size {width}x{height} is not valid; both must be >= 1")
+    check_size(width, height)
     x = mag_fb[:, rect.frames, rect.bins]
     frames = x.shape[1]
     factor = 1 << max(0, int(math.log2(frames / width)) - 1) if frames >= 4 * width else 1
@@ -117,6 +119,17 @@ def level_tile_db(mag_fb: torch.Tensor, rect: Rect, factor: int, ref: float) -> 
         x = _reduce_frames(x, factor)
     db = 20 * torch.log10(torch.clamp(x.amax(0) / ref, min=1e-12))
     return db.T.contiguous().cpu().numpy()
+
+
+MAX_SIDE = 32768  # pixels: what image viewers and PNG decoders take
+MAX_PIXELS = 1 << 28  # 1 GiB of RGBA
+
+
+def check_size(width: int, height: int) -> None:
+    """Refuse an image size before allocating it."""
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE) or width * height > MAX_PIXELS:
+        raise ParameterError(f"image size {width}x{height} is not valid; use 1 to {MAX_SIDE} "
+                             f"pixels a side and at most {MAX_PIXELS // 2**20} megapixels")
 
 
 def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,

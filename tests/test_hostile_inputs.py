@@ -1,0 +1,147 @@
+"""Hostile input on the command line, in presets and stroke scripts, and a full
+disk: each gives one line naming the problem and exit status 2, in bounded time,
+and leaves nothing behind."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.cli import main
+
+
+@pytest.fixture
+def one_second(write_audio):
+    t = np.arange(22050) / 22050
+    return write_audio("one.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
+                       22050, "FLOAT")
+
+
+@pytest.fixture
+def out(tmp_path):
+    """An empty folder for outputs (the input lies beside it)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    return folder
+
+
+def run(capsys, *args):
+    t0 = time.perf_counter()
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert time.perf_counter() - t0 < 60
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def refused(capsys, match, *args):
+    status, _, err = run(capsys, *args)
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1 and match in err, err
+    return err
+
+
+@pytest.mark.parametrize("extra,match", [
+    (["--top-db", "nan"], "top dB must be a number"),
+    (["--db-range", "inf"], "dB range must be a positive number"),
+    (["--width", "100000", "--height", "100000"], "image size 100000x100000 is not valid"),
+])
+def test_render_settings_that_cannot_make_an_image(capsys, one_second, out, extra, match):
+    refused(capsys, match, "render", one_second, "-o", out / "a.png", *extra)
+    assert list(out.iterdir()) == []
+
+
+def test_an_output_name_too_long_for_the_file_system(capsys, one_second, tmp_path):
+    long = tmp_path / ("x" * 300 + ".wav")
+    refused(capsys, "file name is 304 bytes long", "roundtrip", one_second, "-o", long)
+    refused(capsys, "file name is 304 bytes long", "render", one_second, "-o",
+            long.with_suffix(".png"))
+
+
+@pytest.mark.parametrize("line,match", [
+    ("0:1000,1:inf", "must be finite numbers"),
+    ("0:1000,nan:1000", "must be finite numbers"),
+    ("0:1000,1:2000", "dabs, more than 100,000"),  # with radius_cents=1e-9
+])
+def test_strokes_that_cannot_be_painted(capsys, one_second, out, line, match):
+    refused(capsys, match, "apply", one_second, "-o", out / "out.wav", "--preset",
+            "harmonic-eraser", "--set", "radius_cents=1e-9", "--line", line)
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("line,warning", [
+    ("0:1000,100000:1000", "100000 s is past the end (1 s)"),
+    ("0:1000,0.5:30000", "30000 Hz is above Nyquist (11025 Hz)"),
+])
+def test_strokes_beyond_the_file_are_clipped_to_it_and_said_so(capsys, one_second, tmp_path,
+                                                               line, warning):
+    status, out, err = run(capsys, "apply", one_second, "-o", tmp_path / "out.wav", "--preset",
+                           "hard-eraser", "--line", line)
+    assert status == 0 and "painted 1 stroke" in out
+    assert f"warning: command line: strokes[0]: clipped to the file: {warning}" in err
+
+
+@pytest.mark.parametrize("content,match", [
+    ("[" * 100_000 + "]" * 100_000, "not a stroke script"),
+    ('[{"preset": ["x"], "points": [[0, 100], [1, 100]]}]', "named by a string, not ['x']"),
+    ('[{"preset": "hard-eraser", "points": [[0, 1' + "0" * 5000 + "]]}]", "not a stroke script"),
+])
+def test_stroke_scripts_that_are_not_scripts(capsys, one_second, tmp_path, content, match):
+    script = tmp_path / "s.json"
+    script.write_text(content)
+    refused(capsys, match, "apply", one_second, "-o", tmp_path / "out.wav", "--strokes", script)
+    assert not (tmp_path / "out.wav").exists()
+
+
+def test_a_stroke_script_that_never_ends(capsys, one_second, tmp_path):
+    refused(capsys, "a stroke script is at most 64 MiB", "apply", one_second, "-o",
+            tmp_path / "out.wav", "--strokes", "/dev/zero")
+
+
+def test_a_user_preset_with_a_5000_digit_number_is_skipped_not_fatal(capsys, one_second,
+                                                                       tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    folder = tmp_path / "spectropaint" / "presets"
+    folder.mkdir(parents=True)
+    (folder / "big.json").write_text('{"version": 1, "name": "big", "brush": "gain", '
+                                     '"params": {"gain_db": -' + "9" * 5000 + "}}")
+    status, out, err = run(capsys, "presets")
+    assert status == 0 and "hard-eraser" in out and "big.json: not a preset" in err
+    status, out, _ = run(capsys, "apply", one_second, "-o", tmp_path / "o.wav", "--preset",
+                         "hard-eraser", "--line", "0.2:440,0.8:440")
+    assert status == 0
+
+
+def test_stale_temporary_files_of_dead_processes_are_cleared_on_the_next_write(
+        capsys, one_second, out):
+    dead = 2**22 + 12345  # above Linux's pid_max: nobody's
+    stale = out / f".out.wav.{dead}.part"
+    stale.write_bytes(b"half a file")
+    other = out / f".out.wav.{os.getpid()}.part.keep"  # not a temporary of ours: kept
+    other.write_bytes(b"")
+    status, _, _ = run(capsys, "roundtrip", one_second, "-o", out / "out.wav")
+    assert status == 0 and not stale.exists()
+    assert sorted(p.name for p in out.iterdir()) == [other.name, "out.wav"]
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB file system (root only; skipped elsewhere)."""
+    where = tmp_path / "full"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs",
+                                            str(where)], capture_output=True).returncode:
+        pytest.skip("mounting a small file system needs root")
+    yield where
+    subprocess.run(["umount", str(where)])
+
+
+def test_a_full_disk_gives_one_line_and_leaves_nothing(capsys, one_second, full_disk):
+    long_audio = full_disk / "a.wav"  # 1 s of float at 22 kHz: 88 KB, more than fits
+    refused(capsys, "writing failed", "roundtrip", one_second, "-o", long_audio)
+    refused(capsys, "writing failed", "render", one_second, "-o", full_disk / "a.png",
+            "--width", "4000", "--height", "4000")
+    assert list(Path(full_disk).iterdir()) == []
