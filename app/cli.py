@@ -177,19 +177,31 @@ def _render_view(args, style):
 
 
 def cmd_roundtrip(args) -> None:
+    """Analyse and resynthesize, streamed (engine.stream): nothing is painted, so no
+    document is built."""
+    from engine import stream
+    from engine.audio import load
+    from engine.device import pick_device
+    from engine.document import check_fits
     from engine.export import check_destination, export
-    from engine.metrics import snr_db
-    from engine.resynth import Resynthesizer
+    from engine.transforms import make
 
     clip = "normalize" if args.normalize else "limit" if args.limit else "report"
     check_destination(Path(args.output), Path(args.file), args.force)
-    doc = _open(args)
-    wave = Resynthesizer(doc).full(progress=TerminalProgress("resynthesizing"))
-    report = export(wave.numpy(), doc.sample_rate, args.output, bit_depth=args.bits,
+    audio = load(args.file, allow_truncated=args.allow_truncated,
+                 progress=TerminalProgress("reading"))
+    for note in audio.notes:
+        print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
+    transform = make(audio.sample_rate, args.transform, pick_device(args.device),
+                     n_fft=args.n_fft, hop=args.hop, window=args.window,
+                     bins_per_octave=args.bins_per_octave, fmin=args.fmin)
+    check_fits(audio, transform, streamed=True)
+    wave, snr = stream.roundtrip(audio.samples, transform, TerminalProgress("round trip"))
+    report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
                     progress=TerminalProgress("writing"))
     print(report.summary())
-    print(f"round-trip SNR before writing: {snr_db(doc.audio.samples, wave.numpy()):.1f} dB")
+    print(f"round-trip SNR before writing: {snr:.1f} dB")
 
 
 def _number(text: str):

@@ -41,9 +41,12 @@ def document_bytes(channels: int, length: int, transform, content: bool = False)
     return 8 * cells + 4 * channels * length * (3 if content else 2)
 
 
-def check_fits(audio: Audio, transform, content: bool = False) -> None:
-    """Refuse, before allocating anything, an analysis that memory cannot hold."""
-    need = document_bytes(audio.channels, audio.frames, transform, content)
+def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> None:
+    """Refuse, before allocating anything, an analysis that memory cannot hold
+    (``streamed``: one chunk of it at a time, engine.stream)."""
+    need = document_bytes(audio.channels, audio.frames if not streamed else min(
+        audio.frames, 4 * transform.hop * 1024), transform, content) + \
+        (8 * audio.channels * audio.frames if streamed else 0)
     have = available_memory()
     if need > MEMORY_SHARE * have:
         raise ParameterError(

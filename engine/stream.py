@@ -1,0 +1,39 @@
+"""Analysis and resynthesis streamed chunk by chunk, for work that paints nothing
+(``specpaint roundtrip``): no document, so memory is the audio in and out plus
+one chunk, and no magnitude/phase round trip through ``torch.polar``.
+
+Each chunk of output samples is made from the frames it needs, analysed from the
+samples those need: the same frames, and so the same samples, as a document's
+full resynthesis (engine.resynth) gives."""
+
+import numpy as np
+import torch
+
+from engine.progress import CancelFlag, ProgressFn, step
+
+CHUNK_FRAMES = 1024
+
+
+def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None,
+              cancel: CancelFlag | None = None) -> tuple[np.ndarray, float]:
+    """``samples`` float32 ``[ch, n]`` analysed and resynthesized; returns the output
+    (float32 ``[ch, n]``) and its SNR against the input in dB, summed as it goes."""
+    x = torch.from_numpy(samples).to(transform.device)
+    n = samples.shape[-1]
+    out = np.empty_like(samples)
+    chunk = CHUNK_FRAMES * transform.hop
+    signal = noise = 0.0
+    for s0 in range(0, n, chunk):
+        step(s0 / n, progress, cancel)
+        s1 = min(n, s0 + chunk)
+        fa, fb = transform.frames_needed(s0, s1, n)
+        coeffs = transform.forward_frames(x, fa, fb)
+        y = transform.inverse_span(coeffs, fa, s0, s1, n).cpu().numpy()
+        out[:, s0:s1] = y
+        r = samples[:, s0:s1].astype(np.float64).ravel()
+        e = y.astype(np.float64).ravel() - r
+        signal, noise = signal + float(r @ r), noise + float(e @ e)
+    step(1.0, progress, None)
+    snr = float("inf") if noise == 0 else float("-inf") if signal == 0 else \
+        10 * np.log10(signal / noise)
+    return out, snr
