@@ -114,7 +114,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     fmt, subtype = _subtype_for(path, bit_depth)
     check_destination(path, Path(source) if source is not None else None, force)
 
-    peak = float(np.max(np.abs(samples)))
+    peak = float(max(samples.max(), -samples.min()))  # no |samples| copy of the whole file
     over = int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
     gain, action = 1.0, "none"
     if over:

@@ -18,4 +18,4 @@ def test_the_streamed_round_trip_equals_a_documents_resynthesis(rng, kind):
     out, snr = stream.roundtrip(x, make(8000, kind))
     assert out.shape == x.shape and out.dtype == np.float32
     assert np.max(np.abs(out - full)) < 1e-6  # the document's path goes through mag/phase
-    assert snr == pytest.approx(snr_db(x, out), abs=1e-6) and snr > 120
+    assert snr == pytest.approx(snr_db(x, out), abs=1e-3) and snr > 120  # float32 sums
