@@ -63,3 +63,20 @@ def window(qtbot, tmp_path):
     yield w
     w.undo_stack.setClean()  # no unsaved-changes prompt when the test closes it
     w.close()
+
+
+def fail_gain_at(monkeypatch, dab: int) -> list:
+    """Make the gain kernel raise at its ``dab``-th dab (a device lost, memory out:
+    injected); the list it returns collects every dab's rect."""
+    from brushes.kernels.gain import Gain
+
+    real, dabs = Gain.effect, []
+
+    def effect(self, ctx):
+        dabs.append(ctx.rect)
+        if len(dabs) == dab:
+            raise RuntimeError("device lost")
+        return real(self, ctx)
+
+    monkeypatch.setattr(Gain, "effect", effect)
+    return dabs

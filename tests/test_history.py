@@ -10,7 +10,7 @@ from brushes.history import History
 from brushes.painter import Stroke, paint
 from brushes.registry import BRUSHES, get_brush
 from brushes.stroke import StrokePoint
-from tests.conftest import document
+from tests.conftest import document, fail_gain_at
 
 INNER = ["gain", "tone", "blur", "noise", "restore"]
 
@@ -67,19 +67,9 @@ def paint_undo_redo(doc, brush: str, strokes: int):
 
 
 def test_a_stroke_that_fails_midway_is_rolled_back_and_leaves_no_step(rng, monkeypatch):
-    from brushes.kernels.gain import Gain
-
     doc = document(rng.uniform(-0.5, 0.5, (2, 16000)), n_fft=256)
     history, before = History(doc), digest(doc)
-    real, dabs = Gain.effect, []
-
-    def fails_on_the_fourth_dab(self, ctx):  # a device error, an out-of-memory: injected
-        dabs.append(ctx.rect)
-        if len(dabs) == 4:
-            raise RuntimeError("device lost")
-        return real(self, ctx)
-
-    monkeypatch.setattr(Gain, "effect", fails_on_the_fourth_dab)
+    dabs = fail_gain_at(monkeypatch, 4)
     with pytest.raises(RuntimeError, match="device lost"):
         paint_by_events(doc, "gain", [StrokePoint(0.1 * i, 1000.0) for i in range(10)],
                         {"gain_db": -30.0}, history, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from brushes.kernels.gain import Gain
+from tests.conftest import fail_gain_at
 from tests.test_gui import choose_brush, drag, point
 
 STROKES = [("hard-eraser", 1.0, 1000), ("hard-eraser", 3.0, 3000), ("soft-eraser", 5.0, 5000),
@@ -71,15 +71,7 @@ def test_a_brush_failing_mid_stroke_leaves_the_document_and_history_as_they_were
         qtbot, window, monkeypatch):
     before = paint(qtbot, window, 1)[-1]
     audio = window.session.synth.waveform().copy()
-    real, dabs = Gain.effect, []
-
-    def fails_on_the_fifth_dab(self, ctx):  # a device error, an out-of-memory: injected
-        dabs.append(ctx.rect)
-        if len(dabs) == 5:
-            raise RuntimeError("device lost")
-        return real(self, ctx)
-
-    monkeypatch.setattr(Gain, "effect", fails_on_the_fifth_dab)
+    dabs = fail_gain_at(monkeypatch, 5)
     window.session.live = lambda: True  # as while playing: the dabs were already heard
     choose_brush(window, "hard-eraser")
     drag(qtbot, window.canvas, point(window, 6.0, 4000), point(window, 8.0, 4000), steps=12)
@@ -88,7 +80,7 @@ def test_a_brush_failing_mid_stroke_leaves_the_document_and_history_as_they_were
     assert window.undo_stack.count() == 1 and window.session.stroke is None
     assert (window.session.synth.waveform() == audio).all()
     assert "device lost" in window.statusBar().currentMessage()
-    monkeypatch.setattr(Gain, "effect", real)
+    monkeypatch.undo()
     drag(qtbot, window.canvas, point(window, 6.0, 4000), point(window, 8.0, 4000), steps=12)
     assert window.undo_stack.count() == 2  # the app paints on
 
