@@ -35,11 +35,11 @@ class Stroke:
         """One input event: paint the dabs that fall along ``points``; return the rect
         changed (None when nothing was, as for a kernel that acts at the stroke's end).
         On any error the whole stroke is rolled back and the error raised."""
-        dabs = [d for p in points for d in self.spacer.to(p)]
-        if self.brush.kernel is None:
-            dabs = _harmonics(dabs)
         changed = None
         try:
+            dabs = [d for p in points for d in self.spacer.to(p)]  # may refuse: too many dabs
+            if self.brush.kernel is None:
+                dabs = _harmonics(dabs)
             for group in self._groups(dabs):
                 painted = self._paint(group)
                 if not painted.empty:
