@@ -1,3 +1,4 @@
+import functools
 import math
 
 import torch
@@ -10,9 +11,10 @@ TRUNCATE = 3.0  # Gaussian taps out to 3 sigma
 FFT_ABOVE_TAPS = 31  # longer taps convolve by FFT
 
 
+@functools.lru_cache(maxsize=64)  # a stroke's dabs ask for the same few again and again
 def gaussian_taps(sigma: float, device=None) -> torch.Tensor | None:
-    """Normalized Gaussian taps for ``sigma`` in cells; None when it is too
-    narrow to change anything (sigma -> 0 is the identity)."""
+    """Normalized Gaussian taps for ``sigma`` in cells (shared: do not modify); None
+    when it is too narrow to change anything (sigma -> 0 is the identity)."""
     if sigma < 0.05:
         return None
     half = max(1, math.ceil(TRUNCATE * sigma))
@@ -32,9 +34,16 @@ def blur_axis(x: torch.Tensor, taps: torch.Tensor | None, dim: int) -> torch.Ten
         out = F.conv2d(rows[None, None], taps[None, None, None])[0, 0]
     else:  # long taps (fine time grids): by FFT, 2-3x faster again
         size = rows.shape[-1]
-        spectrum = torch.fft.rfft(rows, size) * torch.fft.rfft(taps.flip(0), size)
+        spectrum = torch.fft.rfft(rows, size) * _flipped_spectrum(taps, size)
         out = torch.fft.irfft(spectrum, size)[:, 2 * half:]
     return out.reshape(shape).movedim(-1, dim)
+
+
+@functools.lru_cache(maxsize=64)
+def _flipped_spectrum(taps: torch.Tensor, size: int) -> torch.Tensor:
+    """``rfft`` of the reversed taps at ``size`` (taps come from the gaussian_taps cache,
+    so the same tensor, and this, serve every dab of a stroke)."""
+    return torch.fft.rfft(taps.flip(0), size)
 
 
 class Blur(Kernel):
