@@ -20,7 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, QTimer
 
 from app.project import save_project, snapshot
-from engine.atomic import running
+from engine.atomic import discard, running
 
 EVERY_STROKES = 5
 IDLE_S = 10.0
@@ -82,6 +82,9 @@ class Autosaver:
     def save(self) -> None:
         """Write the edits now, in a thread (the snapshot is copied here, cheaply)."""
         w = self.window
+        if self.error:  # the last one failed (a full disk, say): tell the user, once
+            w.statusBar().showMessage(f"autosave failed: {self.error}", 15000)
+            self.error = None
         if w.session is None or not w.modified:
             return
         if not self.idle.is_set():  # one at a time: try again when idle
@@ -95,8 +98,7 @@ class Autosaver:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             save_project(self.path, snap, view)
-            self.error = None
-        except Exception as e:  # a full disk must not stop the user working; say it
+        except Exception as e:  # a full disk must not stop the user working; save() says it
             self.error = str(e)
         finally:
             self.idle.set()
@@ -111,4 +113,4 @@ class Autosaver:
         self.timer.stop()
         self.idle.wait(30)
         self.changes = 0
-        self.path.unlink(missing_ok=True)
+        discard(self.path)  # never raises: it runs in Qt's signal handlers

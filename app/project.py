@@ -68,6 +68,10 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     try:
         clear_stale(path)
         tmp = temporary(path)
+    except OSError as e:
+        raise ProjectError(f"{path}: cannot save here ({e}); the previous file is unchanged") \
+            from e
+    try:
         buffer = io.BytesIO()
         np.savez(buffer, **snap["arrays"])
         if cancel is not None and cancel.is_set():
@@ -80,8 +84,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     except OSError as e:
         raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
     finally:
-        if "tmp" in locals():
-            discard(tmp)
+        discard(tmp)
     if progress:
         progress(1.0)
     return path

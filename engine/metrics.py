@@ -15,11 +15,16 @@ def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
         r = ref[a:a + BLOCK].astype(np.float64)
         e = est[a:a + BLOCK].astype(np.float64) - r
         signal, noise = signal + float(r @ r), noise + float(e @ e)
+    return ratio_db(signal, noise)
+
+
+def ratio_db(signal: float, noise: float) -> float:
+    """``signal / noise`` (energies) in dB: inf when there is no noise, -inf no signal."""
     if noise == 0.0:
         return float("inf")
     if signal == 0.0:
         return float("-inf")
-    return 10.0 * np.log10(signal / noise)
+    return 10.0 * float(np.log10(signal / noise))
 
 
 def rms_db(x: np.ndarray) -> float:

@@ -9,6 +9,7 @@ full resynthesis (engine.resynth) gives."""
 import numpy as np
 import torch
 
+from engine.metrics import ratio_db
 from engine.progress import CancelFlag, ProgressFn, step
 
 CHUNK_FRAMES = 1024
@@ -34,6 +35,4 @@ def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None
         e = y.ravel() - r  # exact in float32: the two are within a factor of 2 (Sterbenz)
         signal, noise = signal + float(r @ r), noise + float(e @ e)  # a chunk's sum in float32
     step(1.0, progress, None)
-    snr = float("inf") if noise == 0 else float("-inf") if signal == 0 else \
-        10 * np.log10(signal / noise)
-    return out, snr
+    return out, ratio_db(signal, noise)

@@ -155,3 +155,17 @@ def test_discarding_a_recovery_removes_the_autosave(tmp_path, qtbot, window):
     box = window.findChild(QMessageBox, "question")
     box.button(QMessageBox.StandardButton.Discard).click()
     assert opened == [True] and not orphan.exists()
+
+
+def test_a_failed_autosave_is_reported_and_the_user_works_on(qtbot, window, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the autosave folder should be")
+    saver = window.autosaver
+    saver.path = blocker / "autosave-1.spp"
+    stroke(window, 1.0)
+    saver.save()
+    assert saver.idle.wait(30) and saver.error
+    stroke(window, 2.0)
+    saver.save()  # the next attempt says the last one failed
+    assert "autosave failed" in window.statusBar().currentMessage()
+    assert window.undo_stack.count() == 2
