@@ -2,8 +2,10 @@
 
 The audio is embedded (with its SHA-256), the analysis settings and the view
 are in the manifest, and the edited state is stored as the tiles the edits
-touched: opening re-analyzes the audio (deterministic, so untouched cells
-come back bit for bit) and writes those tiles back. Arrays are read with
+touched, as the real and imaginary parts of their coefficients (version 2;
+version 1 stored magnitude and phase, and still opens): opening re-analyzes
+the audio (deterministic, so untouched cells come back bit for bit) and writes
+those tiles back. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. Written to a temporary file, flushed to disk, then renamed.
 """
@@ -48,8 +50,8 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
     arrays = {"audio": doc.audio.samples}
     rects = tracker.rects()
     for i, rect in enumerate(rects):
-        mag, phase = doc.read(rect)
-        arrays[f"mag_{i}"], arrays[f"phase_{i}"] = mag.cpu().numpy(), phase.cpu().numpy()
+        z = doc.read_complex(rect).cpu()
+        arrays[f"re_{i}"], arrays[f"im_{i}"] = z.real.numpy(), z.imag.numpy()
     return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
             "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
             "source": str(doc.audio.path) if doc.audio.path else None}
@@ -90,6 +92,16 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     return path
 
 
+def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
+    """Edited rect ``i``'s coefficients as the project stores them."""
+    def part(name: str) -> torch.Tensor:
+        return torch.from_numpy(arrays[f"{name}_{i}"].astype(np.float32))
+
+    if version == 1:
+        return torch.polar(part("mag"), part("phase"))
+    return torch.complex(part("re"), part("im"))
+
+
 def open_project(path: str | os.PathLike, device=None, progress=None,
                  cancel=None) -> tuple[Document, dict]:
     """The edited document and the saved view settings (every part of the file
@@ -111,7 +123,6 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
         if b1 > doc.n_bins or f1 > doc.n_frames:
             raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
-        doc.write(Rect(b0, b1, f0, f1), torch.from_numpy(arrays[f"mag_{i}"].astype(np.float32)),
-                  torch.from_numpy(arrays[f"phase_{i}"].astype(np.float32)))
+        doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
     return doc, manifest.get("view", {})

@@ -25,7 +25,8 @@ from engine.audio import available_memory
 from engine.errors import SpectroPaintError
 from engine.transforms import DEFAULTS
 
-FORMAT, VERSION = "spectropaint-project", 1
+FORMAT, VERSION = "spectropaint-project", 2
+PARTS = {1: ("mag", "phase"), 2: ("re", "im")}  # what each version stores of an edited rect
 MANIFEST_BYTES = 1 << 20
 JSON_DEPTH = 64
 RATE_RANGE = (1, 768_000)
@@ -101,9 +102,9 @@ def _manifest(path: Path, data: bytes) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ProjectError(f"{path}: not a SpectroPaint project (no '{FORMAT}' manifest)")
     version = manifest.get("version")
-    if type(version) is not int or version != VERSION:
+    if type(version) is not int or version not in PARTS:
         raise ProjectError(f"{path}: project version {version!r} is not supported; this "
-                           f"SpectroPaint reads version {VERSION}")
+                           f"SpectroPaint reads versions {min(PARTS)} to {VERSION}")
     return manifest
 
 
@@ -179,10 +180,10 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
                 and 0 <= rect[0] < rect[1] and 0 <= rect[2] < rect[3]):
             raise bad(f"edited rect {i}: {rect!r}")
         shape = (audio.shape[0], rect[1] - rect[0], rect[3] - rect[2])
-        mag, phase = arrays.get(f"mag_{i}"), arrays.get(f"phase_{i}")
-        if mag is None or phase is None or mag.shape != shape or phase.shape != shape:
+        parts = [arrays.get(f"{name}_{i}") for name in PARTS[manifest["version"]]]
+        if any(p is None or p.shape != shape for p in parts):
             raise bad(f"the cells of edited rect {i} are missing or not {shape}")
-        if (mag < 0).any():
+        if manifest["version"] == 1 and (parts[0] < 0).any():
             raise bad(f"negative magnitudes in edited rect {i}")
     for name, array in arrays.items():
         if not np.isfinite(array).all():

@@ -20,6 +20,7 @@ from app.viewdock import AnalysisView
 from app.viewport import CanvasArea
 from app.workers import Worker
 from engine.document import Document
+from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 
@@ -243,8 +244,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         level = "-"
         if 0 <= frame < doc.n_frames and 0 <= b < doc.n_bins:
             channel = self.view_panel.channel(self.view_panel.view_channel)
-            mags = doc.magnitude[:, b, frame] if channel is None else \
-                doc.magnitude[channel:channel + 1, b, frame]
+            mags, _ = doc.read(Rect(b, b + 1, frame, frame + 1), channel)
             value = float(mags.max()) / doc.full_scale
             level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
         self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note_name(hz)}   {level}")

@@ -64,11 +64,6 @@ def nsgt_times(x: np.ndarray, runs: int) -> tuple[float, float] | None:
     return fwd, inv
 
 
-def document_bytes(doc: Document) -> int:
-    """What a document holds: magnitude, phase and the decoded audio."""
-    return sum(t.numel() * t.element_size() for t in (doc.magnitude, doc.phase, doc.source))
-
-
 def main() -> None:
     from bench.bench_engine import parse
 
@@ -98,7 +93,7 @@ def main() -> None:
     sizes = {}
     for kind in ("stft", "cq"):
         doc = Document(Audio(ten, SR), transform=kind, device=device)
-        sizes[kind] = document_bytes(doc)
+        sizes[kind] = doc.nbytes  # coefficients and the decoded audio
         del doc
     table = format_table(rows, sizes, device, args)
     print(table)

@@ -11,6 +11,7 @@ patch (:mod:`brushes.history`).
 
 import torch
 
+from engine.coeffs import magnitude, polar_parts
 from engine.document import Document
 from engine.region import Rect
 
@@ -20,7 +21,7 @@ TILE = 64  # bins and frames per tile side
 class StrokeCanvas:
     def __init__(self, doc: Document, channel: int | None):
         self.doc, self.channel = doc, channel
-        self.before_tiles: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+        self.before_tiles: dict[tuple[int, int], torch.Tensor] = {}  # complex coefficients
         self.coverage_tiles: dict[tuple[int, int], torch.Tensor] = {}
         self.state: dict = {}  # what a kernel carries from dab to dab within the stroke
 
@@ -37,31 +38,30 @@ class StrokeCanvas:
         """Save the before-stroke state of every tile of ``rect`` not saved yet."""
         for key, tile in self._tiles(rect):
             if key not in self.before_tiles:
-                self.before_tiles[key] = self.doc.read(tile, self.channel)
+                self.before_tiles[key] = self.doc.read_complex(tile, self.channel)
 
     def before(self, rect: Rect) -> tuple[torch.Tensor, torch.Tensor]:
         """Magnitude and phase over ``rect`` as they were before the stroke."""
-        return self._before(rect, (0, 1))
+        return polar_parts(self.complex_before(rect))
 
     def magnitude_before(self, rect: Rect) -> torch.Tensor:
-        """The magnitude alone (half the copying, for kernels that keep the phase)."""
-        return self._before(rect, (0,))[0]
+        """The magnitude alone (for kernels that keep the phase)."""
+        return magnitude(self.complex_before(rect))
 
-    def _before(self, rect: Rect, parts: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    def complex_before(self, rect: Rect) -> torch.Tensor:
+        """The coefficients over ``rect`` as they were before the stroke."""
         rect = rect.clip(self.doc.n_bins, self.doc.n_frames)
         tiles = list(self._tiles(rect))
         if all(key in self.before_tiles for key, _ in tiles):  # the usual case, after touch()
-            first = self.before_tiles[tiles[0][0]][0]
-            out = tuple(first.new_empty((first.shape[0], *rect.shape)) for _ in parts)
+            first = self.before_tiles[tiles[0][0]]
+            out = first.new_empty((first.shape[0], *rect.shape))
         else:
-            read = self.doc.read(rect, self.channel)
-            out = tuple(read[i] for i in parts)
+            out = self.doc.read_complex(rect, self.channel)
         for key, tile in tiles:
             saved = self.before_tiles.get(key)
             if saved is not None:
                 dst, src = _overlap(rect, tile)
-                for array, i in zip(out, parts, strict=True):
-                    array[(slice(None), *dst)] = saved[i][(slice(None), *src)]
+                out[(slice(None), *dst)] = saved[(slice(None), *src)]
         return out
 
     def coverage(self, rect: Rect) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """Undo and redo: one stroke = one step, bit-exact.
 
-Each step keeps, for every tile the stroke touched, the magnitude and phase
+Each step keeps, for every tile the stroke touched, the complex coefficients
 before and after it; undo writes the before-patches back, redo the after-
 patches. Memory is capped (default 1 GiB): past the cap the oldest steps are
 dropped, with a warning.
@@ -20,8 +20,8 @@ DEFAULT_LIMIT = 1 << 30
 @dataclass
 class Patch:
     rect: Rect
-    before: tuple[torch.Tensor, torch.Tensor]
-    after: tuple[torch.Tensor, torch.Tensor]
+    before: torch.Tensor  # complex coefficients, [ch, bins, frames]
+    after: torch.Tensor
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Step:
     @property
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for p in self.patches
-                   for t in (*p.before, *p.after))
+                   for t in (p.before, p.after))
 
     def dirty(self) -> Rect | None:
         rect = None
@@ -44,13 +44,13 @@ class Step:
     def undo(self, doc: Document) -> Rect | None:
         """Write this step's before-patches back; the rect changed."""
         for p in reversed(self.patches):
-            doc.write(p.rect, *p.before, channel=self.channel)
+            doc.write_complex(p.rect, p.before, channel=self.channel)
         return self.dirty()
 
     def redo(self, doc: Document) -> Rect | None:
         """Write this step's after-patches again; the rect changed."""
         for p in self.patches:
-            doc.write(p.rect, *p.after, channel=self.channel)
+            doc.write_complex(p.rect, p.after, channel=self.channel)
         return self.dirty()
 
 

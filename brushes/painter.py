@@ -78,14 +78,14 @@ class Stroke:
                 mask = torch.maximum(mask, fp.mask(rect, doc.device) * opacity)
         self.canvas.touch(rect)
         if self.kernel.wash:
-            coverage, before = self.canvas.cover(rect, mask), self.canvas.before(rect)
+            coverage, before_z = self.canvas.cover(rect, mask), self.canvas.complex_before(rect)
         else:
-            coverage, before = mask, doc.read(rect, self.channel)
-        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, before)
+            coverage, before_z = mask, doc.read_complex(rect, self.channel)
+        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, before_z)
         result = self.kernel.effect(ctx)
-        if result is before:  # nothing to write yet (a kernel that acts at the stroke's end)
+        if result is None:  # nothing to write yet (a kernel that acts at the stroke's end)
             return Rect(0, 0, 0, 0)
-        doc.write(rect, *result, channel=self.channel)
+        doc.write_complex(rect, result, channel=self.channel)
         return rect
 
     def rollback(self) -> Rect | None:
@@ -94,7 +94,7 @@ class Stroke:
         rect = None
         for key, before in self.canvas.before_tiles.items():
             tile = self.canvas.tile_rect(key)
-            self.doc.write(tile, *before, channel=self.channel)
+            self.doc.write_complex(tile, before, channel=self.channel)
             rect = tile.union(rect)
         self.canvas.before_tiles.clear()
         return rect
@@ -113,7 +113,7 @@ class Stroke:
         step = Step(f"{self.brush.name} stroke", self.channel)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
-            step.patches.append(Patch(rect, before, self.doc.read(rect, self.channel)))
+            step.patches.append(Patch(rect, before, self.doc.read_complex(rect, self.channel)))
         if self.history is not None and step.patches:
             self.history.push(step)
         return step

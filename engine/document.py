@@ -1,12 +1,15 @@
 """A document: audio, its transform, and the editable magnitude and phase.
 
-Magnitude and phase are float32 tensors on the engine device, stored
+The coefficients are one complex64 tensor on the engine device, stored
 frames-major (``[ch, frames, bins]`` in memory, so analysis writes and
-resynthesis reads whole frames contiguously) and exposed as the transform's
-``[ch, bins, frames]`` views. The untouched original is the decoded audio:
-the original coefficients of any rect are recomputed from it on demand
-(:meth:`Document.original`), which is exact and costs a fifth of the memory
-of keeping a third spectrogram.
+resynthesis reads whole frames contiguously): analysis stores them as they come
+and resynthesis reads them as they are, and only what a brush or the view reads
+is turned into magnitude and phase (a dab's rect, a tile). Brushes see
+magnitude and phase, ``[ch, bins, frames]`` as the transform's axes are.
+
+The untouched original is the decoded audio: the original coefficients of any
+rect are recomputed from it on demand (:meth:`Document.original`), which is
+exact and costs a small fraction of the memory of a second spectrogram.
 
 Brushes edit through the region API: :meth:`read` a rect, :meth:`write` it
 back; every write is reported to listeners (resynthesis, the view) and
@@ -22,6 +25,7 @@ import torch
 
 from engine import render
 from engine.audio import Audio, available_memory, load
+from engine.coeffs import magnitude, polar_parts
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.progress import CancelFlag, ProgressFn, scaled, step
@@ -35,7 +39,7 @@ MEMORY_SHARE = 0.8  # of the memory available, what one document may take
 
 
 def document_bytes(channels: int, length: int, transform, content: bool = False) -> int:
-    """What a document of ``length`` samples will hold: magnitude and phase (float32),
+    """What a document of ``length`` samples will hold: its coefficients (complex64),
     the recording, its resynthesized waveform, and ``content`` (a re-analysis's audio)."""
     cells = channels * transform.n_frames(length) * transform.n_bins
     return 8 * cells + 4 * channels * length * (3 if content else 2)
@@ -97,16 +101,14 @@ class Document:
         content = self.source if self._content is None else \
             torch.from_numpy(self._content).to(device)
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
-        shape = (channels, frames, self.transform.n_bins)
-        self._mag = torch.empty(shape, device=device)
-        self._phase = torch.empty(shape, device=device)
+        self._coef = torch.empty((channels, frames, self.transform.n_bins),
+                                 dtype=torch.complex64, device=device)
         chunk = self.transform.chunk_frames
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
-            coeffs = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
-            _magnitude_into(coeffs, self._mag[:, f0:f1])
-            torch.angle(coeffs, out=self._phase[:, f0:f1])
+            self._coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1) \
+                .transpose(-1, -2)
         step(1.0, progress, None)
 
     def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,
@@ -120,24 +122,32 @@ class Document:
     # -- shape and units -------------------------------------------------------
     @property
     def channels(self) -> int:
-        return self._mag.shape[0]
+        return self._coef.shape[0]
 
     @property
     def n_frames(self) -> int:
-        return self._mag.shape[1]
+        return self._coef.shape[1]
 
     @property
     def n_bins(self) -> int:
-        return self._mag.shape[2]
+        return self._coef.shape[2]
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the coefficients and the recording."""
+        return self._coef.numel() * self._coef.element_size() + \
+            self.source.numel() * self.source.element_size()
 
     @property
     def magnitude(self) -> torch.Tensor:
-        """``[ch, bins, frames]`` view of the live magnitude (do not write through it)."""
-        return self._mag.transpose(1, 2)
+        """``[ch, bins, frames]`` magnitude of everything, computed (a whole-document
+        copy: for tests and scripts; brushes and views read rects)."""
+        return magnitude(self._coef).transpose(1, 2)
 
     @property
     def phase(self) -> torch.Tensor:
-        return self._phase.transpose(1, 2)
+        """``[ch, bins, frames]`` phase of everything, computed as :attr:`magnitude`."""
+        return self._coef.angle().transpose(1, 2)
 
     def full_rect(self) -> Rect:
         return Rect(0, self.n_bins, 0, self.n_frames)
@@ -175,27 +185,39 @@ class Document:
 
     # -- region API ------------------------------------------------------------
     def read(self, rect: Rect, channel: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Copies of magnitude and phase over ``rect``: ``[ch, bins, frames]``."""
+        """Magnitude and phase over ``rect``: ``[ch, bins, frames]`` float32."""
+        return polar_parts(self.read_complex(rect, channel))
+
+    def read_complex(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
+        """A copy of the coefficients over ``rect``: ``[ch, bins, frames]`` complex64."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        c = self._channel_slice(channel)
-        mag = self._mag[c, rect.frames, rect.bins].transpose(1, 2).contiguous()
-        phase = self._phase[c, rect.frames, rect.bins].transpose(1, 2).contiguous()
-        return mag, phase
+        return self._coef[self._channel_slice(channel), rect.frames, rect.bins] \
+            .transpose(1, 2).contiguous()
 
     def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
               channel: int | None = None) -> Rect:
-        """Store ``[ch, bins, frames]`` values over ``rect`` (already clipped to the
-        document, as :meth:`read` returns them); returns the dirty rect."""
+        """Store ``[ch, bins, frames]`` magnitude and phase over ``rect`` (already
+        clipped to the document, as :meth:`read` returns them); returns the dirty rect."""
+        if magnitude.shape != phase.shape:
+            raise ParameterError(f"magnitude {tuple(magnitude.shape)} and phase "
+                                 f"{tuple(phase.shape)} differ in shape")
+        return self.write_complex(rect, torch.polar(magnitude.to(self.device, torch.float32),
+                                                    phase.to(self.device, torch.float32)),
+                                  channel)
+
+    def write_complex(self, rect: Rect, coeffs: torch.Tensor,
+                      channel: int | None = None) -> Rect:
+        """Store ``[ch, bins, frames]`` complex coefficients over ``rect``, as
+        :meth:`write`."""
         rect = rect.clip(self.n_bins, self.n_frames)
         chans = self.channel_indices(channel)
         expected = (len(chans), *rect.shape)
-        if tuple(magnitude.shape) != expected or tuple(phase.shape) != expected:
-            raise ParameterError(f"region data of shape {tuple(magnitude.shape)} does not fit "
+        if tuple(coeffs.shape) != expected:
+            raise ParameterError(f"region data of shape {tuple(coeffs.shape)} does not fit "
                                  f"{rect} on {len(chans)} channel(s): expected {expected}")
-        magnitude, phase = magnitude.to(self.device), phase.to(self.device)
+        coeffs = coeffs.to(self.device, torch.complex64)
         for i, c in enumerate(chans):
-            self._mag[c, rect.frames, rect.bins] = magnitude[i].T
-            self._phase[c, rect.frames, rect.bins] = phase[i].T
+            self._coef[c, rect.frames, rect.bins] = coeffs[i].T
         self._mark(rect, chans)
         return rect
 
@@ -233,28 +255,28 @@ class Document:
         if rect.empty:
             raise ParameterError(f"{rect} lies outside the document ({self.n_bins} bins x "
                                  f"{self.n_frames} frames)")
-        mag = self._mag[self._channel_slice(channel)]
+        coef = self._coef[self._channel_slice(channel)]
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
-        return render.render(mag, rect, width, height,
+        return render.render(coef, rect, width, height,
                              ref=self.full_scale, transform=self.transform, **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        return render.level_tile_db(self._mag[self._channel_slice(channel)], rect, factor,
+        return render.level_tile_db(self._coef[self._channel_slice(channel)], rect, factor,
                                     self.full_scale)
 
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        return render.packed_rgba(self._mag, self._phase, rect, ref=self.full_scale,
-                                  channel=self.channel_indices(channel)[0], **levels)
+        c = self.channel_indices(channel)[0]
+        return render.packed_rgba(*self.read(rect, c), ref=self.full_scale, **levels)
 
     def coefficients(self, frame0: int, frame1: int) -> torch.Tensor:
-        """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins."""
-        return torch.polar(self._mag[:, frame0:frame1], self._phase[:, frame0:frame1]) \
-            .transpose(1, 2)
+        """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins:
+        ``[ch, bins, frames]``, a view of the live store (do not write through it)."""
+        return self._coef[:, frame0:frame1].transpose(1, 2)
 
     # -- change tracking -------------------------------------------------------
     def add_listener(self, listener: Listener) -> None:
@@ -275,12 +297,3 @@ class Document:
         """The union of the rects written since the last call, then forget it."""
         dirty, self._dirty = self._dirty, None
         return dirty
-
-
-def _magnitude_into(coeffs: torch.Tensor, out: torch.Tensor) -> None:
-    """|z| as sqrt(re^2 + im^2): twice as fast as torch.abs (which guards against
-    overflow that magnitudes of audio, at most a frame's length, never reach)."""
-    parts = torch.view_as_real(coeffs)
-    re, im = parts[..., 0], parts[..., 1]
-    torch.mul(re, re, out=out)
-    out.addcmul_(im, im).sqrt_()

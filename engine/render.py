@@ -20,8 +20,11 @@ from functools import cache
 import numpy as np
 import torch
 
+from engine.coeffs import magnitude
 from engine.errors import ParameterError
 from engine.region import Rect
+
+CHUNK_FRAMES = 4096  # frames of a complex store turned into magnitude at a time
 
 COLORMAPS = ("viridis", "magma", "inferno", "plasma", "cividis", "gray")
 
@@ -72,6 +75,22 @@ def _reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
     return blocks
 
 
+def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int) -> torch.Tensor:
+    """``[ch, ceil(frames / factor), bins]``: the magnitude of ``rect`` of a
+    ``[ch, frames, bins]`` store (complex coefficients or magnitudes), max over
+    aligned blocks of ``factor`` frames. A complex store is turned into magnitude a
+    chunk at a time, so a whole-file overview never holds a whole-file magnitude."""
+    if not store_fb.is_complex():
+        x = store_fb[:, rect.frames, rect.bins]
+        return _reduce_frames(x, factor) if factor > 1 else x
+    span = factor * max(1, CHUNK_FRAMES // factor)
+    parts = []
+    for f0 in range(rect.frame0, rect.frame1, span):
+        x = magnitude(store_fb[:, f0:min(rect.frame1, f0 + span), rect.bins])
+        parts.append(_reduce_frames(x, factor) if factor > 1 else x)
+    return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
+
+
 def frequency_edges(rect: Rect, height: int, transform, log_freq: bool) -> torch.Tensor:
     """Edges of the ``height`` output rows, bottom to top, in bin-cell coordinates of
     the rect: rows evenly spaced in Hz (or in log Hz), mapped through the transform's
@@ -90,16 +109,14 @@ def frequency_edges(rect: Rect, height: int, transform, log_freq: bool) -> torch
     return torch.round((edges - (rect.bin0 - 0.5)) * 1e9) / 1e9  # no rounding noise at cell edges
 
 
-def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
+def pooled_magnitude(store_fb: torch.Tensor, rect: Rect, width: int, height: int,
                      transform, log_freq: bool = False) -> torch.Tensor:
-    """``mag_fb``: ``[ch, frames, bins]`` storage -> max over channels, pooled to
-    ``[height, width]`` with row 0 at the top (highest frequency)."""
+    """``store_fb``: ``[ch, frames, bins]`` coefficients or magnitudes -> max over
+    channels, pooled to ``[height, width]`` with row 0 at the top (highest frequency)."""
     check_size(width, height)
-    x = mag_fb[:, rect.frames, rect.bins]
-    frames = x.shape[1]
+    frames = rect.shape[1]
     factor = 1 << max(0, int(math.log2(frames / width)) - 1) if frames >= 4 * width else 1
-    if factor > 1:
-        x = _reduce_frames(x, factor)
+    x = _reduced_magnitude(store_fb, rect, factor)
     if width != x.shape[1]:
         cols = torch.linspace(0, frames / factor, width + 1, dtype=torch.float64)
         x = _pool(x, 1, cols.clamp(max=x.shape[1]))
@@ -109,14 +126,12 @@ def pooled_magnitude(mag_fb: torch.Tensor, rect: Rect, width: int, height: int,
     return x.T.flip(0)
 
 
-def level_tile_db(mag_fb: torch.Tensor, rect: Rect, factor: int, ref: float) -> np.ndarray:
+def level_tile_db(store_fb: torch.Tensor, rect: Rect, factor: int, ref: float) -> np.ndarray:
     """dB of the loudest channel over ``rect``, max-pooled over aligned blocks of
     ``factor`` frames: float32 ``[bins, ceil(frames / factor)]``, row 0 = lowest
     bin. The view's GPU tiles hold these; its shader applies floor, ceiling,
     gamma and the colormap."""
-    x = mag_fb[:, rect.frames, rect.bins]
-    if factor > 1:
-        x = _reduce_frames(x, factor)
+    x = _reduced_magnitude(store_fb, rect, factor)
     db = 20 * torch.log10(torch.clamp(x.amax(0) / ref, min=1e-12))
     return db.T.contiguous().cpu().numpy()
 
@@ -132,22 +147,22 @@ def check_size(width: int, height: int) -> None:
                              f"pixels a side and at most {MAX_PIXELS // 2**20} megapixels")
 
 
-def render(mag_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
+def render(store_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
            transform, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False) -> np.ndarray:
     """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
     lut = colormap_lut(colormap).view(torch.int32)[:, 0]  # one RGBA pixel per int32
-    pooled = pooled_magnitude(mag_fb, rect, width, height, transform, log_freq)
+    pooled = pooled_magnitude(store_fb, rect, width, height, transform, log_freq)
     index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().long().cpu()
     return lut[index].contiguous().numpy().view(np.uint8).reshape(height, width, 4)
 
 
-def packed_rgba(mag_fb: torch.Tensor, phase_fb: torch.Tensor, rect: Rect, *, ref: float,
-                channel: int = 0, top_db: float = 0.0, range_db: float = 100.0) -> np.ndarray:
-    """Full-resolution packed texture: R = magnitude in [0, 1] (dB scaled), G = phase
-    mapped from [-pi, pi] to [0, 1], B = 0, A = 1. ``[bins, frames, 4]``, top = highest bin."""
-    mag = mag_fb[channel, rect.frames, rect.bins].T
-    phase = phase_fb[channel, rect.frames, rect.bins].T
+def packed_rgba(mag: torch.Tensor, phase: torch.Tensor, *, ref: float, top_db: float = 0.0,
+                range_db: float = 100.0) -> np.ndarray:
+    """Full-resolution packed texture of one channel's ``[1, bins, frames]`` magnitude
+    and phase: R = magnitude in [0, 1] (dB scaled), G = phase mapped from [-pi, pi] to
+    [0, 1], B = 0, A = 1. ``[bins, frames, 4]``, top = highest bin."""
+    mag, phase = mag[0], phase[0]
     out = torch.zeros(*mag.shape, 4, dtype=torch.uint8)
     out[..., 0] = (to_unit(mag, ref, top_db, range_db) * 255).round_().to(torch.uint8).cpu()
     out[..., 1] = ((phase + math.pi) / (2 * math.pi) * 255).round_().clamp_(0, 255) \

@@ -71,9 +71,16 @@ def test_read_write_and_dirty_rect(rng):
     rect = Rect(10, 50, 100, 140)
     mag, phase = doc.read(rect, channel=1)
     assert mag.shape == phase.shape == (1, 40, 40)
+    other = doc.read_complex(rect, channel=0)
     doc.write(rect, mag * 0.5, phase, channel=1)
-    np.testing.assert_array_equal(doc.magnitude[1, 10:50, 100:140], mag[0] * 0.5)
+    # stored as complex coefficients: read back within float32 rounding
+    np.testing.assert_allclose(doc.magnitude[1, 10:50, 100:140], mag[0] * 0.5, rtol=1e-6)
+    assert torch.equal(doc.read_complex(rect, channel=0), other)  # the other channel untouched
     assert seen == [(rect, (1,))]
+    z = doc.read_complex(rect, channel=1) * 1j
+    doc.write_complex(rect, z, channel=1)
+    assert torch.equal(doc.read_complex(rect, channel=1), z)  # complex in, the same out
+    assert torch.equal(doc.coefficients(100, 140)[1, 10:50], z[0])
     doc.write(Rect(0, 5, 0, 5), *doc.read(Rect(0, 5, 0, 5)))
     assert doc.take_dirty() == Rect(0, 50, 0, 140)
     assert doc.take_dirty() is None

@@ -30,8 +30,9 @@ def random_stroke(r: random.Random, brush: str):
 
 
 def digest(doc) -> str:
-    """The document's exact state (every bit of magnitude and phase), small to keep."""
-    return hashlib.sha1(doc.magnitude.numpy().tobytes() + doc.phase.numpy().tobytes()).hexdigest()
+    """The document's exact state (every bit of every coefficient), small to keep."""
+    return hashlib.sha1(doc.coefficients(0, doc.n_frames).contiguous().numpy().tobytes()) \
+        .hexdigest()
 
 
 def paint_by_events(doc, brush: str, points, params, history, seed) -> None:
@@ -47,6 +48,9 @@ def paint_by_events(doc, brush: str, points, params, history, seed) -> None:
 def paint_undo_redo(doc, brush: str, strokes: int):
     """Paint random strokes event by event; every single undo brings back the state
     after the stroke before, every redo the state after the stroke, bit for bit."""
+    if brush == "restore":  # something to restore: a wide eraser stroke over the whole take
+        paint(doc, "gain", [StrokePoint(0.0, 2000.0), StrokePoint(2.0, 2000.0)],
+              {"gain_db": -40.0, "radius_ms": 100.0, "radius_hz": 2500.0})
     history = History(doc)
     states = [digest(doc)]
     r = random.Random(brush)

@@ -151,7 +151,7 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 2}, "version 2"),
+    ({"version": 3}, "version 3"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
@@ -192,9 +192,8 @@ def test_an_analysis_memory_cannot_hold_is_refused_before_allocating(tmp_path, v
     ("audio", np.zeros((0, 8000), np.float32), "audio of shape"),
     ("audio", np.full((300, 10), 0.1, np.float32), "300 channels"),
     ("audio", np.array([[np.nan] * 8000] * 2, np.float32), "NaN"),
-    ("mag_0", None, "negative magnitudes"),
-    ("phase_0", None, "NaN"),
-    ("mag_0", np.zeros((2, 3, 3), np.float32), "missing or not"),
+    ("re_0", None, "NaN"),
+    ("im_0", np.zeros((2, 3, 3), np.float32), "missing or not"),
     ("audio", np.zeros((2, 8000), np.bool_), "declares"),
 ])
 def test_arrays_of_the_wrong_shape_or_values(tmp_path, valid, name, value, match):
@@ -202,9 +201,34 @@ def test_arrays_of_the_wrong_shape_or_values(tmp_path, valid, name, value, match
     arrays = dict(arrays)
     if value is None:  # spoil the existing array
         value = arrays[name].copy()
-        value.flat[5] = -1.0 if name == "mag_0" else np.inf
+        value.flat[5] = np.inf
     arrays[name] = value
     refused(build(tmp_path / "a.spp", manifest, arrays), match)
+
+
+def version_1(manifest, arrays):
+    """The same project as version 1 wrote it: magnitude and phase of the edited rects."""
+    arrays = dict(arrays)
+    z = arrays.pop("re_0") + 1j * arrays.pop("im_0")
+    arrays["mag_0"], arrays["phase_0"] = np.abs(z).astype(np.float32), \
+        np.angle(z).astype(np.float32)
+    return {**manifest, "version": 1}, arrays
+
+
+def test_a_version_1_project_still_opens(tmp_path, valid):
+    manifest, arrays = version_1(*valid)
+    doc, view = open_project(build(tmp_path / "v1.spp", manifest, arrays), device="cpu")
+    z = valid[1]["re_0"] + 1j * valid[1]["im_0"]
+    got = doc.read_complex(Tracker(doc).rect).numpy()
+    np.testing.assert_allclose(got, z, rtol=1e-6, atol=1e-6)
+    assert view["colormap"] == "viridis"
+
+
+@pytest.mark.parametrize("name,match", [("mag_0", "negative magnitudes"), ("phase_0", "NaN")])
+def test_a_version_1_project_with_bad_cells(tmp_path, valid, name, match):
+    manifest, arrays = version_1(*valid)
+    arrays[name].flat[5] = -1.0 if name == "mag_0" else np.nan
+    refused(build(tmp_path / "v1.spp", manifest, arrays), match)
 
 
 def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, window,

@@ -95,6 +95,26 @@ def test_tone_lands_on_the_right_row_linear_and_log():
     assert abs(math.log2(hz / 1000)) < 0.03  # within a quarter tone
 
 
+@pytest.mark.parametrize("width", [64, 3000])  # reduced by 2^k before pooling; not reduced
+def test_a_document_renders_its_complex_store_in_chunks_as_its_magnitude(rng, width):
+    """The store is complex and turned into magnitude a chunk of frames at a time: the
+    image must equal the one pooled from the whole magnitude at once (chunk edges too)."""
+    from engine import render
+
+    doc = Document(Audio(rng.uniform(-1, 1, (2, 128 * 9000)).astype(np.float32), 8000),
+                   device="cpu", n_fft=256, hop=128)  # 9001 frames: more than two chunks
+    assert doc.n_frames > 2 * render.CHUNK_FRAMES
+    rect = Rect(3, 30, 7, doc.n_frames - 5)  # chunks start off the store's chunk grid
+    got = doc.render(rect, width, 27, colormap="gray")
+    whole = render.render(doc.magnitude.transpose(1, 2), rect, width, 27, ref=doc.full_scale,
+                          transform=doc.transform, colormap="gray")
+    np.testing.assert_array_equal(got, whole)
+    levels = doc.level_tile_db(rect, 8)
+    x = doc.magnitude[:, 3:30, 7:doc.n_frames - 5].amax(0)
+    x = torch.nn.functional.max_pool1d(x[None], 8, ceil_mode=True)[0]
+    np.testing.assert_allclose(levels, 20 * torch.log10(x / doc.full_scale).numpy(), atol=1e-4)
+
+
 def test_tile_at_full_resolution_and_png_round_trip(tmp_path, rng):
     from PySide6.QtGui import QImage
 

@@ -1,12 +1,14 @@
 """What a kernel is given and what it returns."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 
 from brushes.canvas import StrokeCanvas
 from brushes.dab import Dab
 from brushes.params import Param
+from engine.coeffs import magnitude
 from engine.document import Document
 from engine.region import Rect
 
@@ -18,11 +20,21 @@ class DabContext:
     rect: Rect  # the cells the kernel returns new values for
     coverage: torch.Tensor  # [bins, frames]: the stroke's mask so far (wash kernels)
     dabs: list[Dab]  # the dab(s) this call paints; params are the first's
-    before: tuple[torch.Tensor, torch.Tensor]  # magnitude, phase [ch, bins, frames] over rect
+    before_z: torch.Tensor  # the coefficients [ch, bins, frames] over rect before the stroke
 
     @property
     def params(self) -> dict:
         return self.dabs[0].params
+
+    @cached_property
+    def before_mag(self) -> torch.Tensor:
+        """Magnitude of :attr:`before_z` (computed once, when a kernel asks)."""
+        return magnitude(self.before_z)
+
+    @cached_property
+    def before(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Magnitude and phase of :attr:`before_z`."""
+        return self.before_mag, self.before_z.angle()
 
 
 class Kernel:
@@ -40,7 +52,10 @@ class Kernel:
         """The cells a dab over ``rect`` changes (most kernels: just its footprint)."""
         return rect
 
-    def effect(self, ctx: DabContext) -> tuple[torch.Tensor, torch.Tensor]:
+    def effect(self, ctx: DabContext) -> torch.Tensor | None:
+        """New complex coefficients over ``ctx.rect`` (cells left as they were keep
+        ``ctx.before_z``'s values bit for bit), or None when there is nothing to write
+        (yet)."""
         raise NotImplementedError
 
     def finish(self, doc: Document, canvas: StrokeCanvas, params: dict) -> Rect | None:
@@ -54,20 +69,27 @@ def blend_magnitude(before_mag: torch.Tensor, target: torch.Tensor,
     return before_mag + coverage * (target - before_mag)
 
 
-def blend_complex(ctx: DabContext, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def with_magnitude(ctx: DabContext, mag: torch.Tensor) -> torch.Tensor:
+    """The before-stroke coefficients brought to magnitude ``mag``, their phase kept
+    (a rescale, no trigonometry); cells whose magnitude is unchanged stay bit for bit."""
+    before_mag = ctx.before_mag
+    scaled = ctx.before_z * (mag / before_mag)
+    if bool((before_mag == 0).any()):  # no phase to keep: the cell's own angle (0)
+        scaled = torch.where(before_mag > 0, scaled, torch.polar(mag, ctx.before[1]))
+    return torch.where(mag == before_mag, ctx.before_z, scaled)
+
+
+def blend_complex(ctx: DabContext, target: torch.Tensor) -> torch.Tensor:
     """Mix the before-stroke coefficients toward ``target`` by the coverage."""
-    z = torch.polar(*ctx.before)
+    z = ctx.before_z
     return settle(ctx, z + ctx.coverage * (target - z), ctx.coverage)
 
 
-def add_complex(ctx: DabContext, addition: torch.Tensor,
-                weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def add_complex(ctx: DabContext, addition: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """Add ``weight * addition`` to the before-stroke coefficients."""
-    return settle(ctx, torch.polar(*ctx.before) + weight * addition, weight)
+    return settle(ctx, ctx.before_z + weight * addition, weight)
 
 
-def settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor):
-    """Magnitude and phase of ``z`` where ``weight`` > 0; the before values elsewhere."""
-    mag, phase = ctx.before
-    untouched = (weight == 0).expand_as(mag)  # keep those cells bit for bit
-    return torch.where(untouched, mag, z.abs()), torch.where(untouched, phase, z.angle())
+def settle(ctx: DabContext, z: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``z`` where ``weight`` > 0; the before coefficients, bit for bit, elsewhere."""
+    return torch.where((weight == 0).expand_as(z), ctx.before_z, z)

@@ -4,7 +4,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from brushes.kernels.base import DabContext, Kernel, blend_magnitude
+from brushes.kernels.base import DabContext, Kernel, blend_magnitude, with_magnitude
 from brushes.params import Param
 
 TRUNCATE = 3.0  # Gaussian taps out to 3 sigma
@@ -63,5 +63,4 @@ class Blur(Kernel):
         across = blur_axis(ctx.canvas.magnitude_before(wide), taps_b, 1)  # over frequency, then
         rows = across[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0]  # only the rect's bins
         blurred = blur_axis(rows, taps_f, 2)[..., r.frame0 - wide.frame0:r.frame1 - wide.frame0]
-        before_mag, phase = ctx.before
-        return blend_magnitude(before_mag, blurred, ctx.coverage), phase
+        return with_magnitude(ctx, blend_magnitude(ctx.before_mag, blurred, ctx.coverage))

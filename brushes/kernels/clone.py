@@ -1,5 +1,3 @@
-import torch
-
 from brushes.kernels.base import DabContext, Kernel, blend_complex
 from brushes.params import Param
 from engine.region import Rect
@@ -20,10 +18,9 @@ class Clone(Kernel):
         df = round(doc.frame_of(ctx.params["offset_ms"] / 1000))
         source = Rect(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
         inside = source.clip(doc.n_bins, doc.n_frames)
-        target = torch.polar(*ctx.before)  # where the source lies outside the file: no change
+        target = ctx.before_z.clone()  # where the source lies outside the file: no change
         if not inside.empty:
-            mag, phase = ctx.canvas.before(inside)
             target[:, inside.bin0 - source.bin0:inside.bin1 - source.bin0,
                    inside.frame0 - source.frame0:inside.frame1 - source.frame0] = \
-                torch.polar(mag, phase)
+                ctx.canvas.complex_before(inside)
         return blend_complex(ctx, target)

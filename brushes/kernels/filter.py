@@ -1,6 +1,6 @@
 import torch
 
-from brushes.kernels.base import DabContext, Kernel, blend_magnitude
+from brushes.kernels.base import DabContext, Kernel, blend_magnitude, with_magnitude
 from brushes.params import Param
 
 ORDER = 2  # Butterworth-like order of the smooth response: no brick wall, no ringing
@@ -29,12 +29,11 @@ class Filter(Kernel):
               Param("bandwidth", 0.2, 0.01, 1.4, "", "width of the band (bandpass only)"))
 
     def effect(self, ctx: DabContext):
-        mag, phase = ctx.before
-        p = ctx.params
+        mag, p = ctx.before_mag, ctx.params
         bins, frames = mag.shape[-2:]
         fu = torch.fft.fftfreq(bins, device=mag.device) * 2  # -1 .. 1 of Nyquist
         fv = torch.fft.rfftfreq(frames, device=mag.device) * 2
         rho = torch.sqrt(fu[:, None] ** 2 + fv[None, :] ** 2)
         spectrum = torch.fft.rfft2(mag) * response(rho, p["mode"], p["cutoff"], p["bandwidth"])
         filtered = torch.fft.irfft2(spectrum, s=(bins, frames)).clamp_(min=0.0)
-        return blend_magnitude(mag, filtered, ctx.coverage), phase
+        return with_magnitude(ctx, blend_magnitude(mag, filtered, ctx.coverage))

@@ -1,6 +1,6 @@
 import math
 
-from brushes.kernels.base import DabContext, Kernel, blend_magnitude
+from brushes.kernels.base import DabContext, Kernel, settle
 from brushes.params import Param
 
 
@@ -12,7 +12,6 @@ class Gain(Kernel):
                     aliases=(("-inf", -math.inf),)),)
 
     def effect(self, ctx: DabContext):
-        mag, phase = ctx.before
         gain_db = ctx.params["gain_db"]
         gain = 0.0 if math.isinf(gain_db) else 10 ** (gain_db / 20)
-        return blend_magnitude(mag, mag * gain, ctx.coverage), phase
+        return settle(ctx, ctx.before_z * (1 + ctx.coverage * (gain - 1)), ctx.coverage)

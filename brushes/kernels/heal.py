@@ -66,7 +66,7 @@ class Heal(Kernel):
             dab = ctx.dabs[0]
             reach = max(radius_hz(dab.params, dab.freq), ctx.doc.transform.resolution_hz(dab.freq))
             ctx.canvas.state.setdefault("painted", set()).add((round(dab.freq, 3), reach))
-        return ctx.before  # attenuate, steady: at the stroke's end
+        return None  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
     def finish(self, doc, canvas, params: dict) -> Rect | None:
@@ -89,7 +89,7 @@ class Heal(Kernel):
         left = Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(doc.n_bins, doc.n_frames)
         right = Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k).clip(doc.n_bins, doc.n_frames)
         if left.empty and right.empty:
-            return ctx.before
+            return None
         sides = [ctx.canvas.before(s) for s in (left, right) if not s.empty]
         level = [s[0].mean(-1, keepdim=True) for s in sides]
         start, end = level[0], level[-1]
@@ -109,7 +109,7 @@ class Heal(Kernel):
         if key not in done:  # the dabs of a vertical stroke share one repair
             done[key] = self._repaired(ctx, key[1], key[2])
         # nothing found: keep what earlier dabs of the stroke repaired here
-        return done[key] or doc.read(r, ctx.canvas.channel)
+        return done[key] if done[key] is not None else doc.read_complex(r, ctx.canvas.channel)
 
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
         """Repair the current audio (earlier dabs' repairs included) around samples
@@ -128,8 +128,7 @@ class Heal(Kernel):
                 channel[w0:w1], changed = fixed, True
         if not changed:
             return None
-        coeffs = doc.transform.forward_segment(wave.float().to(doc.device), r.frame0, r.frame1)
-        return coeffs.abs(), coeffs.angle()
+        return doc.transform.forward_segment(wave.float().to(doc.device), r.frame0, r.frame1)
 
 
 def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor, int]:
@@ -139,7 +138,7 @@ def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor
     start, stop = t.frame_span(frame0, frame1)
     lo, hi = max(start, 0), min(stop, doc.length)
     fa, fb = t.frames_needed(lo, hi, doc.length)
-    coeffs = torch.polar(*doc.read(Rect(0, doc.n_bins, fa, fb), channel))
+    coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), channel)
     wave = torch.zeros(coeffs.shape[0], stop - start, dtype=torch.float64)
     wave[:, lo - start:hi - start] = t.inverse_span(coeffs, fa, lo, hi, doc.length).double().cpu()
     return wave, start
@@ -153,7 +152,7 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
     t = doc.transform
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
-    z = torch.polar(*canvas.before(rect))
+    z = canvas.complex_before(rect)
     partials = steady.find(z, coverage > 0, hz, span, 1 / t.seconds_of(1), rect.bin0,
                            rect.frame0)
     groups = steady.tones(partials, TONE_TOLERANCE_HZ, 1 / t.seconds_of(1))
@@ -176,7 +175,7 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
         ab = steady.fit(g, t, doc.length)
         wave -= steady.waveform(g, ab, t, wave, start)
     coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
-    return doc.write(region, coeffs.abs(), coeffs.angle(), channel=canvas.channel)
+    return doc.write_complex(region, coeffs, channel=canvas.channel)
 
 
 def _written_in_time(doc, canvas, rect: Rect, edited: torch.Tensor,
@@ -197,7 +196,7 @@ def _written_in_time(doc, canvas, rect: Rect, edited: torch.Tensor,
     inner = rect.intersect(region)  # frames outside the region are not heard in the gate
     cut = edited[..., inner.frame0 - rect.frame0:inner.frame1 - rect.frame0]
     change[:, inner.bins, inner.frame0 - region.frame0:inner.frame1 - region.frame0] = \
-        cut - torch.polar(*canvas.before(inner))
+        cut - canvas.complex_before(inner)
     heard = t.inverse_span(change, region.frame0, g0, g1, n).double().cpu()
     s = torch.arange(g0, g1, dtype=torch.float64)
     ramp = torch.clamp(torch.minimum(s - (t0 - fade), (t1 + fade) - s) / max(fade, 1), 0, 1)
@@ -205,7 +204,7 @@ def _written_in_time(doc, canvas, rect: Rect, edited: torch.Tensor,
     wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
     wave[:, g0 - start:g1 - start] += heard * (0.5 - 0.5 * torch.cos(math.pi * ramp))
     coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
-    return doc.write(region, coeffs.abs(), coeffs.angle(), channel=canvas.channel)
+    return doc.write_complex(region, coeffs, channel=canvas.channel)
 
 
 def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):

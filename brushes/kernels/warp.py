@@ -25,12 +25,11 @@ class Warp(Kernel):
         seconds, hz = ctx.dabs[0].step
         d_frames = doc.frame_of(seconds) * ctx.params["strength"]
         d_bins = doc.bin_span(ctx.dabs[0].freq - hz, hz) * ctx.params["strength"]
-        mag, phase = ctx.before
         if d_frames == 0 and d_bins == 0:
-            return mag, phase
+            return None
         pad_b, pad_f = math.ceil(abs(d_bins)) + 1, math.ceil(abs(d_frames)) + 1
         wide = r.grow(pad_b, pad_f).clip(doc.n_bins, doc.n_frames)
-        z = torch.polar(*doc.read(wide, ctx.canvas.channel))
+        z = doc.read_complex(wide, ctx.canvas.channel)
         planes = torch.cat([z.real, z.imag])[None]  # [1, 2ch, bins, frames]
         height, width = planes.shape[-2:]
         bins = torch.arange(wide.bin0, wide.bin1, device=z.device, dtype=torch.float32)
