@@ -1,5 +1,5 @@
 """The ``specpaint`` command: the app (``gui``, the default), and the headless
-tools info, render, roundtrip, apply, presets and demo.
+tools info, render, roundtrip, apply, batch, compare, presets and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
@@ -14,6 +14,8 @@ import time
 import traceback
 import warnings
 from pathlib import Path
+
+from app import cli_batch, cli_compare
 
 EXIT_USAGE = 2
 DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
@@ -106,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="render and round-trip the bundled demo into out/")
     p.add_argument("-o", "--output-dir", default="out")
+    cli_batch.add_parser(sub, _analysis_args)
+    cli_compare.add_parser(sub)
     return parser
 
 
@@ -298,9 +302,6 @@ def _one_line_warnings(message, category, filename, lineno, file=None, line=None
     print(f"specpaint: warning: {message}", file=sys.stderr)
 
 
-COMMANDS = ("info", "render", "roundtrip", "apply", "presets", "gui", "demo")
-
-
 def _with_default_command(argv: list[str]) -> list[str]:
     """``specpaint`` and ``specpaint FILE`` mean ``specpaint gui [FILE]``."""
     i = 0
@@ -319,17 +320,21 @@ def cmd_gui(args) -> int:
     return run(args.file, args.device)
 
 
+COMMANDS = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
+            "apply": cmd_apply, "presets": cmd_presets, "gui": cmd_gui, "demo": cmd_demo,
+            "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
+            "compare": cli_compare.cmd_compare}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(_with_default_command(argv))
     from engine.errors import Cancelled, SpectroPaintError
 
     warnings.showwarning = _one_line_warnings
-    commands = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
-                "apply": cmd_apply, "presets": cmd_presets, "gui": cmd_gui, "demo": cmd_demo}
     started = time.perf_counter()
     try:
-        status = commands[args.command](args)
+        status = COMMANDS[args.command](args)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
         sys.stdout = open(os.devnull, "w")  # keep the exit-time flush quiet
         return 0

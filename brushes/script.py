@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from brushes.history import History
+from brushes.history import DEFAULT_LIMIT, History
 from brushes.painter import paint
 from brushes.params import Curve
 from brushes.presets import expect_object, find_preset, parse_preset
@@ -35,8 +35,11 @@ class Editor:
     """A document with undo history and live resynthesis, for scripts."""
 
     def __init__(self, doc: Document, history_limit: int | None = None):
+        """``history_limit``: bytes of undo kept (default 1 GiB); 0 keeps no history
+        (a batch: nothing to undo, nothing to hold)."""
         self.doc = doc
-        self.history = History(doc) if history_limit is None else History(doc, history_limit)
+        self.history = None if history_limit == 0 else \
+            History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
         self.synth = Resynthesizer(doc)
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
 
@@ -71,10 +74,15 @@ class Editor:
         return [StrokePoint(min(p.time, end), min(p.freq, nyquist), p.pressure) for p in points]
 
     def undo(self) -> Rect | None:
-        return self.history.undo()
+        return self._history().undo()
 
     def redo(self) -> Rect | None:
-        return self.history.redo()
+        return self._history().redo()
+
+    def _history(self) -> History:
+        if self.history is None:
+            raise ParameterError("this editor keeps no undo history (history_limit=0)")
+        return self.history
 
     def audio(self):
         """The edited audio, float32 ``[channels, frames]``."""

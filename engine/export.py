@@ -64,6 +64,17 @@ def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
     return fmt, depths[depth]
 
 
+def same_depth(subtype: str, path: Path) -> str | None:
+    """The bit depth of ``path``'s format nearest a source's libsndfile subtype
+    ("PCM_16" -> "16"); None (the format's default) when it has none near."""
+    depths = FORMATS.get(path.suffix.lower(), (None, {}, None))[1]
+    wanted = {"PCM_S8": "16", "PCM_U8": "16", "PCM_16": "16", "PCM_24": "24", "PCM_32": "24",
+              "FLOAT": "float", "DOUBLE": "float"}.get(subtype.upper())
+    if wanted == "float" and "float" not in depths:
+        wanted = "24"
+    return wanted if wanted in depths else None
+
+
 def check_destination(path: Path, source: Path | None, force: bool) -> None:
     """Refuse, before any work, a destination that cannot or must not be written."""
     if len(path.name.encode()) > NAME_MAX - 20:  # room for the temporary name beside it

@@ -57,6 +57,11 @@ def _layer(kind: str, sr: int, device: str):
     return layer.to(device)
 
 
+def mel_basis(sr: int) -> torch.Tensor:
+    """The mel view's filterbank, ``[N_MELS, N_FFT // 2 + 1]`` (CPU)."""
+    return _layer("mel", sr, "cpu")
+
+
 def frequencies(kind: str, sr: int) -> np.ndarray:
     """Centre frequency of each row, Hz."""
     if kind == "mel":

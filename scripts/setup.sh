@@ -61,7 +61,7 @@ fi
 stamp="$VENV/.spectropaint-installed"
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    pip_install -e ".[dev]"
+    pip_install -e ".[dev]"  # dev includes the cluster and metrics extras
     echo "$want" > "$stamp"
 fi
 

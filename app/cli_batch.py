@@ -1,0 +1,96 @@
+"""``specpaint batch``: the command-line front of :mod:`brushes.batch`.
+
+Exit status: 0 when every file was painted and written, 1 when some failed
+(each is in the journal and the report with its error), 2 on a usage error
+(nothing is started), 130 when cancelled (finished files are kept; run again
+with ``--resume`` to go on).
+"""
+
+import sys
+import time
+from pathlib import Path
+
+EXIT_SOME_FAILED, EXIT_CANCELLED = 1, 130
+
+
+def add_parser(sub, analysis_args) -> None:
+    p = sub.add_parser(
+        "batch", help="paint the same strokes on many files",
+        description="Paint a stroke script (or one --line stroke) on every file given: files, "
+                    "folders (recursively) and globs. Outputs mirror the inputs under "
+                    "OUTDIR. Exit status 0: all done; 1: some files failed (see "
+                    "batch-report.json); 2: usage error; 130: cancelled (--resume goes on).")
+    p.add_argument("inputs", nargs="+", metavar="INPUT")
+    p.add_argument("-o", "--output-dir", required=True, metavar="OUTDIR")
+    p.add_argument("--strokes", help="JSON stroke script")
+    p.add_argument("--preset", help="preset for a quick --line stroke")
+    p.add_argument("--brush", help="bare brush type for a quick --line stroke")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="parameter of the --line stroke (repeatable)")
+    p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. 0:60,10:60")
+    p.add_argument("--channel", default=None, help="all, or a channel number")
+    p.add_argument("--format", default=None, help="write wav, flac, aiff or ogg (default: "
+                                                  "the input's format)")
+    p.add_argument("--bits", default=None, help="16, 24 or float (default: the input's)")
+    p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
+    p.add_argument("--jobs", type=int, default=1, help="files painted at once (default 1)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on a Dask cluster (tcp://host:port); needs spectropaint[cluster]")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the files the journal in OUTDIR records as done")
+    analysis_args(p)
+
+
+def analysis(args) -> dict:
+    return {"transform": args.transform, "n_fft": args.n_fft, "hop": args.hop,
+            "window": args.window, "bins_per_octave": args.bins_per_octave, "fmin": args.fmin,
+            "device": args.device}
+
+
+def cmd_batch(args, quick_stroke) -> int:
+    from brushes.batch import (
+        Journal,
+        Settings,
+        check_settings,
+        find_jobs,
+        output_suffix,
+        run_local,
+        write_report,
+    )
+    from brushes.batch_status import Status
+    from brushes.script import load_stroke_script
+    from engine.errors import ParameterError
+
+    if args.jobs < 1:
+        raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
+    strokes = load_stroke_script(args.strokes) if args.strokes else [quick_stroke(args)]
+    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
+    check_settings(settings)  # a bad script or setting stops here, before any file
+    outdir = Path(args.output_dir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    jobs = find_jobs(args.inputs, outdir, output_suffix(args.format))
+    journal = Journal(outdir, args.resume)
+    todo = [j for j in jobs if not journal.done(j)]
+    status = Status(len(todo), skipped=len(jobs) - len(todo))
+    started = time.perf_counter()
+    try:
+        if args.scheduler:
+            from brushes.batch_cluster import run_cluster
+
+            run_cluster(args.scheduler, todo, settings, journal, status)
+        else:
+            run_local(todo, settings, journal, status, workers=args.jobs)
+    except KeyboardInterrupt:
+        status.close()
+        report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+        print(f"specpaint: cancelled after {report['done']} of {report['total']} file(s); "
+              f"they are kept. Run again with --resume to go on.", file=sys.stderr)
+        return EXIT_CANCELLED
+    finally:
+        journal.close()
+    status.close()
+    report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+    print(f"{report['done']} of {report['total']} file(s) done, {report['failed']} failed, "
+          f"in {report['seconds']:.1f} s; report: {outdir / 'batch-report.json'}")
+    return EXIT_SOME_FAILED if report["failed"] else 0
+

@@ -1,0 +1,277 @@
+"""``specpaint batch`` on real files: outputs, journal, resume, bad files, kill -9,
+Ctrl+C and the bound on files held."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from brushes import batch
+from brushes.script import Editor
+from engine.audio import load
+from engine.document import Document
+from tests.test_cli import ROOT, specpaint
+
+LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
+
+
+def take(rng, seconds=0.8, rate=22050, channels=1):
+    t = np.arange(int(seconds * rate)) / rate
+    x = 0.3 * np.sin(2 * np.pi * 1000 * t) + rng.normal(0, 0.05, (channels, t.size))
+    return x.astype(np.float32)
+
+
+@pytest.fixture
+def tree(tmp_path, rng):
+    """in/a.wav (16-bit), in/sub/b.flac (24-bit, stereo), in/sub/deeper/c.wav (float)."""
+    root = tmp_path / "in"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    sf.write(root / "a.wav", take(rng).T, 22050, subtype="PCM_16")
+    sf.write(root / "sub" / "b.flac", take(rng, channels=2).T, 22050, subtype="PCM_24")
+    sf.write(root / "sub" / "deeper" / "c.wav", take(rng).T, 22050, subtype="FLOAT")
+    (root / "notes.txt").write_text("not audio: a folder's other files are left alone")
+    return root
+
+
+def journal(outdir):
+    return [json.loads(line) for line in (outdir / batch.JOURNAL).read_text().splitlines()]
+
+
+def test_outputs_mirror_the_tree_in_the_inputs_format_and_depth_as_apply_writes_them(
+        tree, tmp_path):
+    out = tmp_path / "out"
+    r = specpaint("batch", tree, "-o", out, *LINE)
+    assert r.returncode == 0, r.stderr
+    assert "3 of 3 file(s) done, 0 failed" in r.stdout
+    for rel, subtype in [("a.wav", "PCM_16"), ("sub/b.flac", "PCM_24"),
+                         ("sub/deeper/c.wav", "FLOAT")]:
+        assert sf.info(out / rel).subtype == subtype
+        alone = tmp_path / ("alone" + (tree / rel).suffix)  # the same stroke by `apply`
+        assert specpaint("apply", tree / rel, "-o", alone, "--bits",
+                         {"PCM_16": "16", "PCM_24": "24", "FLOAT": "float"}[subtype],
+                         *LINE).returncode == 0
+        np.testing.assert_array_equal(sf.read(out / rel)[0], sf.read(alone)[0])
+    report = json.loads((out / batch.REPORT).read_text())
+    assert (report["total"], report["done"], report["failed"]) == (3, 3, 0)
+    for entry in report["files"]:
+        assert set(entry["seconds"]) == {"decode", "paint", "write"}
+        assert 0 < entry["metrics"]["snr_db"] < 40  # the eraser took the 1 kHz tone out
+    assert [e["status"] for e in journal(out)] == ["done"] * 3
+    assert not list(out.rglob("*.part"))
+
+
+def test_format_and_bits_options_and_a_glob(tree, tmp_path):
+    out = tmp_path / "out"
+    r = specpaint("batch", f"{tree}/**/*.wav", "-o", out, "--format", "flac", "--bits", "16",
+                  *LINE)
+    assert r.returncode == 0, r.stderr
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.flac"))
+    assert written == ["a.flac", "sub/deeper/c.flac"]
+    assert {sf.info(out / w).subtype for w in written} == {"PCM_16"}
+
+
+def test_a_bad_file_is_recorded_and_the_batch_goes_on(tree, tmp_path):
+    (tree / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
+    out = tmp_path / "out"
+    r = specpaint("batch", tree, "-o", out, *LINE)
+    assert r.returncode == 1, r.stderr
+    assert "3 of 4 file(s) done, 1 failed" in r.stdout
+    failed = [e for e in journal(out) if e["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["input"].endswith("broken.wav")
+    assert "not a readable audio file" in failed[0]["error"] and "\n" not in failed[0]["error"]
+    assert not (out / "broken.wav").exists()
+    assert "failed:" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--preset", "no-such-preset", "--line", "0:100"], "no-such-preset"),
+    (["--format", "mp3"] + LINE, "--format mp3"),
+    (["--jobs", "0"] + LINE, "--jobs 0"),
+    (["--preset", "hard-eraser"], "--line"),
+])
+def test_usage_errors_stop_before_any_file(tree, tmp_path, args, match):
+    out = tmp_path / "out"
+    r = specpaint("batch", tree, "-o", out, *args)
+    assert r.returncode == 2 and match in r.stderr, r.stderr
+    assert not list(out.rglob("*.wav")) and not list(out.rglob("*.flac"))
+
+
+def test_no_audio_found_is_a_usage_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = specpaint("batch", tmp_path / "empty", "-o", tmp_path / "out", *LINE)
+    assert r.returncode == 2 and "no audio files found" in r.stderr
+
+
+def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
+    out = tmp_path / "out"
+    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    records = (out / batch.JOURNAL).read_text().splitlines()
+    first = json.loads(records[0])
+    kept = os.stat(first["output"])
+    # as a killed run leaves it: one file recorded, the next line cut short, one output gone
+    (out / batch.JOURNAL).write_text(records[0] + "\n" + records[1][:25])
+    os.unlink(json.loads(records[1])["output"])
+    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    assert r.returncode == 0, r.stderr
+    assert "3 of 3 file(s) done" in r.stdout and "1 done before" in r.stderr
+    again = os.stat(first["output"])
+    assert (again.st_ino, again.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)  # not redone
+    assert all(os.path.exists(json.loads(line)["output"]) for line in records)
+
+
+def many(tmp_path, rng, count):
+    root = tmp_path / "many"
+    root.mkdir()
+    x = take(rng, seconds=2.0)
+    for i in range(count):
+        sf.write(root / f"f{i:03d}.wav", x.T, 22050, subtype="PCM_16")
+    return root
+
+
+def start_batch(root, out):
+    env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
+    return subprocess.Popen([sys.executable, "-m", "app.cli", "batch", str(root), "-o", str(out),
+                             "--preset", "blur-haze", "--line", "0:500,2:3000",
+                             "--transform", "cq"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def wait_for_records(out, count, proc, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        path = out / batch.JOURNAL
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the batch recorded too few files in time")
+
+
+def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
+    root, out = many(tmp_path, rng, 24), tmp_path / "out"
+    proc = start_batch(root, out)
+    wait_for_records(out, 3, proc)
+    proc.kill()
+    proc.wait()
+    done = [e for e in journal(out) if e["status"] == "done"]
+    assert 3 <= len(done) < 24
+    for e in done:  # every file the journal calls done is whole
+        assert sf.info(e["output"]).frames == 44100
+    for path in out.glob("*.wav"):  # and no output under its final name is partial
+        assert sf.info(path).frames == 44100
+    r = specpaint("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
+                  "0:500,2:3000", "--transform", "cq")
+    assert r.returncode == 0, r.stderr
+    assert len(list(out.glob("*.wav"))) == 24 and not list(out.glob(".*.part"))
+    assert f"{len(done)} done before" in r.stderr
+
+
+def test_ctrl_c_keeps_finished_files_and_says_how_to_go_on(tmp_path, rng):
+    root, out = many(tmp_path, rng, 24), tmp_path / "out"
+    proc = start_batch(root, out)
+    wait_for_records(out, 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "cancelled after" in err and "--resume" in err and "Traceback" not in err
+    done = [e for e in journal(out) if e["status"] == "done"]
+    assert sorted(out.glob("*.wav")) == sorted(map(type(out), (e["output"] for e in done)))
+    report = json.loads((out / batch.REPORT).read_text())
+    assert report["done"] == len(done) and report["not_run"] == 24 - len(done)
+
+
+def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch):
+    """With a slow writer the reader runs ahead; decoded files alive at once must stay
+    within max_in_flight, however many files the batch has."""
+    root, out = many(tmp_path, rng, 30), tmp_path / "out"
+    alive, peak, lock = set(), [0], threading.Lock()
+
+    def counted_load(path, **kw):
+        audio = load(path, **kw)
+        key = id(audio)
+        with lock:
+            alive.add(key)
+            peak[0] = max(peak[0], len(alive))
+        weakref.finalize(audio, alive.discard, key)
+        return audio
+
+    real_write = batch.write_output
+
+    def slow_write(*args):
+        time.sleep(0.05)
+        return real_write(*args)
+
+    monkeypatch.setattr(batch, "load", counted_load)
+    monkeypatch.setattr(batch, "write_output", slow_write)
+    settings = batch.Settings([{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}],
+                              {"device": "cpu"})
+    jobs = batch.find_jobs([str(root)], out)
+    out.mkdir()
+    log = batch.Journal(out, resume=False)
+    batch.run_local(jobs, settings, log, workers=2)
+    log.close()
+    assert len(list(out.glob("*.wav"))) == 30
+    assert 3 <= peak[0] <= batch.max_in_flight(2) == 10
+
+
+def test_batch_output_equals_painting_the_file_alone(tree, tmp_path):
+    """The library path: run_local's output is the Editor's on the same file."""
+    out = tmp_path / "out"
+    strokes = [{"preset": "hard-eraser", "points": [[0.1, 1000], [0.6, 1000]]}]
+    settings = batch.Settings(strokes, {"device": "cpu", "transform": "cq"}, bits="float")
+    out.mkdir()
+    log = batch.Journal(out, resume=False)
+    jobs = [batch.Job(tree / "a.wav", out / "a.wav")]
+    batch.run_local(jobs, settings, log)
+    log.close()
+    editor = Editor(Document.open(tree / "a.wav", device="cpu", transform="cq"))
+    editor.run_script(strokes)
+    np.testing.assert_array_equal(sf.read(out / "a.wav", dtype="float32")[0],
+                                  editor.audio()[0])
+
+
+def test_the_batch_on_a_dask_cluster_writes_what_the_local_run_writes(tree, tmp_path):
+    from dask.distributed import LocalCluster
+
+    local, remote = tmp_path / "local", tmp_path / "remote"
+    assert specpaint("batch", tree, "-o", local, *LINE).returncode == 0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        r = specpaint("batch", tree, "-o", remote, "--scheduler", cluster.scheduler_address,
+                      *LINE)
+    assert r.returncode == 0, r.stderr
+    def audio_files(folder):
+        return sorted(p.relative_to(folder) for p in folder.rglob("*")
+                      if p.is_file() and not p.name.startswith("batch-"))
+
+    outputs = audio_files(local)
+    assert len(outputs) == 3 and outputs == audio_files(remote)
+    for rel in outputs:  # every sample bit for bit (a float WAV's PEAK chunk has a timestamp)
+        assert sf.info(local / rel).subtype == sf.info(remote / rel).subtype
+        np.testing.assert_array_equal(sf.read(local / rel, dtype="float32")[0],
+                                      sf.read(remote / rel, dtype="float32")[0])
+
+    def without_times(folder):
+        report = json.loads((folder / batch.REPORT).read_text())
+        for entry in report["files"]:
+            entry.pop("seconds")
+            entry["output"] = os.path.relpath(entry["output"], folder)
+        report.pop("seconds")
+        return report
+
+    assert without_times(local) == without_times(remote)
+
+
+def test_an_unreachable_scheduler_is_a_usage_error(tree, tmp_path):
+    r = specpaint("batch", tree, "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9",
+                  *LINE)
+    assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr
