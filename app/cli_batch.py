@@ -33,7 +33,10 @@ def add_parser(sub, analysis_args) -> None:
                                                   "the input's format)")
     p.add_argument("--bits", default=None, help="16, 24 or float (default: the input's)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
-    p.add_argument("--jobs", type=int, default=1, help="files painted at once (default 1)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes painting at once (default: one per CPU core, at "
+                        "most 4, on the CPU; 1 on a GPU); 1: one process, a pipeline of "
+                        "threads")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://host:port); needs spectropaint[cluster]")
     p.add_argument("--resume", action="store_true",
@@ -45,6 +48,16 @@ def analysis(args) -> dict:
     return {"transform": args.transform, "n_fft": args.n_fft, "hop": args.hop,
             "window": args.window, "bins_per_octave": args.bins_per_octave, "fmin": args.fmin,
             "device": args.device}
+
+
+def default_jobs(device: str | None) -> int:
+    """Worker processes when --jobs is not given: the cores on the CPU (at most 4: the
+    memory of a process each), one on a GPU (the device is the shared resource)."""
+    import os
+
+    from engine.device import pick_device
+
+    return 1 if pick_device(device).type != "cpu" else max(1, min(4, os.cpu_count() or 1))
 
 
 def cmd_batch(args, quick_stroke) -> int:
@@ -61,7 +74,7 @@ def cmd_batch(args, quick_stroke) -> int:
     from brushes.script import load_stroke_script
     from engine.errors import ParameterError
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
     strokes = load_stroke_script(args.strokes) if args.strokes else [quick_stroke(args)]
     settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
@@ -78,8 +91,12 @@ def cmd_batch(args, quick_stroke) -> int:
             from brushes.batch_cluster import run_cluster
 
             run_cluster(args.scheduler, todo, settings, journal, status)
+        elif (workers := args.jobs or default_jobs(args.device)) > 1 and len(todo) > 1:
+            from brushes.batch_cluster import run_processes
+
+            run_processes(todo, settings, journal, status, workers=workers)
         else:
-            run_local(todo, settings, journal, status, workers=args.jobs)
+            run_local(todo, settings, journal, status)
     except KeyboardInterrupt:
         status.close()
         report = write_report(outdir, jobs, journal, time.perf_counter() - started)

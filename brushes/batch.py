@@ -162,6 +162,11 @@ def process(job: Job, settings: Settings) -> Record:
         return _record(job, "failed", timer, error=_one_line(e))
 
 
+def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
+    """A task of a worker process or a cluster worker: its files one after another."""
+    return [process(job, settings) for job in jobs]
+
+
 class _Timer:
     def __init__(self):
         self.seconds: dict[str, float] = {}

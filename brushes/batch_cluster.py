@@ -1,23 +1,73 @@
-"""The batch on an existing Dask cluster (``specpaint batch --scheduler ADDRESS``).
+"""The batch across processes: local worker processes (``specpaint batch --jobs N``)
+or an existing Dask cluster (``--scheduler ADDRESS``).
 
 Each task is a group of files that one worker decodes, paints and writes
-(:func:`brushes.batch.process`, the same work as the local pipeline, so the
-outputs are the same bytes); this process keeps the journal and the report as
-groups finish. Workers write to the output folder themselves, so it must be
-on storage every worker and this machine share (see docs/batch.md). Needs the
-``cluster`` extra: ``pip install "spectropaint[cluster]"``.
+(:func:`brushes.batch.process`, the same work as the in-process pipeline, so
+the outputs are the same samples); this process keeps the journal and the
+report as groups finish. Painting is mostly Python, so threads in one
+process do not paint two files at once; processes do. Cluster workers write to
+the output folder themselves, so it must be on storage every worker and this
+machine share (see docs/batch.md); the cluster needs the ``cluster`` extra:
+``pip install "spectropaint[cluster]"``.
 """
 
-from brushes.batch import Job, Journal, Record, Settings, process
+from brushes.batch import Job, Journal, Record, Settings, process_group
 from engine.errors import ParameterError
 
-GROUP = 8  # files per task: few enough to spread, enough to pay a task's overhead
+GROUP = 8  # files per cluster task: few enough to spread, enough to pay a task's overhead
+PROCESS_GROUP = 4  # files per task of a local worker process
 CONNECT_TIMEOUT = "20s"
 
 
-def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
-    """A task: its files one after the other (on a worker)."""
-    return [process(job, settings) for job in jobs]
+def _worker_setup() -> None:
+    """A worker process paints with one thread (the processes share the cores), leaves
+    Ctrl+C to the batch (which lets it finish its files) and dies with the batch (a
+    batch killed with kill -9 leaves no worker behind writing files)."""
+    import ctypes
+    import signal
+    import sys
+
+    import torch
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(1)
+    if sys.platform == "linux":
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
+                  workers: int = 2, group: int = PROCESS_GROUP) -> None:
+    """The batch over ``workers`` processes, each decoding, painting and writing a
+    group of files at a time (at most ``workers`` files held at once; this process
+    holds none and keeps the journal). Ctrl+C: groups not started are dropped, groups
+    under way finish, then KeyboardInterrupt goes on up."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
+    context = multiprocessing.get_context("spawn")  # no fork of a process torch has threads in
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup) as pool:
+        pending = {pool.submit(process_group, g, settings) for g in groups[:2 * workers]}
+        queued = groups[2 * workers:]
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    for record in future.result():
+                        journal.add(record)
+                        if status is not None:
+                            status.finished(record)
+                    if queued:
+                        pending.add(pool.submit(process_group, queued.pop(0), settings))
+        except KeyboardInterrupt:
+            for future in pending:
+                future.cancel()
+            for future in pending:
+                if not future.cancelled():
+                    for record in future.result():
+                        journal.add(record)
+            raise
 
 
 def run_cluster(address: str, jobs: list[Job], settings: Settings, journal: Journal,

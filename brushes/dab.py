@@ -15,6 +15,7 @@ one frame either side."""
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from engine.document import Document
@@ -71,18 +72,49 @@ class Footprint:
                     math.ceil(self.frame - k * self.r_frames) - grow_frames,
                     math.floor(self.frame + k * self.r_frames) + 1 + grow_frames)
 
-    def distance(self, rect: Rect, device=None) -> torch.Tensor:
-        """``[bins, frames]`` distance from the centre in radii (1 on the outline)."""
-        b = torch.arange(rect.bin0, rect.bin1, device=device, dtype=torch.float32) - self.bin
-        b = torch.where(b < 0, b / self.r_below, b / self.r_above)
-        f = (torch.arange(rect.frame0, rect.frame1, device=device) - self.frame) / self.r_frames
-        return torch.sqrt(b[:, None] ** 2 + f[None, :] ** 2)
 
-    def mask(self, rect: Rect, device=None) -> torch.Tensor:
-        """``[bins, frames]`` weights over ``rect`` (see the module notes)."""
-        d = self.distance(rect, device)
-        h = self.hardness
-        if h >= 1.0:
-            return (d <= 1.0 + 1e-6).float()  # a cell on the outline is inside
-        u = ((d - h) / (2 * (1 - h))).clamp(0.0, 1.0)
-        return 0.5 * (1 + torch.cos(math.pi * u))
+
+def footprint_rects(prints: list[Footprint]) -> tuple[np.ndarray, np.ndarray]:
+    """Every footprint's fields ``[D, 6]`` (bin, frame, r_below, r_above, r_frames,
+    hardness) and its :meth:`Footprint.rect` ``[D, 4]`` (bin0, bin1, frame0, frame1),
+    computed at once (a long stroke has thousands of dabs)."""
+    f = np.array([(fp.bin, fp.frame, fp.r_below, fp.r_above, fp.r_frames, fp.hardness)
+                  for fp in prints], dtype=np.float64).reshape(-1, 6)
+    reach = 2.0 - f[:, 5]
+    rects = np.stack([np.ceil(f[:, 0] - reach * f[:, 2]), np.floor(f[:, 0] + reach * f[:, 3]) + 1,
+                      np.ceil(f[:, 1] - reach * f[:, 4]), np.floor(f[:, 1] + reach * f[:, 4]) + 1],
+                     1).astype(np.int64)
+    return f, rects
+
+
+def union_rect(rects: np.ndarray) -> Rect:
+    return Rect(int(rects[:, 0].min()), int(rects[:, 1].max()), int(rects[:, 2].min()),
+                int(rects[:, 3].max()))
+
+
+def union_mask(fields: np.ndarray, rects: np.ndarray, opacity: list[float], rect: Rect,
+               device=None) -> torch.Tensor:
+    """``[bins, frames]`` over ``rect``: at each cell the largest ``mask * opacity`` of
+    the dabs given by :func:`footprint_rects` (see the module notes for a mask). Every
+    dab is evaluated on its own cells only, all dabs at once: a long stroke costs its
+    dabs' area, not dabs times the stroke's area."""
+    f = torch.from_numpy(fields).to(device, torch.float32)
+    r = torch.from_numpy(rects).to(device)
+    height, width = int((r[:, 1] - r[:, 0]).max()), int((r[:, 3] - r[:, 2]).max())
+    bins = r[:, :1] + torch.arange(height, device=device)  # [D, height]
+    frames = r[:, 2:3] + torch.arange(width, device=device)
+    b = bins - f[:, :1]
+    b = torch.where(b < 0, b / f[:, 2:3], b / f[:, 3:4])
+    t = (frames - f[:, 1:2]) / f[:, 4:5]
+    d = torch.sqrt(b[:, :, None] ** 2 + t[:, None, :] ** 2)  # [D, height, width], radii
+    h = f[:, 5, None, None]
+    soft = 0.5 * (1 + torch.cos(math.pi * ((d - h) / (2 * (1 - h)).clamp(min=1e-12))
+                                .clamp(0.0, 1.0)))
+    weight = torch.where(h >= 1.0, (d <= 1.0 + 1e-6).float(), soft)  # on the outline: inside
+    weight = weight * torch.tensor(opacity, dtype=torch.float32, device=device)[:, None, None]
+    inside = ((bins >= rect.bin0) & (bins < rect.bin1))[:, :, None] & \
+        ((frames >= rect.frame0) & (frames < rect.frame1))[:, None, :]
+    cell = (bins - rect.bin0)[:, :, None] * rect.shape[1] + (frames - rect.frame0)[:, None, :]
+    out = torch.zeros(rect.shape[0] * rect.shape[1], device=device)
+    out.scatter_reduce_(0, cell[inside], weight[inside], "amax")
+    return out.reshape(rect.shape)

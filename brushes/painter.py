@@ -3,10 +3,8 @@ their region only, and the finished stroke becomes one undo step."""
 
 import math
 
-import torch
-
 from brushes.canvas import StrokeCanvas
-from brushes.dab import Dab, Footprint
+from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
 from brushes.params import Curve
@@ -56,7 +54,8 @@ class Stroke:
             return [[d] for d in dabs]
         groups: list[list[Dab]] = []
         for d in dabs:  # one batch per run of dabs whose effect settings agree
-            if groups and _effect(groups[-1][0]) == _effect(d):
+            if groups and (groups[-1][0].params is d.params or
+                           _effect(groups[-1][0]) == _effect(d)):
                 groups[-1].append(d)
             else:
                 groups.append([d])
@@ -64,18 +63,13 @@ class Stroke:
 
     def _paint(self, dabs: list[Dab]) -> Rect:
         doc = self.doc
-        prints = [Footprint.of(doc, d) for d in dabs]
-        rect = None
-        for fp in prints:
-            rect = fp.rect().union(rect)
-        rect = self.kernel.region(doc, rect, dabs[0].params).clip(doc.n_bins, doc.n_frames)
+        fields, rects = footprint_rects([Footprint.of(doc, d) for d in dabs])
+        rect = self.kernel.region(doc, union_rect(rects), dabs[0].params) \
+            .clip(doc.n_bins, doc.n_frames)
         if rect.empty:
             return rect
-        mask = torch.zeros(rect.shape, device=doc.device)
-        for fp, d in zip(prints, dabs, strict=True):
-            opacity = d.params["opacity"]
-            if opacity > 0:
-                mask = torch.maximum(mask, fp.mask(rect, doc.device) * opacity)
+        mask = union_mask(fields, rects, [max(d.params["opacity"], 0.0) for d in dabs], rect,
+                          doc.device)
         self.canvas.touch(rect)
         if self.kernel.wash:
             coverage, before_z = self.canvas.cover(rect, mask), self.canvas.complex_before(rect)

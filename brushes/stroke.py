@@ -91,9 +91,11 @@ class Spacer:
         progress = travelled / self.total if self.total else 0.0
         inputs = {"pressure": at.pressure, "speed": speed, "progress": min(progress, 1.0),
                   "random": self.random.random()}
-        params = dict(self.params)
-        for name, curves in self.curves.items():
-            params[name] = mapped_value(self.brush.param(name), self.params[name], curves, inputs)
+        params = self.params  # shared by the dabs (read only) when no input maps a value
+        if self.curves:
+            params = {**self.params, **{
+                name: mapped_value(self.brush.param(name), self.params[name], curves, inputs)
+                for name, curves in self.curves.items()}}
         step = (0.0, 0.0) if self.last_dab is None else \
             (at.time - self.last_dab[0], at.freq - self.last_dab[1])
         self.last_dab = (at.time, at.freq)

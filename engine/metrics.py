@@ -35,10 +35,27 @@ def rms_db(x: np.ndarray) -> float:
 
 def si_sdr_db(reference: np.ndarray, test: np.ndarray) -> float:
     """Scale-invariant signal-to-distortion ratio (Le Roux et al. 2019), dB: the
-    part of ``test`` along ``reference`` against the rest, means removed."""
-    ref = np.asarray(reference, dtype=np.float64).ravel()
-    est = np.asarray(test, dtype=np.float64).ravel()
-    ref, est = ref - ref.mean(), est - est.mean()
-    target = (est @ ref) / (ref @ ref) * ref
-    return snr_db(target, target + (est - target) * 1.0) if np.any(est != target) \
-        else float("inf")
+    part of ``test`` along ``reference`` against the rest, means removed. In float64
+    blocks: no whole-file float64 copies."""
+    ref, est = np.asarray(reference).ravel(), np.asarray(test).ravel()
+    if ref.shape != est.shape:
+        raise ValueError(f"shapes differ: {np.shape(reference)} and {np.shape(test)}")
+
+    def blocks():
+        for a in range(0, ref.size, BLOCK):
+            yield ref[a:a + BLOCK].astype(np.float64), est[a:a + BLOCK].astype(np.float64)
+
+    mean_r = sum(float(r.sum()) for r, _ in blocks()) / max(ref.size, 1)
+    mean_e = sum(float(e.sum()) for _, e in blocks()) / max(ref.size, 1)
+    cross = power = 0.0
+    for r, e in blocks():
+        r, e = r - mean_r, e - mean_e
+        cross, power = cross + float(e @ r), power + float(r @ r)
+    if power == 0.0:
+        return float("-inf")
+    alpha = cross / power
+    residual = 0.0
+    for r, e in blocks():
+        d = (e - mean_e) - alpha * (r - mean_r)
+        residual += float(d @ d)
+    return ratio_db(alpha * alpha * power, residual)
