@@ -1,5 +1,5 @@
 """The ``specpaint`` command: the app (``gui``, the default), and the headless
-tools info, render, roundtrip, apply, batch, compare, presets and demo.
+tools devices, info, render, roundtrip, apply, batch, compare, presets and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
@@ -55,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default=None,
                         help="auto (default), cpu, cuda, cuda:N or mps; or $SPECPAINT_DEVICE")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--stats", action="store_true",
+                        help="print time per stage and peak memory at the end (stderr)")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("devices", help="the devices torch can see, the order, the one chosen")
 
     p = sub.add_parser("info", help="format, rate, channels, duration, peak, device")
     p.add_argument("file")
@@ -123,6 +127,12 @@ def _open(args):
     for note in doc.audio.notes:
         print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
     return doc
+
+
+def cmd_devices(args) -> None:
+    from engine.device import inventory
+
+    print("\n".join(inventory(args.device)))
 
 
 def cmd_info(args) -> None:
@@ -320,8 +330,9 @@ def cmd_gui(args) -> int:
     return run(args.file, args.device)
 
 
-COMMANDS = {"info": cmd_info, "render": cmd_render, "roundtrip": cmd_roundtrip,
-            "apply": cmd_apply, "presets": cmd_presets, "gui": cmd_gui, "demo": cmd_demo,
+COMMANDS = {"devices": cmd_devices, "info": cmd_info, "render": cmd_render,
+            "roundtrip": cmd_roundtrip, "apply": cmd_apply, "presets": cmd_presets,
+            "gui": cmd_gui, "demo": cmd_demo,
             "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
             "compare": cli_compare.cmd_compare}
 
@@ -352,6 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.debug:
         print(f"done in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    if args.stats:
+        from engine.stats import summary
+
+        print("\n".join(summary(time.perf_counter() - started)), file=sys.stderr)
     return status or 0
 
 

@@ -109,5 +109,9 @@ def cmd_batch(args, quick_stroke) -> int:
     report = write_report(outdir, jobs, journal, time.perf_counter() - started)
     print(f"{report['done']} of {report['total']} file(s) done, {report['failed']} failed, "
           f"in {report['seconds']:.1f} s; report: {outdir / 'batch-report.json'}")
+    if args.stats:
+        print("files' stages, summed over workers: " + ", ".join(
+            f"{name} {total:.2f} s" for name, total in report["stage_seconds"].items()),
+            file=sys.stderr)
     return EXIT_SOME_FAILED if report["failed"] else 0
 

@@ -224,8 +224,13 @@ def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float
     """``batch-report.json``: every file's status, timings and metrics, and totals."""
     files = [asdict(journal.records[str(j.input)]) for j in jobs if str(j.input) in journal.records]
     failed = sum(f["status"] == "failed" for f in files)
+    stages: dict[str, float] = {}
+    for f in files:
+        for name, value in f["seconds"].items():
+            stages[name] = round(stages.get(name, 0.0) + value, 4)
     report = {"files": files, "total": len(jobs), "done": len(files) - failed, "failed": failed,
-              "not_run": len(jobs) - len(files), "seconds": round(seconds, 3)}
+              "not_run": len(jobs) - len(files), "seconds": round(seconds, 3),
+              "stage_seconds": stages}  # summed over files (and workers)
     write_bytes(outdir / REPORT, json.dumps(report, indent=1).encode())
     return report
 

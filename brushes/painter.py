@@ -13,6 +13,7 @@ from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.region import Rect
+from engine.stats import timed
 
 GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "spacing")
 
@@ -29,6 +30,7 @@ class Stroke:
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
 
+    @timed("paint")
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
         changed (None when nothing was, as for a kernel that acts at the stroke's end).
@@ -93,6 +95,7 @@ class Stroke:
         self.canvas.before_tiles.clear()
         return rect
 
+    @timed("paint")
     def end(self) -> Step:
         """Finish: the stroke becomes one undo step (pushed to the history, if any).
         If the kernel's finishing work fails, the stroke is rolled back and the error

@@ -12,6 +12,7 @@ import soundfile as sf
 
 from engine.errors import AudioError
 from engine.progress import CancelFlag, ProgressFn, step
+from engine.stats import timed
 
 READ_BLOCK = 1 << 16  # frames per read, between progress reports (fastest here)
 SALVAGE_BLOCK = 1024  # frames per read when recovering the good part of a damaged file
@@ -113,6 +114,7 @@ def _bytes_per_frame(info: sf._SoundFileInfo) -> int | None:
     return width * info.channels if width else None
 
 
+@timed("decode")
 def load(path: str | os.PathLike, *, allow_truncated: bool = False,
          memory_limit: int | None = None, progress: ProgressFn | None = None,
          cancel: CancelFlag | None = None) -> Audio:

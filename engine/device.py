@@ -49,6 +49,36 @@ def pick_device(name: str | None = None) -> torch.device:
     return device
 
 
+PRIORITY = ("cuda", "mps", "cpu")
+
+
+def inventory(name: str | None = None) -> list[str]:
+    """What ``specpaint devices`` prints: every backend torch can see, the order, the
+    device chosen for ``name`` (or $SPECPAINT_DEVICE, or auto) and why."""
+    lines = []
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            lines.append(f"cuda:{i}  {p.name}, {p.total_memory / 2**30:.1f} GiB, compute "
+                         f"capability {p.major}.{p.minor}")
+    else:
+        build = f"with CUDA {torch.version.cuda}" if torch.version.cuda else "for the CPU"
+        lines.append(f"cuda    not available (torch {torch.__version__}, built {build})")
+    lines.append("mps     " + ("available" if _mps_available() else "not available"))
+    lines.append(f"cpu     {os.cpu_count()} core(s), torch uses {torch.get_num_threads()} "
+                 f"thread(s); OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')}")
+    lines.append("order   " + " > ".join(PRIORITY) + " (the first available)")
+    source = "--device" if name else f"${ENV_VAR}" if os.environ.get(ENV_VAR) else None
+    try:
+        chosen = pick_device(name)
+        why = f"asked for by {source}" if source else "the first available in that order"
+        lines.append(f"chosen  {describe(chosen)}: {why}")
+    except DeviceError as e:
+        lines.append(f"chosen  none: {e}")
+    lines.append(f"override with --device NAME or ${ENV_VAR}=NAME (auto, cpu, cuda, cuda:N, mps)")
+    return lines
+
+
 def describe(device: torch.device) -> str:
     if device.type == "cuda":
         return f"{device} ({torch.cuda.get_device_name(device)})"

@@ -30,6 +30,7 @@ from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.progress import CancelFlag, ProgressFn, scaled, step
 from engine.region import Rect
+from engine.stats import timed
 from engine.transforms import make as make_transform
 
 ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
@@ -94,6 +95,7 @@ class Document:
                      cancel=cancel)
         return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
 
+    @timed("analysis")
     def _analyze(self, device: torch.device, progress, cancel) -> None:
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)

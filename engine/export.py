@@ -13,6 +13,7 @@ import soundfile as sf
 from engine.atomic import NAME_MAX, clear_stale, commit, discard, temporary
 from engine.errors import AudioError
 from engine.progress import CancelFlag, ProgressFn, step
+from engine.stats import timed
 
 WRITE_BLOCK = 1 << 16  # frames per write
 
@@ -101,6 +102,7 @@ def _limit(block: np.ndarray) -> np.ndarray:
     return block
 
 
+@timed("write")
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
            force: bool = False, clip: str = "report", dither: bool = True,

@@ -15,6 +15,7 @@ import torch
 from engine.document import Document
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.region import Rect
+from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
 
@@ -40,6 +41,7 @@ class Resynthesizer:
         coeffs = self.doc.coefficients(fa, fb)
         return t.inverse_span(coeffs, fa, sample0, sample1, n).cpu()
 
+    @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
              cancel: CancelFlag | None = None) -> torch.Tensor:
         """Resynthesize every sample; returns (and caches) float32 ``[ch, n]`` on the CPU."""
@@ -55,6 +57,7 @@ class Resynthesizer:
             self._wave, self._pending = wave, []
         return wave
 
+    @timed("resynthesis")
     def update(self) -> list[tuple[int, int]]:
         """Apply queued edits to the cached waveform; returns the sample spans redone."""
         if self._wave is None:

@@ -140,3 +140,21 @@ def test_demo_writes_png_and_wav(tmp_path):
     src, _ = sf.read(ROOT / "assets" / "demo.flac", dtype="float32")
     back, _ = sf.read(tmp_path / "demo-roundtrip.wav", dtype="float32")
     assert snr_db(src, back) >= 100
+
+
+def test_devices_lists_the_backends_the_order_and_the_choice():
+    r = specpaint("devices")
+    assert r.returncode == 0, r.stderr
+    for words in ["cuda ", "mps ", "cpu ", "order   cuda > mps > cpu",
+                  "chosen  cpu: asked for by $SPECPAINT_DEVICE", "override with --device"]:
+        assert words in r.stdout
+    r = specpaint("--device", "cuda:7", "devices")
+    assert r.returncode == 0 and "chosen  none: device 'cuda:7' asked for" in r.stdout
+
+
+def test_stats_prints_time_per_stage_and_peak_memory(stereo_file, tmp_path):
+    r = specpaint("--stats", "apply", stereo_file, "-o", tmp_path / "o.wav", "--preset",
+                  "hard-eraser", "--line", "0.5:1000,1.5:1000")
+    assert r.returncode == 0, r.stderr
+    for stage in ("decode", "analysis", "paint", "resynthesis", "write", "wall", "peak RSS"):
+        assert any(line.startswith(stage) for line in r.stderr.splitlines()), stage
