@@ -1,5 +1,6 @@
 """The ``specpaint`` command: the app (``gui``, the default), and the headless
-tools devices, info, render, roundtrip, apply, batch, compare, presets and demo.
+tools devices, info, render, roundtrip, apply, batch, features, compare, presets
+and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
@@ -15,7 +16,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from app import cli_batch, cli_compare
+from app import cli_batch, cli_compare, cli_features
 
 EXIT_USAGE = 2
 DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output-dir", default="out")
     cli_batch.add_parser(sub, _analysis_args)
     cli_compare.add_parser(sub)
+    cli_features.add_parser(sub)
     return parser
 
 
@@ -334,7 +336,7 @@ COMMANDS = {"devices": cmd_devices, "info": cmd_info, "render": cmd_render,
             "roundtrip": cmd_roundtrip, "apply": cmd_apply, "presets": cmd_presets,
             "gui": cmd_gui, "demo": cmd_demo,
             "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
-            "compare": cli_compare.cmd_compare}
+            "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """SpectroPaint's headless engine: audio in and out, transforms, the document
-of magnitude and phase, resynthesis and rendering. No Qt, no OpenGL.
+of complex coefficients, resynthesis and rendering. No Qt, no OpenGL.
 
 Two process settings, made here so they are in place before torch starts (they
 are read when its allocator and its OpenMP pool first run; set either yourself to

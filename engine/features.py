@@ -1,0 +1,272 @@
+"""``specpaint features``: log-mel features of many files, for a model to read.
+
+Each file is decoded, mixed to mono and resampled (soxr) to ``sr``, cut into
+segments of ``segment`` samples every ``segment_hop`` (and, optionally, each
+segment into sub-segments); each (sub-)segment becomes a log-mel spectrogram,
+``[n_mels, 1 + length // hop]`` in dB (10 log10 of mel power, floored at
+-100 dB). A file's tail shorter than a segment is dropped; a file shorter
+than one segment gives one segment, zero-padded.
+
+Output folder: ``features.npy`` ``[items, n_mels, frames]`` (float16 clamped to
+its range, or float32), ``mapping.npy`` int64 ``[items, 4]`` (file index,
+segment index, sub-segment index, start sample at ``sr``), ``manifest.json``
+(files, shapes, dtypes, parameters, versions). All three are written to
+temporary names, flushed to disk and renamed, so a folder never holds a
+partial set; read them with ``numpy.load(path, mmap_mode="r")``.
+
+Pipeline: decoder threads (decode and resample release the GIL) read ahead into
+a bounded queue; the engine device computes whole batches of segments; on CUDA
+host buffers are pinned and copies non-blocking. Mel: nnAudio's
+MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with nnAudio's mel
+filterbank, the same numbers 1.5x faster (bench/bench_features.py).
+"""
+
+import json
+import os
+import queue
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.atomic import clear_stale, commit, discard, temporary, write_bytes
+from engine.audio import load
+from engine.errors import ParameterError
+from engine.progress import CancelFlag, ProgressFn, step
+
+READ_AHEAD = 8  # decoded files waiting for the device
+DECODERS = 2
+BATCH_ITEMS = 4096  # (sub-)segments per device batch
+FLOOR_DB = -100.0
+FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+@dataclass(frozen=True)
+class FeatureSettings:
+    sr: int = 4096
+    n_fft: int = 64
+    hop: int = 16
+    n_mels: int = 32
+    segment: int = 1024
+    segment_hop: int = 512
+    subsegment: int | None = None
+    subsegment_hop: int | None = None
+    dtype: str = "float16"
+
+    def check(self) -> None:
+        ints = {"--sr": self.sr, "--n-fft": self.n_fft, "--hop": self.hop,
+                "--n-mels": self.n_mels, "--segment length": self.segment,
+                "--segment hop": self.segment_hop}
+        if self.subsegment is not None:
+            ints.update({"--subsegment length": self.subsegment,
+                         "--subsegment hop": self.subsegment_hop})
+        for name, value in ints.items():
+            if value is None or value < 1:
+                raise ParameterError(f"{name} must be a positive number of samples (got "
+                                     f"{value})")
+        if self.subsegment is not None and self.subsegment > self.segment:
+            raise ParameterError(f"sub-segments ({self.subsegment}) must fit in a segment "
+                                 f"({self.segment})")
+        if self.n_fft > self.length:
+            raise ParameterError(f"--n-fft {self.n_fft} is longer than a (sub-)segment "
+                                 f"({self.length} samples)")
+        if self.n_mels > self.n_fft // 2 + 1:
+            raise ParameterError(f"--n-mels {self.n_mels} is more than the {self.n_fft // 2 + 1} "
+                                 f"FFT bins of --n-fft {self.n_fft}")
+        if self.dtype not in ("float16", "float32"):
+            raise ParameterError(f"--dtype {self.dtype}: use float16 or float32")
+
+    @property
+    def length(self) -> int:
+        """Samples per item: a sub-segment's, or a segment's."""
+        return self.subsegment or self.segment
+
+    @property
+    def frames(self) -> int:
+        return 1 + self.length // self.hop
+
+
+def items(n: int, s: FeatureSettings) -> np.ndarray:
+    """``[k, 3]`` (segment, sub-segment, start sample) of a file of ``n`` samples."""
+    segments = 1 if n < s.segment else 1 + (n - s.segment) // s.segment_hop
+    subs = 1 if s.subsegment is None else 1 + (s.segment - s.subsegment) // s.subsegment_hop
+    seg, sub = np.meshgrid(np.arange(segments), np.arange(subs), indexing="ij")
+    start = seg * s.segment_hop + sub * (s.subsegment_hop or 0)
+    return np.stack([seg.ravel(), sub.ravel(), start.ravel()], 1).astype(np.int64)
+
+
+class LogMel:
+    """Log-mel of ``[batch, length]`` samples on a device (see the module notes)."""
+
+    def __init__(self, s: FeatureSettings, device: torch.device):
+        import nnAudio.features as features
+
+        self.layer = features.mel.MelSpectrogram(sr=s.sr, n_fft=s.n_fft, n_mels=s.n_mels,
+                                                 hop_length=s.hop, verbose=False).to(device)
+        self.s, self.device = s, device
+        self.window = torch.hann_window(s.n_fft, device=device)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            if self.device.type == "cpu":
+                spec = torch.stft(x, self.s.n_fft, self.s.hop, window=self.window, center=True,
+                                  pad_mode="reflect", return_complex=True)
+                power = self.layer.mel_basis @ (spec.real ** 2 + spec.imag ** 2)
+            else:
+                power = self.layer(x)
+            return 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
+
+
+def decode(path: Path, sr: int) -> np.ndarray:
+    """Mono float32 samples of ``path`` at ``sr``."""
+    audio = load(path)
+    x = audio.samples.mean(0) if audio.channels > 1 else audio.samples[0]
+    if audio.sample_rate != sr:
+        import soxr
+
+        x = soxr.resample(x, audio.sample_rate, sr, quality="HQ")
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
+            progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> dict:
+    """Write features.npy, mapping.npy and manifest.json for ``paths`` into ``outdir``;
+    returns the manifest. A file that cannot be read is listed with its error and
+    contributes no items."""
+    s.check()
+    outdir.mkdir(parents=True, exist_ok=True)
+    mel = LogMel(s, device)
+    dtype = np.dtype(s.dtype)
+    raw = outdir / "features.raw"
+    clear_stale(raw)
+    tmp_raw = temporary(raw)
+    files, mapping = [], []
+    decoded: queue.Queue = queue.Queue(READ_AHEAD)
+    early: dict[int, tuple] = {}  # decoded out of order, waiting for their turn
+    stop = threading.Event()
+    _start_decoders(paths, s.sr, decoded, stop)
+    try:
+        with open(tmp_raw, "wb") as out:
+            pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+            for index in range(len(paths)):
+                step(index / max(len(paths), 1), progress, cancel)
+                while index not in early:
+                    item = decoded.get()
+                    early[item[0]] = item
+                i, x, error = early.pop(index)
+                entry = {"path": str(paths[i]), "samples": 0, "items": 0}
+                if error is not None:
+                    entry["error"] = error
+                else:
+                    table = items(len(x), s)
+                    entry.update(samples=len(x), items=len(table))
+                    mapping.append(np.column_stack([np.full(len(table), i), table]))
+                    pending.append((i, x, table))
+                files.append(entry)
+                if sum(len(p[2]) for p in pending) >= BATCH_ITEMS or index == len(paths) - 1:
+                    _compute(pending, mel, s, dtype, out)
+                    pending = []
+            out.flush()
+            os.fsync(out.fileno())
+        table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
+        _assemble(tmp_raw, outdir / "features.npy", (len(table), s.n_mels, s.frames), dtype)
+        _save_npy(outdir / "mapping.npy", table)
+        manifest = _manifest(files, table, s, device)
+        write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
+    finally:
+        stop.set()
+        discard(tmp_raw)
+    step(1.0, progress, None)
+    return manifest
+
+
+def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
+    """Threads decoding files (every DECODERS-th each) into ``decoded`` as
+    (index, samples, error); the consumer puts them back in order."""
+    def work(first: int) -> None:
+        for i in range(first, len(paths), DECODERS):
+            try:
+                item = (i, decode(paths[i], sr), None)
+            except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
+                item = (i, None, " ".join(str(e).split()))
+            while not stop.is_set():
+                try:
+                    decoded.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+
+    for k in range(DECODERS):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+
+
+def _compute(pending, mel: LogMel, s: FeatureSettings, dtype: np.dtype, out) -> None:
+    """Log-mel of every item of the pending files, appended to ``out`` in order."""
+    if not pending:
+        return
+    segments = []
+    for _, x, table in pending:
+        padded = np.zeros(max(len(x), s.segment), np.float32)
+        padded[:len(x)] = x
+        idx = table[:, 2:3] + np.arange(s.length)
+        segments.append(padded[idx])
+    batch = torch.from_numpy(np.concatenate(segments))
+    if mel.device.type == "cuda":
+        batch = batch.pin_memory().to(mel.device, non_blocking=True)
+    else:
+        batch = batch.to(mel.device)
+    result = mel(batch).cpu().numpy()
+    if dtype == np.float16:
+        result = np.clip(result, -FLOAT16_MAX, FLOAT16_MAX)
+    out.write(np.ascontiguousarray(result, dtype=dtype).tobytes())
+
+
+def _assemble(raw: Path, path: Path, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """The raw feature bytes behind an .npy header, atomically."""
+    clear_stale(path)
+    tmp = temporary(path)
+    try:
+        with open(tmp, "wb") as f:
+            np.lib.format.write_array_header_1_0(
+                f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                    "shape": shape})
+            with open(raw, "rb") as src:
+                while block := src.read(1 << 24):
+                    f.write(block)
+        commit(tmp, path)
+    finally:
+        discard(tmp)
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    clear_stale(path)
+    tmp = temporary(path)
+    try:
+        with open(tmp, "wb") as f:
+            np.save(f, array)
+        commit(tmp, path)
+    finally:
+        discard(tmp)
+
+
+def _manifest(files: list[dict], table: np.ndarray, s: FeatureSettings,
+              device: torch.device) -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import nnAudio
+
+    try:
+        ours = version("spectropaint")
+    except PackageNotFoundError:
+        ours = "source"
+    return {"files": files, "parameters": asdict(s),
+            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.frames],
+                         "dtype": s.dtype, "unit": "dB (10 log10 mel power)"},
+            "mapping": {"file": "mapping.npy", "shape": list(table.shape), "dtype": "int64",
+                        "columns": ["file", "segment", "subsegment", "start_sample"]},
+            "device": str(device),
+            "versions": {"spectropaint": ours, "torch": torch.__version__,
+                         "nnAudio": getattr(nnAudio, "__version__", "?"),
+                         "numpy": np.__version__}}

@@ -1,0 +1,125 @@
+"""``specpaint features``: log-mel against librosa's, the mapping of files of unequal
+length, dtypes, resampling and bad files."""
+
+import json
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from engine.features import FeatureSettings, LogMel, items
+from tests.test_cli import specpaint
+
+SR = 4096
+
+
+def librosa_log_mel(segment: np.ndarray) -> np.ndarray:
+    import librosa
+
+    power = librosa.feature.melspectrogram(y=segment.astype(np.float64), sr=SR, n_fft=64,
+                                           hop_length=16, n_mels=32, center=True,
+                                           pad_mode="reflect", power=2.0)
+    return 10 * np.log10(np.maximum(power, 1e-10))
+
+
+@pytest.fixture
+def takes(tmp_path, rng):
+    """Three files at 4096 Hz: shorter than a segment, 1 s, 2.3 s (uneven)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    lengths = {"a_short.wav": 300, "b_one.wav": SR, "c_odd.wav": int(2.3 * SR)}
+    for name, n in lengths.items():
+        t = np.arange(n) / SR
+        x = 0.3 * np.sin(2 * np.pi * 440 * t) + rng.normal(0, 0.05, n)
+        sf.write(folder / name, x.astype(np.float32), SR, subtype="FLOAT")
+    return folder, lengths
+
+
+def expected_items(n, seg=1024, seg_hop=512, sub=512, sub_hop=256):
+    """The mapping the docs promise, by plain loops."""
+    rows = []
+    starts = [0] if n < seg else list(range(0, n - seg + 1, seg_hop))
+    for si, s0 in enumerate(starts):
+        for ui, u0 in enumerate(range(0, seg - sub + 1, sub_hop)):
+            rows.append((si, ui, s0 + u0))
+    return rows
+
+
+def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
+    folder, lengths = takes
+    out = tmp_path / "out"
+    r = specpaint("features", folder, "-o", out, "--subsegment", "512:256", "--dtype", "float32")
+    assert r.returncode == 0, r.stderr
+    features = np.load(out / "features.npy", mmap_mode="r")
+    mapping = np.load(out / "mapping.npy", mmap_mode="r")
+    manifest = json.loads((out / "manifest.json").read_text())
+    want = [(i, *row) for i, n in enumerate(lengths.values()) for row in expected_items(n)]
+    assert mapping.dtype == np.int64 and [tuple(r) for r in mapping] == want
+    assert features.shape == (len(want), 32, 33) and features.dtype == np.float32
+    assert [f["items"] for f in manifest["files"]] == [len(expected_items(n))
+                                                       for n in lengths.values()]
+    assert manifest["mapping"]["columns"] == ["file", "segment", "subsegment", "start_sample"]
+    assert manifest["parameters"]["subsegment"] == 512 and "torch" in manifest["versions"]
+    audio = [sf.read(folder / name, dtype="float32")[0] for name in lengths]
+    for k in [0, 1, 5, len(want) - 1]:  # the short file's padded one, middles, the last
+        f, _, _, start = mapping[k]
+        x = np.zeros(max(len(audio[f]), 1024), np.float32)
+        x[:len(audio[f])] = audio[f]
+        ref = librosa_log_mel(x[start:start + 512])
+        loud = ref > -80  # where float32 rounding is far below the level
+        np.testing.assert_allclose(features[k][loud], ref[loud], atol=0.02)  # dB
+
+
+def test_float16_storage_and_resampling(tmp_path, rng):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    n = 8000 * 3 + 17
+    x = rng.normal(0, 0.1, n).astype(np.float32)
+    sf.write(folder / "eight.wav", x, 8000, subtype="PCM_16")
+    out = tmp_path / "out"
+    r = specpaint("features", folder / "eight.wav", "-o", out)
+    assert r.returncode == 0, r.stderr
+    features = np.load(out / "features.npy", mmap_mode="r")
+    manifest = json.loads((out / "manifest.json").read_text())
+    resampled = -(-n * SR // 8000)  # soxr gives ceil(n * 4096 / 8000) samples
+    assert manifest["files"][0]["samples"] == resampled
+    assert features.dtype == np.float16 and features.shape[0] == 1 + (resampled - 1024) // 512
+    assert np.isfinite(features).all() and features.min() >= -100
+
+
+def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
+    folder, lengths = takes
+    (folder / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
+    out = tmp_path / "out"
+    r = specpaint("features", folder, "-o", out)
+    assert r.returncode == 1 and "broken.wav" in r.stderr and "Traceback" not in r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    broken = [f for f in manifest["files"] if "broken" in f["path"]][0]
+    assert broken["items"] == 0 and "not a readable audio file" in broken["error"]
+    assert set(np.load(out / "mapping.npy")[:, 0]) == {0, 1, 3}  # broken.wav is file 2
+    assert not list(out.glob(".*.part")) and not (out / "features.raw").exists()
+
+
+@pytest.mark.parametrize("args,match", [(["--segment", "1024"], "LENGTH:HOP"),
+                                        (["--n-fft", "2048"], "longer than a"),
+                                        (["--subsegment", "2048:256"], "must fit")])
+def test_bad_parameters(takes, tmp_path, args, match):
+    r = specpaint("features", takes[0], "-o", tmp_path / "out", *args)
+    assert r.returncode == 2 and match in r.stderr
+
+
+def test_the_gpu_path_nnaudio_layer_gives_the_cpu_path_numbers(rng):
+    """On a GPU the features come from nnAudio's layer, on the CPU from torch.stft with
+    its filterbank: the same numbers (run here on the CPU)."""
+    mel = LogMel(FeatureSettings(), torch.device("cpu"))
+    x = torch.from_numpy(rng.normal(0, 0.1, (16, 1024)).astype(np.float32))
+    with torch.no_grad():
+        layer = 10 * torch.log10(mel.layer(x).clamp(min=1e-10))
+    torch.testing.assert_close(mel(x), layer, atol=1e-3, rtol=0)
+
+
+def test_items_of_a_file(rng):
+    s = FeatureSettings()
+    assert items(300, s).tolist() == [[0, 0, 0]]
+    assert items(2048, s)[:, 2].tolist() == [0, 512, 1024]
