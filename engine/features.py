@@ -17,8 +17,8 @@ partial set; read them with ``numpy.load(path, mmap_mode="r")``.
 Pipeline: decoder threads (decode and resample release the GIL) read ahead into
 a bounded queue; the engine device computes whole batches of segments; on CUDA
 host buffers are pinned and copies non-blocking. Mel: nnAudio's
-MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with nnAudio's mel
-filterbank, the same numbers 1.5x faster (bench/bench_features.py).
+MelSpectrogram layer on every device (on the CPU, ``torch.stft`` with its
+filterbank measured no faster for these short segments: bench/bench_features.py).
 """
 
 import json
@@ -98,25 +98,18 @@ def items(n: int, s: FeatureSettings) -> np.ndarray:
 
 
 class LogMel:
-    """Log-mel of ``[batch, length]`` samples on a device (see the module notes)."""
+    """Log-mel (dB) of ``[batch, length]`` samples on a device, nnAudio's layer."""
 
     def __init__(self, s: FeatureSettings, device: torch.device):
         import nnAudio.features as features
 
         self.layer = features.mel.MelSpectrogram(sr=s.sr, n_fft=s.n_fft, n_mels=s.n_mels,
                                                  hop_length=s.hop, verbose=False).to(device)
-        self.s, self.device = s, device
-        self.window = torch.hann_window(s.n_fft, device=device)
+        self.device = device
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
-            if self.device.type == "cpu":
-                spec = torch.stft(x, self.s.n_fft, self.s.hop, window=self.window, center=True,
-                                  pad_mode="reflect", return_complex=True)
-                power = self.layer.mel_basis @ (spec.real ** 2 + spec.imag ** 2)
-            else:
-                power = self.layer(x)
-            return 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
+            return 10 * torch.log10(self.layer(x).clamp(min=10 ** (FLOOR_DB / 10)))
 
 
 def decode(path: Path, sr: int) -> np.ndarray:
