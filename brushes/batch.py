@@ -71,6 +71,7 @@ class Record:
     seconds: dict = field(default_factory=dict)  # decode, paint, write
     metrics: dict = field(default_factory=dict)  # output against input
     bytes: int = 0  # of the input file
+    notes: list = field(default_factory=list)  # repairs on decoding, strokes clipped to it
 
 
 def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list[Job]:
@@ -116,9 +117,11 @@ def _until_magic(parts: tuple[str, ...]) -> list[str]:
 
 
 def paint_audio(audio: Audio, settings: Settings) -> np.ndarray:
-    """The strokes painted on ``audio``; float32 ``[ch, n]``."""
+    """The strokes painted on ``audio``; float32 ``[ch, n]``. What was painted other
+    than asked (a stroke clipped to a shorter file) joins ``audio.notes``."""
     editor = Editor(Document(audio, **settings.analysis), history_limit=0)
     editor.run_script(settings.strokes)
+    audio.notes.extend(editor.warnings)
     wave = editor.audio()
     editor.synth.close()  # the document and its listener refer to each other: let them go
     return wave
@@ -157,7 +160,7 @@ def process(job: Job, settings: Settings) -> Record:
         timer.lap("paint")
         metrics = write_output(job, audio, wave, settings)
         timer.lap("write")
-        return _record(job, "done", timer, metrics=metrics)
+        return _record(job, "done", timer, metrics=metrics, notes=audio.notes)
     except Exception as e:  # noqa: BLE001 - one bad file is recorded; the batch goes on
         return _record(job, "failed", timer, error=_one_line(e))
 
@@ -330,7 +333,7 @@ def _write(painted: queue.Queue, settings: Settings, journal: Journal, status) -
             try:
                 metrics = write_output(job, audio, wave, settings)
                 timer.lap("write")
-                record = _record(job, "done", timer, metrics=metrics)
+                record = _record(job, "done", timer, metrics=metrics, notes=audio.notes)
             except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
                 record = _record(job, "failed", timer, error=_one_line(e))
         journal.add(record)

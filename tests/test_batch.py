@@ -63,10 +63,19 @@ def test_outputs_mirror_the_tree_in_the_inputs_format_and_depth_as_apply_writes_
     assert (report["total"], report["done"], report["failed"]) == (3, 3, 0)
     assert set(report["stage_seconds"]) == {"decode", "paint", "write"}
     for entry in report["files"]:
-        assert set(entry["seconds"]) == {"decode", "paint", "write"}
+        assert set(entry["seconds"]) == {"decode", "paint", "write"} and entry["notes"] == []
         assert 0 < entry["metrics"]["snr_db"] < 40  # the eraser took the 1 kHz tone out
     assert [e["status"] for e in journal(out)] == ["done"] * 3
     assert not list(out.rglob("*.part"))
+
+
+def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
+    out = tmp_path / "out"
+    r = specpaint("batch", tree / "a.wav", "-o", out, "--preset", "hard-eraser", "--line",
+                  "0.1:1000,5:1000")
+    assert r.returncode == 0, r.stderr
+    notes = json.loads((out / batch.REPORT).read_text())["files"][0]["notes"]
+    assert len(notes) == 1 and "past the end" in notes[0]
 
 
 def test_format_and_bits_options_and_a_glob(tree, tmp_path):
