@@ -28,6 +28,7 @@ from engine.audio import Audio, available_memory, load
 from engine.coeffs import magnitude, polar_parts
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
+from engine.overview import BlockMaxima
 from engine.progress import CancelFlag, ProgressFn, scaled, step
 from engine.region import Rect
 from engine.stats import timed
@@ -80,6 +81,7 @@ class Document:
         check_fits(audio, self.transform, content is not None)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
+        self._overview = BlockMaxima()
 
         def analyze(dev: torch.device) -> None:
             self._analyze(dev, progress, cancel)
@@ -257,17 +259,22 @@ class Document:
         if rect.empty:
             raise ParameterError(f"{rect} lies outside the document ({self.n_bins} bins x "
                                  f"{self.n_frames} frames)")
-        coef = self._coef[self._channel_slice(channel)]
+        c = self._channel_slice(channel)
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
-        return render.render(coef, rect, width, height,
-                             ref=self.full_scale, transform=self.transform, **style)
+        return render.render(self._coef[c], rect, width, height, ref=self.full_scale,
+                             transform=self.transform, blocks=self._blocks(c), **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        return render.level_tile_db(self._coef[self._channel_slice(channel)], rect, factor,
-                                    self.full_scale)
+        c = self._channel_slice(channel)
+        return render.level_tile_db(self._coef[c], rect, factor, self.full_scale,
+                                    self._blocks(c))
+
+    def _blocks(self, channels: slice):
+        """The overview's block maxima of ``channels``, computed when a view asks."""
+        return lambda: self._overview.get(self._coef)[channels]
 
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
@@ -292,6 +299,7 @@ class Document:
         if rect.empty:
             return
         self._dirty = rect.union(self._dirty)
+        self._overview.invalidate(rect.frame0, rect.frame1)
         for listener in list(self._listeners):
             listener(rect, channels)
 

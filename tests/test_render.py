@@ -115,6 +115,32 @@ def test_a_document_renders_its_complex_store_in_chunks_as_its_magnitude(rng, wi
     np.testing.assert_allclose(levels, 20 * torch.log10(x / doc.full_scale).numpy(), atol=1e-4)
 
 
+def test_overviews_come_from_block_maxima_kept_up_to_date_with_edits(rng):
+    """Zoomed out, a document draws from its kept block maxima (engine.overview): the
+    same pixels as from the whole magnitude, before and after an edit."""
+    from engine import render
+
+    doc = Document(Audio(rng.uniform(-1, 1, (2, 128 * 9000)).astype(np.float32), 8000),
+                   device="cpu", n_fft=256, hop=128)
+    rect = Rect(0, doc.n_bins, 16, doc.n_frames)  # on block edges; 200 px: 16 frames a column
+
+    def direct():
+        return render.render(doc.magnitude.transpose(1, 2), rect, 200, 64, ref=doc.full_scale,
+                             transform=doc.transform)
+
+    np.testing.assert_array_equal(doc.render(rect, 200, 64), direct())
+    assert doc._overview._blocks is not None  # drawn from the blocks
+    mag, phase = doc.read(Rect(10, 40, 3001, 3100))
+    doc.write(Rect(10, 40, 3001, 3100), mag * 0, phase)
+    assert doc._overview._stale == [(3001, 3100)]
+    np.testing.assert_array_equal(doc.render(rect, 200, 64), direct())
+    tile = Rect(0, doc.n_bins, 2048, 4096)
+    x = torch.nn.functional.max_pool1d(doc.magnitude[:, :, 2048:4096].amax(0)[None], 32)[0]
+    np.testing.assert_allclose(doc.level_tile_db(tile, 32),
+                               20 * torch.log10(x.clamp(min=1e-12 * doc.full_scale)
+                                                / doc.full_scale).numpy(), atol=1e-4)
+
+
 def test_tile_at_full_resolution_and_png_round_trip(tmp_path, rng):
     from PySide6.QtGui import QImage
 
