@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 
-from engine.features import FeatureSettings, items
+from engine.features import FeatureSettings, LogMel, items
 from tests.test_cli import specpaint
 
 SR = 4096
@@ -106,6 +107,17 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
 def test_bad_parameters(takes, tmp_path, args, match):
     r = specpaint("features", takes[0], "-o", tmp_path / "out", *args)
     assert r.returncode == 2 and match in r.stderr
+
+
+def test_the_gpu_path_nnaudios_layer_gives_the_cpu_paths_numbers(rng):
+    """On a GPU the features come from nnAudio's layer, on the CPU from torch.stft with
+    the layer's filterbank (faster there): the same numbers (both run here)."""
+    mel = LogMel(FeatureSettings(), torch.device("cpu"))
+    x = torch.from_numpy(rng.normal(0, 0.1, (16, 1024)).astype(np.float32))
+    assert not mel.use_layer
+    cpu_path = mel(x)
+    mel.use_layer = True
+    torch.testing.assert_close(cpu_path, mel(x), atol=1e-3, rtol=0)  # dB
 
 
 def test_items_of_a_file(rng):
