@@ -11,6 +11,9 @@ machine share (see docs/batch.md); the cluster needs the ``cluster`` extra:
 ``pip install "spectropaint[cluster]"``.
 """
 
+import os
+from contextlib import contextmanager
+
 from brushes.batch import Job, Journal, Record, Settings, process_group
 from engine.errors import ParameterError
 
@@ -36,6 +39,25 @@ def _worker_setup() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+@contextmanager
+def _one_thread_each():
+    """One thread a worker for every numeric library, in the environment the workers
+    start with (read when the libraries load): OpenBLAS's threads (numpy's dot
+    products) spin while they wait, and 2 workers with 2 threads each on 2 cores took
+    10.5 s for 100 files against 6.4 s with one each."""
+    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: "1" for name in names})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
                   workers: int = 2, group: int = PROCESS_GROUP) -> None:
     """The batch over ``workers`` processes, each decoding, painting and writing a
@@ -48,7 +70,8 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
     context = multiprocessing.get_context("spawn")  # no fork of a process torch has threads in
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup) as pool:
-        pending = {pool.submit(process_group, g, settings) for g in groups[:2 * workers]}
+        with _one_thread_each():  # the workers start at the first submit
+            pending = {pool.submit(process_group, g, settings) for g in groups[:2 * workers]}
         queued = groups[2 * workers:]
         try:
             while pending:
