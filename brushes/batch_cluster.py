@@ -66,31 +66,54 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     under way finish, then KeyboardInterrupt goes on up."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
     context = multiprocessing.get_context("spawn")  # no fork of a process torch has threads in
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup) as pool:
         with _one_thread_each():  # the workers start at the first submit
-            pending = {pool.submit(process_group, g, settings) for g in groups[:2 * workers]}
-        queued = groups[2 * workers:]
+            group_of = {pool.submit(process_group, g, settings): g for g in groups[:2 * workers]}
+        queued, pending = groups[2 * workers:], set(group_of)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
                 for future in done:
-                    for record in future.result():
-                        journal.add(record)
-                        if status is not None:
-                            status.finished(record)
+                    _add(_outcome(future, group_of[future], "a worker process died (killed, "
+                                  "or out of memory)"), journal, status)
                     if queued:
-                        pending.add(pool.submit(process_group, queued.pop(0), settings))
+                        try:
+                            future = pool.submit(process_group, queued[0], settings)
+                        except BrokenProcessPool:  # a worker died: the rest are not run
+                            queued = []
+                            continue
+                        group_of[future] = queued.pop(0)
+                        pending.add(future)
         except KeyboardInterrupt:
             for future in pending:
                 future.cancel()
             for future in pending:
                 if not future.cancelled():
-                    for record in future.result():
-                        journal.add(record)
+                    _add(_outcome(future, group_of[future], "a worker process died"), journal,
+                         status)
             raise
+
+
+def _outcome(future, group: list[Job], lost: str) -> list[Record]:
+    """A task's records; when the task itself failed (its worker died), each of its
+    files as failed, with how to go on."""
+    try:
+        return future.result()
+    except Exception as e:  # noqa: BLE001 - a lost worker: its files failed, the rest go on
+        error = f"{lost}: {type(e).__name__}: {' '.join(str(e).split())}; --resume runs " \
+                "this file again"
+        return [Record(str(j.input), str(j.output), "failed", error=error) for j in group]
+
+
+def _add(records: list[Record], journal: Journal, status) -> None:
+    for record in records:
+        journal.add(record)
+        if status is not None:
+            status.finished(record)
 
 
 def run_cluster(address: str, jobs: list[Job], settings: Settings, journal: Journal,
@@ -111,16 +134,8 @@ def run_cluster(address: str, jobs: list[Job], settings: Settings, journal: Jour
         group_of = dict(zip(futures, groups, strict=True))
         try:
             for future in as_completed(futures):
-                try:
-                    records = future.result()
-                except Exception as e:  # noqa: BLE001 - a lost worker: its files failed
-                    error = f"the cluster lost this file's task ({type(e).__name__}: {e})"
-                    records = [Record(str(j.input), str(j.output), "failed", error=error)
-                               for j in group_of[future]]
-                for record in records:
-                    journal.add(record)
-                    if status is not None:
-                        status.finished(record)
+                _add(_outcome(future, group_of[future], "the cluster lost this file's task"),
+                     journal, status)
         except KeyboardInterrupt:
             client.cancel(futures)  # groups under way finish on their workers, atomically
             raise

@@ -285,3 +285,40 @@ def test_an_unreachable_scheduler_is_a_usage_error(tree, tmp_path):
     r = specpaint("batch", tree, "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9",
                   *LINE)
     assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr
+
+
+def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, rng):
+    root, out = many(tmp_path, rng, 24), tmp_path / "out"
+    proc = start_batch(root, out)
+    wait_for_records(out, 1, proc)
+    workers = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+               if _parent(pid) == proc.pid and b"spawn_main" in _cmdline(pid)]
+    assert workers, "the batch runs worker processes"
+    os.kill(workers[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and "a worker process died" in err
+    report = json.loads((out / batch.REPORT).read_text())
+    lost = [f for f in report["files"] if f["status"] == "failed"]
+    assert lost and all("--resume runs this file again" in f["error"] for f in lost)
+    assert report["done"] + report["failed"] + report["not_run"] == 24
+    r = specpaint("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
+                  "0:500,2:3000", "--transform", "cq")
+    assert r.returncode == 0, r.stderr
+    assert len(list(out.glob("*.wav"))) == 24
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
