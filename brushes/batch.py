@@ -33,6 +33,7 @@ from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
 from engine.metrics import si_sdr_db, snr_db
+from engine.progress import put_unless_stopped
 
 PREFETCH = 4  # decoded files waiting to be painted
 WRITE_QUEUE = 2  # painted files waiting to be written
@@ -285,12 +286,7 @@ def _read(jobs: list[Job], decoded: queue.Queue, stop: threading.Event) -> None:
                 timer.lap("decode")
             except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
                 item = (job, e, timer)
-        while not stop.is_set():
-            try:
-                decoded.put(item, timeout=0.2)
-                break
-            except queue.Full:
-                continue
+        put_unless_stopped(decoded, item, stop)
 
 
 def _paint(decoded: queue.Queue, painted: queue.Queue, settings: Settings,

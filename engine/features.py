@@ -34,7 +34,7 @@ import torch
 from engine.atomic import clear_stale, commit, discard, temporary, write_bytes
 from engine.audio import load
 from engine.errors import ParameterError
-from engine.progress import CancelFlag, ProgressFn, step
+from engine.progress import CancelFlag, ProgressFn, put_unless_stopped, step
 
 READ_AHEAD = 8  # decoded files waiting for the device
 DECODERS = 2
@@ -193,12 +193,7 @@ def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
                 item = (i, decode(paths[i], sr), None)
             except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
                 item = (i, None, " ".join(str(e).split()))
-            while not stop.is_set():
-                try:
-                    decoded.put(item, timeout=0.2)
-                    break
-                except queue.Full:
-                    continue
+            put_unless_stopped(decoded, item, stop)
 
     for k in range(DECODERS):
         threading.Thread(target=work, args=(k,), daemon=True).start()

@@ -7,6 +7,7 @@ Long functions take ``progress=`` (a callable given a fraction in [0, 1]) and
 clean-up (removing a temporary file, keeping the old document) runs.
 """
 
+import queue
 from collections.abc import Callable
 from typing import Protocol
 
@@ -31,3 +32,16 @@ def scaled(progress: ProgressFn | None, start: float, end: float) -> ProgressFn 
     if progress is None:
         return None
     return lambda f: progress(start + (end - start) * f)
+
+
+def put_unless_stopped(q: queue.Queue, item, stop: CancelFlag) -> bool:
+    """Put ``item`` in the bounded queue ``q``, waiting while it is full, unless
+    ``stop`` is set meanwhile (then False): a producer thread that never blocks for
+    good on a consumer that has gone."""
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=0.2)
+            return True
+        except queue.Full:
+            continue
+    return False

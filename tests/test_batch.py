@@ -155,7 +155,14 @@ def start_batch(root, out, jobs=None):
                              "--preset", "blur-haze", "--line", "0:500,2:3000",
                              "--transform", "cq", *(["--jobs", str(jobs)] if jobs else [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    """In the child: Ctrl+C's default action. A test run started in the background
+    by a shell without job control inherits SIGINT ignored, and Python then keeps
+    ignoring it (so would the batch: it respects how it was started)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_records(out, count, proc, timeout=90):
