@@ -18,7 +18,7 @@ Pipeline: decoder threads (decode and resample release the GIL) read ahead into
 a bounded queue; the engine device computes whole batches of segments; on CUDA
 host buffers are pinned and copies non-blocking. Mel: nnAudio's
 MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with the layer's
-filterbank, the same numbers, measured 2.2x faster (bench/bench_features.py).
+filterbank, the same numbers, measured about 2x faster (bench/bench_features.py).
 """
 
 import json
