@@ -59,6 +59,15 @@ def make_files(folder: Path, count: int) -> None:
         sf.write(folder / f"take{i:04d}.wav", x.astype(np.float32), RATE, subtype="PCM_16")
 
 
+def linked_sample(src: Path, dst: Path, count: int) -> Path:
+    """The first ``count`` WAVs of ``src`` hard-linked into ``dst`` (for a peer too slow
+    to time on all of them)."""
+    dst.mkdir()
+    for path in sorted(src.glob("*.wav"))[:count]:
+        os.link(path, dst / path.name)
+    return dst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=500)
@@ -71,9 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_files(tmp / "in", args.files)
-        (tmp / "few").mkdir()
-        for path in sorted((tmp / "in").glob("*.wav"))[:args.shell_files]:
-            os.link(path, tmp / "few" / path.name)
+        linked_sample(tmp / "in", tmp / "few", args.shell_files)
 
         def out(name: str) -> str:
             folder = tmp / name

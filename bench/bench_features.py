@@ -23,6 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_batch import linked_sample  # noqa: E402
 from bench.bench_engine import write_section  # noqa: E402
 from bench.bench_process import measure  # noqa: E402
 from engine.features import FeatureSettings, LogMel  # noqa: E402
@@ -93,9 +94,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_files(tmp / "in", args.files)
-        (tmp / "few").mkdir()
-        for path in sorted((tmp / "in").glob("*.wav"))[:args.naive_files]:
-            os.link(path, tmp / "few" / path.name)
+        linked_sample(tmp / "in", tmp / "few", args.naive_files)
         (tmp / "ours").mkdir()
         (tmp / "naive").mkdir()
         commands = {"specpaint features": [exe, "features", str(tmp / "in"), "-o",

@@ -60,24 +60,12 @@ class Footprint:
                    max(doc.bin_of(freq + r_hz) - centre, 0.5),
                    max(doc.frame_of(p["radius_ms"] / 1000), 1.0), p["hardness"])
 
-    @property
-    def reach(self) -> float:
-        """How far the effect reaches, in radii."""
-        return 2.0 - self.hardness
-
-    def rect(self, grow_bins: int = 0, grow_frames: int = 0) -> Rect:
-        k = self.reach
-        return Rect(math.ceil(self.bin - k * self.r_below) - grow_bins,
-                    math.floor(self.bin + k * self.r_above) + 1 + grow_bins,
-                    math.ceil(self.frame - k * self.r_frames) - grow_frames,
-                    math.floor(self.frame + k * self.r_frames) + 1 + grow_frames)
-
 
 
 def footprint_rects(prints: list[Footprint]) -> tuple[np.ndarray, np.ndarray]:
     """Every footprint's fields ``[D, 6]`` (bin, frame, r_below, r_above, r_frames,
-    hardness) and its :meth:`Footprint.rect` ``[D, 4]`` (bin0, bin1, frame0, frame1),
-    computed at once (a long stroke has thousands of dabs)."""
+    hardness) and the cells it reaches ``[D, 4]`` (bin0, bin1, frame0, frame1: out to
+    ``2 - hardness`` radii), computed at once (a long stroke has thousands of dabs)."""
     f = np.array([(fp.bin, fp.frame, fp.r_below, fp.r_above, fp.r_frames, fp.hardness)
                   for fp in prints], dtype=np.float64).reshape(-1, 6)
     reach = 2.0 - f[:, 5]
