@@ -16,6 +16,7 @@ from app.glutil import Uniforms, load_program
 from app.tiles import TileCache, level_for
 from app.view import ViewState
 from engine.document import Document
+from engine.pitch import NOTE_NAMES, PitchGrid
 from engine.render import colormap_lut
 
 PRESS, MOVE, RELEASE = 0, 1, 2
@@ -43,7 +44,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.brush_cents = 0.0
         self.playhead: float | None = None
         self.selection: tuple[float, float, float, float] | None = None
+        self.grid, self.show_grid, self.snap = PitchGrid(), False, False
         self._cursor: QPointF | None = None
+        self._modifiers = Qt.KeyboardModifier.NoModifier
         self._drag: str | None = None  # "paint", "pan", "select"
         self._last = QPointF()
         self._space_down = self._space_panned = False
@@ -89,6 +92,16 @@ class SpectrogramCanvas(QOpenGLWidget):
         if colormap is not None and colormap != self.colormap:
             self.colormap, self._lut_dirty = colormap, True
         self.update()
+
+    def set_grid(self, grid: PitchGrid, show: bool, snap: bool) -> None:
+        """The pitch grid, whether it is drawn, and whether the pen snaps to it
+        (Ctrl held while painting does the opposite)."""
+        self.grid, self.show_grid, self.snap = grid, show, snap
+        self.update()
+
+    def _snapped(self, hz: float, modifiers) -> float:
+        held = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        return self.grid.snap(hz) if self.snap != held else hz
 
     # -- GL ----------------------------------------------------------------------
     def initializeGL(self) -> None:
@@ -204,6 +217,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glBindVertexArray(self.vao)
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
         GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 8, None)
+        if self.show_grid:
+            self._draw_grid()
         if self.selection is not None:
             t0, t1, f0, f1 = self.selection
             x0, x1, y0, y1 = view.x_of(t0), view.x_of(t1), view.y_of(f1), view.y_of(f0)
@@ -213,6 +228,24 @@ class SpectrogramCanvas(QOpenGLWidget):
             self._lines([(x, 0), (x, view.height)], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
         if self._cursor is not None and self.tool == "paint":
             self._lines(self._outline(), (1, 1, 1, 0.8), GL.GL_LINE_LOOP)
+
+    def _draw_grid(self) -> None:
+        """A line per grid note; the key's notes brighter. Notes closer than 3 pixels
+        are left out (but never the key's)."""
+        view = self.view
+        lo = max(view.f_lo, 20.0) if view.log_freq else view.f_lo
+        root = self.grid.key
+        roots, others, last_y = [], [], None
+        for hz, midi in self.grid.notes(lo, view.f_hi):
+            y = view.y_of(hz)
+            is_root = NOTE_NAMES[midi % 12] == root
+            if not is_root and last_y is not None and abs(last_y - y) < 3:
+                continue
+            (roots if is_root else others).extend([(0, y), (view.width, y)])
+            last_y = y
+        for points, colour in ((others, (1, 1, 1, 0.18)), (roots, (1, 0.85, 0.3, 0.55))):
+            if points:
+                self._lines(points, colour, GL.GL_LINES)
 
     def _lines(self, points, colour, mode) -> None:
         data = np.array(points, np.float32)
@@ -225,7 +258,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         in seconds x Hz around the cursor."""
         view = self.view
         t = view.t_of(self._cursor.x())
-        f = view.f_of(self._cursor.y())
+        f = self._snapped(view.f_of(self._cursor.y()), self._modifiers)
         rt, rf = self.brush_radius
         if self.brush_cents > 0:
             rf = f * (2 ** (self.brush_cents / 1200) - 1)
@@ -262,13 +295,15 @@ class SpectrogramCanvas(QOpenGLWidget):
                 self._select_anchor = (t, f)
             else:
                 self._drag = "paint"
-                self.strokePoint.emit(t, f, 1.0, PRESS)
+                self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, PRESS)
         self.update()
 
     def mouseMoveEvent(self, event) -> None:
         pos = event.position()
-        self._cursor = pos
+        self._cursor, self._modifiers = pos, event.modifiers()
         t, f = self._at(pos)
+        if self._drag == "paint":
+            f = self._snapped(f, event.modifiers())
         self.cursorMoved.emit(t, f)
         if self._drag == "pan":
             self.view.pan_pixels(pos.x() - self._last.x(), pos.y() - self._last.y())
@@ -284,7 +319,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     def mouseReleaseEvent(self, event) -> None:
         if self._drag == "paint":
             t, f = self._at(event.position())
-            self.strokePoint.emit(t, f, 1.0, RELEASE)
+            self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, RELEASE)
         elif self._drag == "select":
             s = self.selection
             if s is not None and (s[1] - s[0] <= 0 or s[3] - s[2] <= 0):
@@ -296,6 +331,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     def tabletEvent(self, event) -> None:
         """Pen input with pressure; the mouse events Qt synthesizes are then ignored."""
         t, f = self._at(event.position())
+        f = self._snapped(f, event.modifiers())
         kind = event.type()
         if self.tool != "paint" or self.doc is None:
             return

@@ -96,8 +96,9 @@ class PaintSession:
         self.synth.close()
 
     def pen(self, seconds: float, hz: float, pressure: float, phase: int, settings,
-            channel: int | None) -> None:
-        """A pen event from the canvas; ``settings`` = (brush, params, curves)."""
+            channel: int | None, label: str | None = None) -> None:
+        """A pen event from the canvas; ``settings`` = (brush, params, curves); ``label``
+        names the stroke in the history (the preset: "hard-eraser stroke")."""
         point = StrokePoint(max(seconds, 0.0), max(hz, 0.0), pressure)
         if phase == PRESS:
             name, params, curves = settings
@@ -119,6 +120,8 @@ class PaintSession:
             self.refresh_audio()  # edits are heard at once (only the touched samples)
         if step is not None:
             self.stroke = None
+            if label:
+                step.label = f"{label} stroke"
             if step.patches:
                 self.undo_stack.push(StrokeCommand(self.doc, step))
                 self._keep_within_limit()

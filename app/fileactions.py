@@ -10,10 +10,12 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressD
 from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
 from app.project import TILE, EditTracker, open_project, save_project, snapshot
+from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
 from engine.document import Document
-from engine.export import export
+from engine.errors import TruncatedAudio
+from engine.export import export, same_depth
 from engine.png import write_png
 from engine.progress import scaled
 from engine.region import Rect
@@ -42,7 +44,7 @@ class FileActions:
             return True
         return False
 
-    def run_worker(self, label: str, work, on_done) -> Worker | None:
+    def run_worker(self, label: str, work, on_done, on_failed=None) -> Worker | None:
         """Run ``work`` in a thread with a cancellable progress dialog (None if busy)."""
         if self.busy(label):
             return None
@@ -58,14 +60,18 @@ class FileActions:
             dialog.deleteLater()
 
         worker.done.connect(on_done)
-        worker.failed.connect(self.show_error)
+        worker.failed.connect(lambda message: (on_failed or self.show_error)(worker.error,
+                                                                           message))
         worker.cancelled.connect(lambda: self.statusBar().showMessage(f"{label}: cancelled", 5000))
         worker.finished.connect(finish)
         self.worker = worker
         worker.start()
         return worker
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, error, message: str | None = None) -> None:
+        """A warning the user must see: ``message``, or ``error`` itself when that is
+        a string (a worker's failure passes its exception and message)."""
+        message = message if message is not None else str(error)
         box = QMessageBox(QMessageBox.Icon.Warning, "SpectroPaint", message,
                           QMessageBox.StandardButton.Ok, self)
         box.setObjectName("error")
@@ -83,9 +89,10 @@ class FileActions:
         box.finished.connect(lambda _: then(box.standardButton(box.clickedButton())))
         box.open()
 
-    def _file_dialog(self, title: str, name_filter: str, on_path, save: bool) -> QFileDialog:
-        dialog = QFileDialog(self, title, str(self.audio_path.parent) if self.audio_path else "",
-                             name_filter)
+    def _file_dialog(self, title: str, name_filter: str, on_path, save: bool,
+                     name: str = "") -> QFileDialog:
+        """A non-blocking file dialog in the last folder used, ``name`` pre-filled."""
+        dialog = QFileDialog(self, title, self.start_folder(), name_filter)
         dialog.setObjectName("file-dialog")
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)  # we ask ourselves
@@ -94,7 +101,9 @@ class FileActions:
         dialog.setFileMode(QFileDialog.FileMode.AnyFile if save else
                            QFileDialog.FileMode.ExistingFile)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.fileSelected.connect(lambda p: on_path(Path(p)))
+        if name:
+            dialog.selectFile(name)
+        dialog.fileSelected.connect(lambda p: (self.remember_folder(Path(p)), on_path(Path(p))))
         dialog.open()
         return dialog
 
@@ -114,17 +123,44 @@ class FileActions:
         self.maybe_discard(lambda: self._file_dialog("Open audio", AUDIO_FILTER,
                                                      self.open_path, save=False))
 
-    def open_path(self, path: Path) -> Worker | None:
+    def open_path(self, path: Path, allow_truncated: bool = False) -> Worker | None:
+        """Open an audio file (or a project) in a worker. If it fails, the open document
+        stays; a file cut short is offered to be opened up to the damage."""
         path = Path(path)
         if path.suffix.lower() == ".spp":
             return self.open_project(path)
         self._remember(path)
-        analysis = {**self.analysis_panel.settings(), "device": self.device}  # as chosen
+        analysis = {**self.analysis_panel.settings(), "device": self.device,
+                    "allow_truncated": allow_truncated}  # as chosen
+
+        def done(made):
+            self.set_document(made, path)
+            notes = made[0].audio.notes  # what the CLI prints as warnings
+            if notes:
+                self.show_error(f"{path.name}: " + "\n".join(notes))
+
         return self.run_worker(f"Opening {path.name}",
                                lambda progress, cancel: with_waveform(Document.open(
                                    path, **analysis, progress=scaled(progress, 0, 0.6),
                                    cancel=cancel), progress, cancel),
-                               lambda made: self.set_document(made, path))
+                               done, lambda error, message: self._open_failed(path, error,
+                                                                              message))
+
+    def _open_failed(self, path: Path, error, message: str) -> None:
+        if not isinstance(error, TruncatedAudio):
+            self.show_error(message)
+            return
+        buttons = QMessageBox.StandardButton
+        box = QMessageBox(QMessageBox.Icon.Warning, "SpectroPaint",
+                          f"{error.problem}.\n\nOpen the part that can be read?",
+                          buttons.Cancel, self)
+        box.setObjectName("truncated")
+        readable = box.addButton("Open the readable part", QMessageBox.ButtonRole.AcceptRole)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(lambda _: box.clickedButton() is readable and
+                             self.open_path(path, allow_truncated=True))
+        box.open()
+        self.statusBar().showMessage(error.problem, 10000)
 
     def open_project_dialog(self) -> None:
         self.maybe_discard(lambda: self._file_dialog("Open project", PROJECT_FILTER,
@@ -170,7 +206,8 @@ class FileActions:
     def save_project_dialog(self, then=None) -> None:
         if self.session:
             self._file_dialog("Save project", PROJECT_FILTER,
-                              lambda p: self.save_project(then, p.with_suffix(".spp")), save=True)
+                              lambda p: self.save_project(then, p.with_suffix(".spp")), save=True,
+                              name=self.suggested_name(".spp", ""))
 
     def save_project(self, then=None, path: Path | None = None) -> Worker | None:
         if self.session is None:
@@ -195,7 +232,8 @@ class FileActions:
 
     def export_dialog(self) -> None:
         if self.session:
-            self._file_dialog("Export audio", AUDIO_FILTER, self.export_audio, save=True)
+            self._file_dialog("Export audio", AUDIO_FILTER, self.export_audio, save=True,
+                              name=self.suggested_name(None))
 
     def export_audio(self, path: Path, force: bool = False) -> Worker | None:
         source = self.audio_path
@@ -211,7 +249,9 @@ class FileActions:
         rate = self.doc.sample_rate
 
         depth = self.export_depth
-        if depth == "float" and path.suffix.lower() in (".flac", ".ogg"):
+        if depth == SAME_AS_SOURCE:
+            depth = same_depth(self.doc.audio.subtype, path) if self.doc.audio.subtype else None
+        elif depth == "float" and path.suffix.lower() in (".flac", ".ogg"):
             depth = None  # those formats have no float samples: their default instead
 
         def work(**kw):
@@ -226,6 +266,7 @@ class FileActions:
 
     def _set_depth(self, depth: str | None) -> None:
         self.export_depth = depth
+        self.settings.setValue("exportDepth", depth or "default")
         for d, action in self.depth_actions.items():
             action.setChecked(d == depth)
 

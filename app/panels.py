@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from brushes.params import Param
 from brushes.presets import Preset, all_presets
 from brushes.registry import BRUSHES
+from engine.pitch import A4_RANGE, NOTE_NAMES, SCALES, PitchGrid
 from engine.render import COLORMAPS
 from engine.transforms.cq import BPO_RANGE, FMIN_RANGE
 from engine.transforms.stft import WINDOWS
@@ -115,6 +116,7 @@ class BrushPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.presets: dict[str, Preset] = {}
+        self.preset_name: str | None = None  # while the settings come from a preset
         self.curves: dict = {}
         layout = QVBoxLayout(self)
         top = QFormLayout()
@@ -161,6 +163,7 @@ class BrushPanel(QWidget):
             self.controls[param.name] = control
 
     def _on_type(self, brush_name: str) -> None:
+        self.preset_name = None
         self._build(brush_name)
         self.curves = {}
         self.changed.emit()
@@ -169,6 +172,7 @@ class BrushPanel(QWidget):
         preset = self.presets.get(name)
         if preset is None:
             return
+        self.preset_name = name
         self.type_box.blockSignals(True)
         self.type_box.setCurrentText(preset.brush)
         self.type_box.blockSignals(False)
@@ -188,6 +192,10 @@ class BrushPanel(QWidget):
         return (self.type_box.currentText(),
                 {name: c.value() for name, c in self.controls.items()}, self.curves)
 
+    def label(self) -> str:
+        """What a stroke with these settings is called: its preset, else its brush type."""
+        return self.preset_name or self.type_box.currentText()
+
     def set_param(self, name: str, value) -> None:
         self.controls[name].set_value(value)
         self.changed.emit()
@@ -195,6 +203,7 @@ class BrushPanel(QWidget):
 
 class ViewPanel(QWidget):
     styleChanged = Signal()
+    gridChanged = Signal()
     logChanged = Signal(bool)
     viewChannelChanged = Signal(object)  # None = all
     paintChannelChanged = Signal(object)
@@ -210,11 +219,25 @@ class ViewPanel(QWidget):
         self.log = QCheckBox("logarithmic frequency")
         self.view_channel = QComboBox()
         self.paint_channel = QComboBox()
+        self.show_grid = QCheckBox("pitch grid")
+        self.snap = QCheckBox("snap brush to the grid (Ctrl toggles)")
+        self.a4 = _spin(A4_RANGE[0], A4_RANGE[1], 440.0, " Hz")
+        self.scale = QComboBox()
+        self.scale.addItems(list(SCALES))
+        self.key = QComboBox()
+        self.key.addItems(list(NOTE_NAMES))
         for label, widget in (("Colormap", self.colormap), ("Floor", self.floor),
                               ("Ceiling", self.ceiling), ("Gamma", self.gamma),
                               ("", self.log), ("View channel", self.view_channel),
-                              ("Paint channel", self.paint_channel)):
+                              ("Paint channel", self.paint_channel), ("", self.show_grid),
+                              ("", self.snap), ("A4", self.a4), ("Scale", self.scale),
+                              ("Key", self.key)):
             form.addRow(label, widget)
+        for w in (self.show_grid, self.snap):
+            w.toggled.connect(self.gridChanged)
+        self.a4.valueChanged.connect(self.gridChanged)
+        for w in (self.scale, self.key):
+            w.currentTextChanged.connect(self.gridChanged)
         for w in (self.floor, self.ceiling, self.gamma):
             w.valueChanged.connect(self.styleChanged)
         self.colormap.currentTextChanged.connect(self.styleChanged)
@@ -231,6 +254,9 @@ class ViewPanel(QWidget):
             box.clear()
             box.addItems(["All"] + names if count > 1 else ["All"])
             box.blockSignals(False)
+
+    def grid(self) -> PitchGrid:
+        return PitchGrid(self.a4.value(), self.scale.currentText(), self.key.currentText())
 
     def channel(self, box: QComboBox) -> int | None:
         return None if box.currentIndex() <= 0 else box.currentIndex() - 1

@@ -93,8 +93,16 @@ class Player:
         self.source, self.rate = source, sample_rate
         self.start_frame, self.stop_frame, self.loop = start, max(stop, start + 1), loop
         self._next = start
+        self._base = 0  # frames the output had played when start_frame was heard first
         self.playing = True
         self.output.start(sample_rate, channels, self._pull)
+
+    def retarget(self, start: int, stop: int) -> None:
+        """Play ``start:stop`` next, without restarting the output (scrubbing)."""
+        with self._lock:
+            self.start_frame, self.stop_frame = start, max(stop, start + 1)
+            self._next = start
+            self._base = self.output.frames_played()
 
     def _pull(self, frames: int) -> np.ndarray:
         with self._lock:
@@ -119,7 +127,7 @@ class Player:
         if not self.playing:
             return None
         length = self.stop_frame - self.start_frame
-        played = self.output.frames_played()
+        played = self.output.frames_played() - self._base
         if not self.loop and played >= length:
             self.stop()
             return None

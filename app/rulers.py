@@ -2,13 +2,14 @@
 
 import math
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QWidget
 
 from app.view import ViewState
+from engine.pitch import NOTE_NAMES
 
-BACKGROUND, INK = QColor(40, 40, 46), QColor(210, 210, 215)
+BACKGROUND, INK, NOTE_INK = QColor(40, 40, 46), QColor(210, 210, 215), QColor(255, 215, 90)
 
 
 def nice_step(span: float, count: int) -> float:
@@ -19,10 +20,34 @@ def nice_step(span: float, count: int) -> float:
 
 
 class TimeRuler(QWidget):
+    """The time axis; dragging in it scrubs (``scrubbed`` with the seconds under the
+    pointer, ``scrubEnded`` on release)."""
+
+    scrubbed = Signal(float)
+    scrubEnded = Signal()
+
     def __init__(self, view: ViewState, parent=None):
         super().__init__(parent)
         self.view = view
         self.setFixedHeight(22)
+        self.setCursor(Qt.CursorShape.IBeamCursor)
+        self.setToolTip("Drag to scrub: hear what is under the pointer")
+
+    def _seconds(self, event) -> float:
+        v = self.view
+        return v.t_of(event.position().x() * v.width / max(self.width(), 1))
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.scrubbed.emit(self._seconds(event))
+
+    def mouseMoveEvent(self, event) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self.scrubbed.emit(self._seconds(event))
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.scrubEnded.emit()
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
@@ -42,9 +67,12 @@ class TimeRuler(QWidget):
 
 
 class FrequencyRuler(QWidget):
+    """The frequency axis in Hz; with a pitch ``grid``, the key's notes named too."""
+
     def __init__(self, view: ViewState, parent=None):
         super().__init__(parent)
         self.view = view
+        self.grid = None
         self.setFixedWidth(62)
 
     def _ticks(self) -> list[float]:
@@ -68,4 +96,19 @@ class FrequencyRuler(QWidget):
             text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
             p.drawText(QRectF(0, y - 8, self.width() - 8, 16),
                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+        if self.grid is not None:
+            self._note_names(p)
         p.end()
+
+    def _note_names(self, p: QPainter) -> None:
+        v, key = self.view, self.grid.key
+        p.setPen(NOTE_INK)
+        last = None
+        for hz, midi in self.grid.notes(max(v.f_lo, 20.0) if v.log_freq else v.f_lo, v.f_hi):
+            if NOTE_NAMES[midi % 12] != key:
+                continue
+            y = v.y_of(hz) * self.height() / v.height
+            if last is None or abs(last - y) >= 14:
+                p.drawText(QRectF(2, y - 8, 30, 16), Qt.AlignmentFlag.AlignVCenter,
+                           f"{key}{midi // 12 - 1}")
+                last = y

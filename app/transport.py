@@ -1,7 +1,38 @@
-"""Playback controls of the main window: play/pause, from the cursor, the
-selection (looped, or only its frequency band), and the moving playhead."""
+"""Playback controls of the main window: play/pause (Space from anywhere), from
+the cursor, the selection (looped, or only its frequency band), scrubbing in
+the time ruler, and the moving playhead."""
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
 
 from engine.resynth import band_audio
+
+SCRUB_SECONDS = 0.12  # heard from the pointer on each scrub move
+
+
+class SpaceToPlay(QObject):
+    """Space plays or pauses wherever the focus is in the window (a focused check
+    box or button would otherwise take it), except in a text field and on the
+    canvas, which tells a tap from Space+drag (pan) itself."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or \
+                event.key() != Qt.Key.Key_Space or \
+                event.modifiers() != Qt.KeyboardModifier.NoModifier:
+            return False
+        if not isinstance(obj, QWidget) or obj.window() is not self.window or \
+                obj is self.window.canvas:
+            return False
+        if isinstance(obj, (QLineEdit, QTextEdit, QPlainTextEdit)) and \
+                not isinstance(obj.parent(), QAbstractSpinBox):
+            return False  # typing a space
+        if event.type() == QEvent.Type.KeyPress and not event.isAutoRepeat():
+            self.window.toggle_play()
+        return True
 
 
 class Transport:
@@ -38,6 +69,26 @@ class Transport:
             band = band_audio(doc, int(doc.bin_of(f0)), int(doc.bin_of(f1)) + 1, start, stop)
             source = lambda a, b: band[:, a - start:b - start]  # noqa: E731
         self._play(source, start, stop, loop=self.loop_action.isChecked())
+
+    def scrub(self, seconds: float) -> None:
+        """The pointer dragged in the time ruler: hear a moment from ``seconds``."""
+        if self.session is None:
+            return
+        doc = self.doc
+        start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
+        stop = min(doc.length, start + int(SCRUB_SECONDS * doc.sample_rate))
+        if self.player.playing and getattr(self, "_scrubbing", False):
+            self.player.retarget(start, stop)
+        else:
+            self._play(self.session.synth.cached, start, stop, loop=False)
+            self._scrubbing = True
+        self.canvas.playhead = start / doc.sample_rate
+        self.canvas.update()
+
+    def end_scrub(self) -> None:
+        if getattr(self, "_scrubbing", False):
+            self._scrubbing = False
+            self.stop()
 
     def _play(self, source, start: int, stop: int, loop: bool) -> None:
         doc = self.doc

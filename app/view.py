@@ -5,7 +5,6 @@ import math
 from dataclasses import dataclass
 
 LOG_FLOOR_HZ = 20.0  # lowest frequency a log axis shows
-NOTE_NAMES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
 
 
 @dataclass
@@ -114,16 +113,6 @@ class ViewState:
                 self.f_lo, self.f_hi = 0.0, span
             if self.f_hi > self.nyquist:
                 self.f_lo, self.f_hi = self.nyquist - span, self.nyquist
-
-
-def note_name(hz: float) -> str:
-    """Nearest equal-tempered note (A4 = 440 Hz) and the offset in cents."""
-    if hz <= 0:
-        return "-"
-    semis = 12 * math.log2(hz / 440.0) + 69
-    nearest = round(semis)
-    cents = round((semis - nearest) * 100)
-    return f"{NOTE_NAMES[nearest % 12]}{nearest // 12 - 1} {cents:+d}c"
 
 
 def format_time(seconds: float) -> str:

@@ -3,7 +3,7 @@
 import math
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QScrollBar, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollBar, QWidget
 
 from app.canvas import SpectrogramCanvas
 from app.rulers import FrequencyRuler, TimeRuler
@@ -28,7 +28,21 @@ class CanvasArea(QWidget):
         grid.addWidget(self.canvas, 1, 1)
         grid.addWidget(self.vscroll, 1, 2)
         grid.addWidget(self.hscroll, 2, 1)
+        self.empty = QLabel("No document open.\n\nFile > Open audio… (Ctrl+O), or drop a "
+                            "sound file here.", self.canvas)
+        self.empty.setObjectName("empty-state")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setStyleSheet("color: #c8c8d0; font-size: 15px;")
         self.canvas.viewChanged.connect(self.view_changed)
+
+    def show_empty(self, empty: bool) -> None:
+        """The empty state: what to do, over a blank canvas."""
+        self.empty.setVisible(empty)
+        self.empty.resize(self.canvas.size())
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.empty.resize(self.canvas.size())
 
     def view_changed(self) -> None:
         self._sync_scrollbars()

@@ -6,7 +6,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QUndoView
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFrame,
+    QLabel,
+    QMainWindow,
+    QScrollArea,
+    QUndoView,
+)
 
 from app.autosave import Autosaver
 from app.editing import PaintSession
@@ -14,17 +22,18 @@ from app.fileactions import FileActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
-from app.transport import Transport
-from app.view import format_time, note_name
+from app.transport import SpaceToPlay, Transport
+from app.view import format_time
 from app.viewdock import AnalysisView
 from app.viewport import CanvasArea
+from app.windowstate import SAME_AS_SOURCE, WindowState
 from app.workers import Worker
 from engine.document import Document
 from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 
-class MainWindow(FileActions, Transport, QMainWindow):
+class MainWindow(FileActions, Transport, WindowState, QMainWindow):
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
@@ -39,7 +48,10 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self._build()
         self.setAcceptDrops(True)
         self.resize(1280, 800)
+        self.restore_state()
+        QApplication.instance().installEventFilter(SpaceToPlay(self))
         self._update_title()
+        self._enable_document_actions()
         self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
         self.autosaver = Autosaver(self, autosave_folder)
 
@@ -55,6 +67,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
+        self.docks = []
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
@@ -65,8 +78,11 @@ class MainWindow(FileActions, Transport, QMainWindow):
             dock.setObjectName(title)
             if area != Qt.BottomDockWidgetArea:
                 widget.setFixedWidth(330 if area == Qt.RightDockWidgetArea else 200)  # no jumps
+            if area == Qt.RightDockWidgetArea:  # a panel scrolls; the window never grows
+                widget = _scrolling(widget)
             dock.setWidget(widget)
             self.addDockWidget(area, dock)
+            self.docks.append(dock)
         self.readout = QLabel()
         self.readout.setMinimumWidth(440)
         self.readout_timer = QTimer(self, singleShot=True, interval=50,
@@ -76,10 +92,13 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._cursor_moved)
         self.canvas.playToggled.connect(self.toggle_play)
+        self.area.time_ruler.scrubbed.connect(self.scrub)
+        self.area.time_ruler.scrubEnded.connect(self.end_scrub)
         self.brush_panel.changed.connect(self._brush_changed)
         self.brush_panel.saveRequested.connect(self.save_preset_dialog)
         self.view_panel.styleChanged.connect(self._style_changed)
         self.view_panel.logChanged.connect(self._log_changed)
+        self.view_panel.gridChanged.connect(self._grid_changed)
         self.view_panel.viewChannelChanged.connect(self.canvas.set_view_channel)
         self.analysis_panel.applyRequested.connect(self.reanalyze)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
@@ -104,20 +123,24 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.recent_menu = f.addMenu("Open &recent")
         self._action(f, "Open &project…", self.open_project_dialog)
         f.addSeparator()
-        self._action(f, "&Save project", self.save_project, QKeySequence.StandardKey.Save)
-        self._action(f, "Save project &as…", self.save_project_dialog)
-        self._action(f, "&Export audio…", self.export_dialog, "Ctrl+E")
+        self.document_actions = [  # nothing to save or export without a document
+            self._action(f, "&Save project", self.save_project, QKeySequence.StandardKey.Save),
+            self._action(f, "Save project &as…", self.save_project_dialog),
+            self._action(f, "&Export audio…", self.export_dialog, "Ctrl+E")]
         depth_menu = f.addMenu("Export &bit depth")
         self.depth_actions = {}
-        for label, depth in (("Format default (WAV float, FLAC/AIFF 24)", None),
+        for label, depth in (("Same as source", SAME_AS_SOURCE),
+                             ("Format default (WAV float, FLAC/AIFF 24)", None),
                              ("16-bit", "16"), ("24-bit", "24"), ("32-bit float", "float")):
             action = depth_menu.addAction(label)
             action.setCheckable(True)
-            action.setChecked(depth is None)
             action.triggered.connect(lambda _=False, d=depth: self._set_depth(d))
             self.depth_actions[depth] = action
-        self.export_depth = None
-        self._action(f, "Export spectrogram &PNG…", self.export_png_dialog)
+        saved = self.settings.value("exportDepth", SAME_AS_SOURCE, str)
+        self._set_depth(None if saved == "default" else
+                        saved if saved in self.depth_actions else SAME_AS_SOURCE)
+        self.document_actions.append(
+            self._action(f, "Export spectrogram &PNG…", self.export_png_dialog))
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         e = bar.addMenu("&Edit")
@@ -137,6 +160,9 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self._action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+=")
         self._action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-")
         self._action(v, "&Fit to window", self.canvas.fit, "Ctrl+0")
+        v.addSeparator()
+        for dock in self.docks:  # every panel, shown or hidden
+            v.addAction(dock.toggleViewAction())
         p = bar.addMenu("&Play")
         self._action(p, "Play / pause (Space)", self.toggle_play)
         self._action(p, "Play from &cursor", self.play_from_cursor, "Shift+Space")
@@ -166,6 +192,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.area.view_changed()
         self.undo_stack.setClean()
         self._update_title()
+        self._enable_document_actions()
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
                                      f"{format_time(doc.length / doc.sample_rate)}; "
                                      f"audio: {self.player.output.name}", 8000)
@@ -183,6 +210,11 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.area.view_changed()
         self.analysis_view.schedule()
 
+    def _enable_document_actions(self) -> None:
+        for action in self.document_actions:
+            action.setEnabled(self.session is not None)
+        self.area.show_empty(self.session is None)
+
     @property
     def modified(self) -> bool:
         return self.session is not None and not self.undo_stack.isClean()
@@ -198,7 +230,8 @@ class MainWindow(FileActions, Transport, QMainWindow):
             return
         channel = self.view_panel.channel(self.view_panel.paint_channel)
         try:
-            self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel)
+            self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
+                             self.brush_panel.label())
         except Exception as e:  # a brush must never take the app down; the stroke is undone
             self.statusBar().showMessage(f"The stroke was undone: the "
                                          f"{self.brush_panel.current()[0]} brush failed ({e})",
@@ -224,6 +257,12 @@ class MainWindow(FileActions, Transport, QMainWindow):
         self.canvas.set_style(floor_db=p.floor.value(), ceiling_db=p.ceiling.value(),
                               gamma=p.gamma.value(), colormap=p.colormap.currentText())
 
+    def _grid_changed(self) -> None:
+        p = self.view_panel
+        self.canvas.set_grid(p.grid(), p.show_grid.isChecked(), p.snap.isChecked())
+        self.area.freq_ruler.grid = self.canvas.grid if p.show_grid.isChecked() else None
+        self.area.freq_ruler.update()
+
     def _log_changed(self, on: bool) -> None:
         self.canvas.view.set_log(on)
         self.area.view_changed()
@@ -247,7 +286,8 @@ class MainWindow(FileActions, Transport, QMainWindow):
             mags, _ = doc.read(Rect(b, b + 1, frame, frame + 1), channel)
             value = float(mags.max()) / doc.full_scale
             level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
-        self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note_name(hz)}   {level}")
+        note = self.canvas.grid.name(hz)
+        self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
 
     def set_tool(self, tool: str) -> None:
         self.canvas.tool = tool
@@ -297,6 +337,7 @@ class MainWindow(FileActions, Transport, QMainWindow):
         # can still ask it anything: nothing it says matters from here
         self.undo_stack.blockSignals(True)
         self.autosaver.remove()  # a normal quit: the user was asked about the edits
+        self.save_state()
         event.accept()
 
     def dragEnterEvent(self, event) -> None:
@@ -307,3 +348,15 @@ class MainWindow(FileActions, Transport, QMainWindow):
         urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
             self.maybe_discard(lambda: self.open_path(Path(urls[0])))
+
+
+def _scrolling(panel) -> QScrollArea:
+    """``panel`` in a scroll area: however many controls a brush has, the dock's
+    minimum height stays small, so choosing a preset cannot resize the window."""
+    area = QScrollArea()
+    area.setWidget(panel)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setFixedWidth(panel.width() + area.verticalScrollBar().sizeHint().width())
+    return area

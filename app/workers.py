@@ -22,6 +22,7 @@ class Worker(QThread):
         super().__init__(parent)
         self.label, self.work = label, work
         self.cancel_flag = threading.Event()
+        self.error: Exception | None = None  # what failed, for a caller that offers a way out
 
     def cancel(self) -> None:
         self.cancel_flag.set()
@@ -32,6 +33,7 @@ class Worker(QThread):
         except Cancelled:
             self.cancelled.emit()
         except SpectroPaintError as e:
+            self.error = e
             self.failed.emit(str(e))
         except MemoryError:
             self.failed.emit(f"{self.label}: not enough memory; close other programs or open "

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from engine.errors import AudioError
+from engine.errors import AudioError, TruncatedAudio
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.stats import timed
 
@@ -144,8 +144,8 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
             msg = (f"the header declares {declared[0]} frames but the file holds only "
                    f"{declared[1]}: it was cut short or its header is wrong")
             if not allow_truncated:
-                raise AudioError(f"{path}: {msg}; use --allow-truncated to open the "
-                                 f"{declared[1]} frames that are there")
+                raise TruncatedAudio(f"{path}: {msg}",
+                                     f"open the {declared[1]} frames that are there")
             notes.append(f"{msg}; opened the {declared[1]} frames present")
 
     limit = available_memory() if memory_limit is None else memory_limit
@@ -170,17 +170,16 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
     except sf.LibsndfileError as e:
         reason = str(e).split(":", 1)[-1].strip()
         if not allow_truncated:
-            raise AudioError(f"{path}: the audio data is damaged after frame {done} of "
-                             f"{frames} ({reason}); use --allow-truncated to open the part "
-                             "before it") from e
+            raise TruncatedAudio(f"{path}: the audio data is damaged after frame {done} of "
+                                 f"{frames} ({reason})", "open the part before it") from e
         done = _salvage(path, samples, done)
         notes.append(f"decoding stopped at frame {done} of {frames} ({reason}); "
                      "opened the part before it")
     if done < frames:
         if not allow_truncated:
-            raise AudioError(f"{path}: the header declares {frames} frames but only {done} "
-                             "could be read: the file was cut short; use --allow-truncated "
-                             "to open what is there")
+            raise TruncatedAudio(f"{path}: the header declares {frames} frames but only "
+                                 f"{done} could be read: the file was cut short",
+                                 "open what is there")
         samples = samples[:, :done].copy()
     if samples.shape[1] == 0:
         raise AudioError(f"{path}: no audio frame could be decoded; the file is damaged")

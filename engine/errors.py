@@ -11,6 +11,16 @@ class AudioError(SpectroPaintError):
     """An audio file cannot be read or written."""
 
 
+class TruncatedAudio(AudioError):
+    """A file cut short or damaged part way: its readable part can still be opened
+    (``allow_truncated``). ``problem`` says what is wrong, without the CLI's flag,
+    for a front end that offers its own way to open that part."""
+
+    def __init__(self, problem: str, remedy: str):
+        super().__init__(f"{problem}; use --allow-truncated to {remedy}")
+        self.problem = problem
+
+
 class ParameterError(SpectroPaintError, ValueError):
     """An analysis, render or export setting is out of range."""
 

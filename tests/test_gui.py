@@ -171,10 +171,11 @@ def test_bad_files_show_an_error_and_the_app_keeps_working(qtbot, window, tmp_pa
     bad.write_bytes(content)
     doc = window.doc
     window.open_path(bad)
-    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None, timeout=10000)
-    box = window.findChild(QMessageBox, "error")
+    name = "truncated" if "declares" in words else "error"  # that one offers a way out
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, name) is not None, timeout=10000)
+    box = window.findChild(QMessageBox, name)
     assert words in box.text() and "bad.wav" in box.text() and "Traceback" not in box.text()
-    box.accept()
+    box.reject()
     assert window.doc is doc
     paint_whistle(qtbot, window)  # still paints
     assert window.undo_stack.count() == 1
@@ -196,6 +197,7 @@ def answer_file_dialog(qtbot, window, path):
 def test_export_through_the_menu_writes_the_engines_resynthesis(qtbot, window, tmp_path):
     paint_whistle(qtbot, window)
     out = tmp_path / "edited.wav"
+    window.depth_actions["float"].trigger()  # bit for bit (the default is the source's 16)
     action = next(a for a in window.menuBar().actions()[0].menu().actions()
                   if a.text().startswith("&Export audio"))
     action.trigger()

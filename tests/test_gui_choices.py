@@ -1,0 +1,159 @@
+"""The window keeps the user's choices: Space from anywhere, scrubbing, export
+defaults, remembered folders, panels and geometry, preset names in the history,
+and what happens when a file cannot be opened as it is."""
+
+import numpy as np
+import soundfile as sf
+from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from app.cli import DEMO
+from app.playback import BLOCK
+from app.window import MainWindow
+from tests.test_gui import drag, paint_whistle
+
+
+def test_space_plays_and_pauses_while_a_check_box_has_the_focus(qtbot, window):
+    box = window.view_panel.log
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    qtbot.keyClick(box, Qt.Key.Key_Space)
+    assert window.player.playing and not box.isChecked()  # played; the box kept its state
+    qtbot.keyClick(box, Qt.Key.Key_Space)
+    assert not window.player.playing and not box.isChecked()
+
+
+def test_dragging_in_the_time_ruler_plays_what_is_under_the_pointer(qtbot, window):
+    ruler, doc = window.area.time_ruler, window.doc
+    rate, view = doc.sample_rate, window.canvas.view
+    heard = []
+    start, end = QPoint(100, 10), QPoint(500, 10)
+    qtbot.mousePress(ruler, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 9):
+        pos = start + (end - start) * i / 8
+        qtbot.mouseMove(ruler, pos)
+        seconds = view.t_of(pos.x() * view.width / ruler.width())
+        assert window.player.playing
+        assert abs(window.player.start_frame - seconds * rate) <= rate * \
+            (view.t1 - view.t0) / view.width + 1  # within a pixel of the pointer
+        heard.append((window.player.start_frame, window.player._pull(BLOCK).T))
+    qtbot.mouseRelease(ruler, Qt.MouseButton.LeftButton, pos=end)
+    assert not window.player.playing
+    waveform = window.session.synth.waveform()
+    for frame, block in heard:  # each move heard the edited audio from its own place
+        np.testing.assert_array_equal(block, waveform[:, frame:frame + BLOCK])
+    assert heard[-1][0] > heard[0][0] + rate  # it followed the pointer
+
+
+def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbot, window,
+                                                                             tmp_path):
+    assert window.depth_actions["source"].isChecked()
+    window.export_dialog()
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    dialog = window.findChild(QFileDialog, "file-dialog")
+    assert dialog.selectedFiles()[0].endswith("demo-edited.flac")
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    out = folder / "demo-edited.flac"
+    dialog.selectFile(str(out))
+    dialog.accept()
+    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=20000)
+    assert sf.info(out).subtype == sf.info(DEMO).subtype == "PCM_16"
+    window.export_dialog()  # the next dialog opens where the last one wrote
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    assert window.findChild(QFileDialog, "file-dialog").directory().absolutePath() == \
+        str(folder)
+
+
+def test_choosing_presets_never_resizes_the_window(qtbot, window):
+    size = window.size()
+    for name in list(window.brush_panel.presets):
+        window.brush_panel.preset_box.setCurrentText(name)
+        qtbot.wait(5)
+        assert window.size() == size, name
+
+
+def test_the_view_menu_toggles_every_panel_and_the_layout_persists(qtbot, window, tmp_path):
+    view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    titles = {a.text() for a in view_menu.actions()}
+    assert {"Brushes", "View", "Analysis", "History", "nnAudio view"} <= titles
+    history = next(d for d in window.docks if d.windowTitle() == "History")
+    next(a for a in view_menu.actions() if a.text() == "History").trigger()
+    assert not history.isVisible()
+    window.resize(1100, 700)
+    qtbot.wait(20)
+    window.undo_stack.setClean()
+    window.close()
+    again = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.size().width() == 1100 and again.size().height() == 700
+    assert not next(d for d in again.docks if d.windowTitle() == "History").isVisible()
+    assert again.depth_actions["source"].isChecked()
+    again.close()
+
+
+def test_the_history_names_the_preset(qtbot, window):
+    paint_whistle(qtbot, window, "hard-eraser")
+    assert window.undo_stack.text(0) == "hard-eraser stroke"
+    window.brush_panel.type_box.setCurrentText("blur")  # no preset any more: the type
+    drag(qtbot, window.canvas, QPoint(50, 50), QPoint(90, 50))
+    assert window.undo_stack.text(1) == "blur stroke"
+
+
+def _cut_short(tmp_path, seconds=2.0, keep=0.5):
+    path = tmp_path / "cut.wav"
+    rate = 16000
+    t = np.arange(int(seconds * rate)) / rate
+    sf.write(path, 0.3 * np.sin(2 * np.pi * 440 * t), rate, subtype="PCM_16")
+    data = path.read_bytes()
+    path.write_bytes(data[:44 + int(keep * rate) * 2])  # the header still claims 2 s
+    return path, int(keep * rate)
+
+
+def test_a_truncated_file_offers_its_readable_part_and_keeps_the_open_document(qtbot, window,
+                                                                               tmp_path):
+    path, readable = _cut_short(tmp_path)
+    before = window.doc
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "truncated") is not None,
+                    timeout=20000)
+    box = window.findChild(QMessageBox, "truncated")
+    assert "cut.wav" in box.text() and "--allow-truncated" not in box.text()
+    assert window.doc is before  # nothing lost while the user decides
+    button = next(b for b in box.buttons() if b.text() == "Open the readable part")
+    button.click()
+    qtbot.waitUntil(lambda: window.doc is not before, timeout=20000)
+    assert window.doc.length == readable and window.audio_path == path
+
+
+def test_repaired_samples_show_the_note_the_cli_prints(qtbot, window, tmp_path):
+    samples = np.zeros(8000, np.float32)
+    samples[100:110] = np.nan
+    path = tmp_path / "nan.wav"
+    sf.write(path, samples, 8000, subtype="FLOAT")
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.audio_path == path, timeout=20000)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None)
+    text = window.findChild(QMessageBox, "error").text()
+    assert "nan.wav" in text and "10 samples were NaN or infinite" in text
+
+
+def test_without_a_document_the_window_says_what_to_do_and_cannot_export(qtbot, tmp_path):
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.area.empty.isVisible()
+    assert not any(a.isEnabled() for a in w.document_actions)
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF....not audio")
+    w.open_path(bad)
+    qtbot.waitUntil(lambda: w.findChild(QMessageBox, "error") is not None, timeout=20000)
+    assert w.session is None and w.area.empty.isVisible()  # still the clear empty state
+    w.open_path(DEMO)
+    qtbot.waitUntil(lambda: w.session is not None, timeout=20000)
+    assert not w.area.empty.isVisible() and all(a.isEnabled() for a in w.document_actions)
+    w.close()
