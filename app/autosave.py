@@ -87,7 +87,8 @@ class Autosaver:
             self.error = None
         if w.session is None or not w.modified:
             return
-        if not self.idle.is_set():  # one at a time: try again when idle
+        if not self.idle.is_set() or w.session.stroke is not None:
+            # one at a time, and never half a stroke: try again later
             self.timer.start()
             return
         snap, view, self.changes = snapshot(w.doc, w.tracker), w._view_state(), 0

@@ -2,7 +2,11 @@
 wrapped in Qt's QUndoStack so the Edit menu and the history view show them."""
 
 import random
+import time
+from collections import deque
+from dataclasses import dataclass
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.canvas import PRESS, RELEASE
@@ -12,6 +16,9 @@ from brushes.registry import get_brush
 from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.resynth import Resynthesizer
+
+FRAME_BUDGET = 0.03  # seconds of painting and splicing per turn of the event loop
+SLICE_DABS = 32  # dabs painted between looks at the clock
 
 
 class StrokeCommand(QUndoCommand):
@@ -57,7 +64,12 @@ class AnalysisCommand(QUndoCommand):
 
 
 class PaintSession:
-    """The document being edited, its history, live resynthesis and undo stack."""
+    """The document being edited, its history, live resynthesis and undo stack.
+
+    Pen events are queued and painted within a time budget per turn of the event
+    loop (FRAME_BUDGET), the rest on the next turns: a stroke across minutes of
+    audio never freezes the window, and it is one undo step either way. Audio
+    catches up the same way, behind the painting."""
 
     def __init__(self, doc: Document, undo_stack: QUndoStack,
                  synth: Resynthesizer | None = None):
@@ -75,24 +87,45 @@ class PaintSession:
         # while this says so (playback running), every pen event is spliced into the audio
         # at once; otherwise the stroke's end does it (a constant-Q slice costs ~5 ms)
         self.live = lambda: True
+        self.budget: float | None = FRAME_BUDGET  # None: paint every event at once
+        self.failed = _raise  # called with (brush name, error) when a stroke fails
+        self.painted = lambda: None  # called after each turn that painted
+        self._queue: deque[_PenEvent] = deque()
+        self._scheduled = self._closed = False
 
-    def refresh_audio(self) -> None:
-        """Splice the edits into the output waveform, unless a worker is reading it;
-        then they wait (queued) until :meth:`done_reading`."""
-        if self.readers == 0:
-            self.synth.update()
+    @property
+    def idle(self) -> bool:
+        """Nothing queued to paint and the audio up to date."""
+        return not self._queue and (self.readers > 0 or
+                                    (self.synth.ready and not self.synth.behind))
+
+    def refresh_audio(self, deadline: float | None = None) -> None:
+        """Splice the edits into the output waveform (up to ``deadline``, the rest on
+        later turns), unless a worker is reading it; then they wait (queued) until
+        :meth:`done_reading`."""
+        if self.readers == 0 and self.synth.ready:  # else: the worker making it splices
+            self.synth.update(deadline)
+            if self.synth.behind:
+                self._schedule()
+
+    def catch_up(self) -> None:
+        """Splice the edits within this turn's budget; the rest on later turns."""
+        self.refresh_audio(self._deadline())
 
     def start_reading(self):
         """The waveform for a worker to read in place (no copy on the GUI thread)."""
+        self.finish()
         self.refresh_audio()
         self.readers += 1
         return self.synth.cached(0, self.doc.length, copy=False)
 
     def done_reading(self) -> None:
         self.readers -= 1
-        self.refresh_audio()
+        self.catch_up()
 
     def close(self) -> None:
+        self._closed = True
+        self._queue.clear()
         self.synth.close()
 
     def pen(self, seconds: float, hz: float, pressure: float, phase: int, settings,
@@ -100,31 +133,92 @@ class PaintSession:
         """A pen event from the canvas; ``settings`` = (brush, params, curves); ``label``
         names the stroke in the history (the preset: "hard-eraser stroke")."""
         point = StrokePoint(max(seconds, 0.0), max(hz, 0.0), pressure)
-        if phase == PRESS:
-            name, params, curves = settings
+        self._queue.append(_PenEvent(point, phase, settings, channel, label))
+        self.work()
+
+    def finish(self) -> None:
+        """Paint everything queued now (before an undo, an export, a save)."""
+        budget, self.budget = self.budget, None
+        try:
+            self.work()
+        finally:
+            self.budget = budget
+
+    def work(self) -> None:
+        """Paint queued pen events until the turn's budget is spent; schedule the rest."""
+        self._scheduled = False
+        if self._closed:
+            return
+        deadline = self._deadline()
+        ended = False
+        try:
+            while self._queue and not (deadline and time.perf_counter() > deadline):
+                ended |= self._step(self._queue[0])
+        except Exception as e:  # a stroke is all or nothing: it was rolled back (Stroke)
+            name = self._queue[0].settings[0]
+            self._drop_stroke()
+            self.refresh_audio(deadline)
+            self.failed(name, e)
+            return
+        if self.live() or ended:
+            self.refresh_audio(deadline)  # edits are heard at once (only the touched samples)
+        if self._queue:
+            self._schedule()
+        self.painted()
+
+    def _step(self, event: "_PenEvent") -> bool:
+        """Paint one slice of ``event``; True when it ended a stroke."""
+        if event.phase == PRESS and self.stroke is None:
+            name, params, curves = event.settings
             brush = get_brush(name)
-            values, _ = brush.resolve({**params, "channel": -1 if channel is None else channel},
-                                      "brush")
+            values, _ = brush.resolve({**params, "channel": -1 if event.channel is None
+                                       else event.channel}, "brush")
             self.stroke = Stroke(self.doc, brush, values, curves, None,
                                  seed=self._seed.randrange(2**31))
-        if self.stroke is None:
-            return
-        try:  # a stroke is all or nothing: on an error it is rolled back (Stroke)
-            self.stroke.add([point])
-            step = self.stroke.end() if phase == RELEASE else None
-        except BaseException:
-            self.stroke = None
-            self.refresh_audio()
-            raise
-        if self.live() or phase == RELEASE:
-            self.refresh_audio()  # edits are heard at once (only the touched samples)
-        if step is not None:
-            self.stroke = None
-            if label:
-                step.label = f"{label} stroke"
-            if step.patches:
-                self.undo_stack.push(StrokeCommand(self.doc, step))
-                self._keep_within_limit()
+        if self.stroke is None:  # a move or release of a stroke that failed
+            self._queue.popleft()
+            return False
+        if event.dabs is None:
+            event.dabs = self.stroke.dabs_to([event.point])
+        slice_, event.dabs = event.dabs[:SLICE_DABS], event.dabs[SLICE_DABS:]
+        if slice_:
+            self.stroke.paint_dabs(slice_)
+        if event.dabs:
+            return False
+        self._queue.popleft()
+        if event.phase != RELEASE:
+            return False
+        step = self.stroke.end()
+        self.stroke = None
+        if event.label:
+            step.label = f"{event.label} stroke"
+        if step.patches:
+            self.undo_stack.push(StrokeCommand(self.doc, step))
+            self._keep_within_limit()
+        return True
+
+    def _drop_stroke(self) -> None:
+        """After a failure: forget the failed stroke's queued events."""
+        self.stroke = None
+        self._queue.popleft()  # the event that failed
+        while self._queue and self._queue[0].phase != PRESS:
+            self._queue.popleft()
+
+    def _deadline(self) -> float | None:
+        return None if self.budget is None else time.perf_counter() + self.budget
+
+    def _schedule(self) -> None:
+        if not self._scheduled and not self._closed:
+            self._scheduled = True
+            QTimer.singleShot(0, self._continue)
+
+    def _continue(self) -> None:
+        if self._queue:
+            self.work()
+        else:
+            self._scheduled = False
+            self.catch_up()
+            self.painted()
 
     def _keep_within_limit(self) -> None:
         """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
@@ -140,3 +234,16 @@ class PaintSession:
             if 0 <= stack.cleanIndex() <= i:  # the saved state lies before it: out of reach
                 stack.resetClean()
 
+
+@dataclass
+class _PenEvent:
+    point: StrokePoint
+    phase: int
+    settings: tuple
+    channel: int | None
+    label: str | None
+    dabs: list | None = None  # planned at its turn; the ones not painted yet
+
+
+def _raise(name: str, error: Exception) -> None:
+    raise error

@@ -1,11 +1,12 @@
 """File work of the main window: open, save, export, re-analysis, recent
-files, presets. Each long job runs in a Worker with a cancellable progress
-dialog; every dialog opens non-blocking, so the GUI thread keeps painting."""
+files, presets. Each long job runs in a Worker, its progress and Cancel button in the
+status bar (not modal: painting, playing and zooming go on; only what would
+conflict waits); every dialog opens non-blocking."""
 
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
@@ -44,26 +45,32 @@ class FileActions:
             return True
         return False
 
-    def run_worker(self, label: str, work, on_done, on_failed=None) -> Worker | None:
-        """Run ``work`` in a thread with a cancellable progress dialog (None if busy)."""
+    def editing_blocked(self, what: str) -> bool:
+        """True (and the status bar says why) while a job replaces or re-reads the
+        document, so that ``what`` (painting, undo) would be lost."""
+        worker = self.worker
+        if worker is not None and worker.isRunning() and worker.blocks_editing:
+            self.statusBar().showMessage(f"{what} waits: '{worker.label}' is running "
+                                         "(Cancel it in the status bar)", 5000)
+            return True
+        return False
+
+    def run_worker(self, label: str, work, on_done, on_failed=None,
+                   blocks_editing: bool = False, on_partial=None) -> Worker | None:
+        """Run ``work`` in a thread, its progress and a Cancel button in the status bar
+        (None if another job runs). ``blocks_editing``: see :class:`Worker`;
+        ``on_partial``: ``work`` also takes ``partial(result)`` and this receives it."""
         if self.busy(label):
             return None
-        dialog = QProgressDialog(label, "Cancel", 0, 1000, self)
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(300)
-        worker = Worker(label, work, self)
-        worker.progressed.connect(lambda f: dialog.setValue(int(f * 1000)))
-        dialog.canceled.connect(worker.cancel)
-
-        def finish():
-            dialog.reset()
-            dialog.deleteLater()
-
+        worker = Worker(label, work, self, blocks_editing)
+        if on_partial is not None:
+            worker.partial_wanted = True
+            worker.partial.connect(on_partial)
+        self.job_status.follow(worker)
         worker.done.connect(on_done)
         worker.failed.connect(lambda message: (on_failed or self.show_error)(worker.error,
                                                                            message))
         worker.cancelled.connect(lambda: self.statusBar().showMessage(f"{label}: cancelled", 5000))
-        worker.finished.connect(finish)
         self.worker = worker
         worker.start()
         return worker
@@ -133,18 +140,29 @@ class FileActions:
         analysis = {**self.analysis_panel.settings(), "device": self.device,
                     "allow_truncated": allow_truncated}  # as chosen
 
-        def done(made):
+        def work(progress, cancel, partial):
+            doc = Document.open(path, **analysis, progress=scaled(progress, 0, 0.6),
+                                cancel=cancel)
+            synth = Resynthesizer(doc)
+            partial((doc, synth))  # shown and painted on now; its audio follows
+            synth.full(progress=scaled(progress, 0.6, 1.0))  # not cancellable: in use
+            return synth
+
+        def shown(made):
             self.set_document(made, path)
+            self.worker.blocks_editing = False
+            self.job_status.cancel.setEnabled(False)
             notes = made[0].audio.notes  # what the CLI prints as warnings
             if notes:
                 self.show_error(f"{path.name}: " + "\n".join(notes))
 
-        return self.run_worker(f"Opening {path.name}",
-                               lambda progress, cancel: with_waveform(Document.open(
-                                   path, **analysis, progress=scaled(progress, 0, 0.6),
-                                   cancel=cancel), progress, cancel),
-                               done, lambda error, message: self._open_failed(path, error,
-                                                                              message))
+        def done(synth):
+            if self.session is not None and self.session.synth is synth:
+                self.session.catch_up()  # edits painted while the audio was made
+
+        return self.run_worker(f"Opening {path.name}", work, done,
+                               lambda error, message: self._open_failed(path, error, message),
+                               blocks_editing=True, on_partial=shown)
 
     def _open_failed(self, path: Path, error, message: str) -> None:
         if not isinstance(error, TruncatedAudio):
@@ -201,7 +219,7 @@ class FileActions:
                 self.statusBar().showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
 
-        return self.run_worker(f"Opening {path.name}", work, done)
+        return self.run_worker(f"Opening {path.name}", work, done, blocks_editing=True)
 
     def save_project_dialog(self, then=None) -> None:
         if self.session:
@@ -216,12 +234,15 @@ class FileActions:
         if path is None:
             self.save_project_dialog(then)
             return None
+        self.session.finish()  # a stroke still being painted is part of what is saved
         snap = snapshot(self.doc, self.tracker)  # copied here; written in the worker
         view = self._view_state()
+        index = self.undo_stack.index()
 
         def done(saved):
             self.project_path = saved
-            self.undo_stack.setClean()
+            if self.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
+                self.undo_stack.setClean()
             self._update_title()
             self.statusBar().showMessage(f"saved {saved}", 5000)
             if callable(then):
@@ -321,7 +342,7 @@ class FileActions:
             self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
                                                  f"analysis: {name}"))
 
-        worker = self.run_worker("Re-analyzing", work, done)
+        worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True)
         if worker is None:
             session.done_reading()
         else:

@@ -92,6 +92,10 @@ class Transport:
 
     def _play(self, source, start: int, stop: int, loop: bool) -> None:
         doc = self.doc
+        if not self.session.synth.ready:
+            self.statusBar().showMessage("the audio is still being made; play in a moment",
+                                         3000)
+            return
         self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
         self.playhead_timer.start()
         if self.player.output.is_null:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.autosave import Autosaver
+from app.canvas import PRESS
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
@@ -27,7 +28,7 @@ from app.view import format_time
 from app.viewdock import AnalysisView
 from app.viewport import CanvasArea
 from app.windowstate import SAME_AS_SOURCE, WindowState
-from app.workers import Worker
+from app.workers import JobStatus, Worker
 from engine.document import Document
 from engine.region import Rect
 from engine.resynth import Resynthesizer
@@ -88,6 +89,8 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         self.readout_timer = QTimer(self, singleShot=True, interval=50,
                                     timeout=self._show_readout)
         self.statusBar().addPermanentWidget(self.readout)
+        self.job_status = JobStatus()
+        self.statusBar().addPermanentWidget(self.job_status)
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._cursor_moved)
@@ -144,11 +147,16 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         e = bar.addMenu("&Edit")
-        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcuts([QKeySequence("Ctrl+Z")])
-        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        e.addActions([self.undo_action, self.redo_action])
+        self.undo_action = self._action(e, "&Undo", self.undo, "Ctrl+Z")
+        self.redo_action = self._action(e, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        for action, can, text, word in (
+                (self.undo_action, self.undo_stack.canUndoChanged,
+                 self.undo_stack.undoTextChanged, "&Undo"),
+                (self.redo_action, self.undo_stack.canRedoChanged,
+                 self.undo_stack.redoTextChanged, "&Redo")):
+            action.setEnabled(False)
+            can.connect(action.setEnabled)
+            text.connect(lambda t, a=action, w=word: a.setText(f"{w} {t}".strip()))
         e.addSeparator()
         self.paint_tool = self._action(e, "&Paint tool", lambda: self.set_tool("paint"), "B",
                                        checkable=True)
@@ -203,6 +211,8 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         self.stop()
         self.session, self.tracker = session, tracker
         session.live = lambda: self.player.playing
+        session.failed = self._stroke_failed
+        session.painted = self.canvas.update
         doc = session.doc
         self.view_panel.set_channels(doc.channels)
         self.analysis_panel.show_settings(doc.transform.settings())
@@ -226,21 +236,35 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
 
     # -- painting and view ---------------------------------------------------------
     def _pen(self, seconds, hz, pressure, phase) -> None:
-        if self.session is None:
+        if self.session is None or (phase == PRESS and self.editing_blocked("Painting")):
             return
         channel = self.view_panel.channel(self.view_panel.paint_channel)
-        try:
-            self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
-                             self.brush_panel.label())
-        except Exception as e:  # a brush must never take the app down; the stroke is undone
-            self.statusBar().showMessage(f"The stroke was undone: the "
-                                         f"{self.brush_panel.current()[0]} brush failed ({e})",
-                                         15000)
+        self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
+                         self.brush_panel.label())
+
+    def _stroke_failed(self, brush: str, error: Exception) -> None:
+        """A brush must never take the app down; the stroke was undone."""
+        self.statusBar().showMessage(f"The stroke was undone: the {brush} brush failed "
+                                     f"({error})", 15000)
         self.canvas.update()
+
+    def undo(self) -> None:
+        if self.editing_blocked("Undo"):
+            return
+        if self.session:
+            self.session.finish()  # a stroke still being painted lands first
+        self.undo_stack.undo()
+
+    def redo(self) -> None:
+        if self.editing_blocked("Redo"):
+            return
+        if self.session:
+            self.session.finish()
+        self.undo_stack.redo()
 
     def _after_undo_redo(self) -> None:
         if self.session:
-            self.session.refresh_audio()
+            self.session.catch_up()
         self.analysis_view.schedule()
         self.canvas.update()
         self._update_title()

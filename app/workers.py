@@ -5,6 +5,7 @@ import threading
 import traceback
 
 from PySide6.QtCore import QThread, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from engine.errors import Cancelled, SpectroPaintError
 
@@ -14,13 +15,17 @@ class Worker(QThread):
     ``failed(message)`` with the engine's one-line message, or ``cancelled``."""
 
     progressed = Signal(float)
+    partial = Signal(object)  # a first result, before the job is done (see ``run``)
     done = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
 
-    def __init__(self, label: str, work, parent=None):
+    def __init__(self, label: str, work, parent=None, blocks_editing: bool = False):
+        """``blocks_editing``: the job replaces or re-reads the document (open,
+        re-analysis), so painting and undo wait for it."""
         super().__init__(parent)
-        self.label, self.work = label, work
+        self.label, self.work, self.blocks_editing = label, work, blocks_editing
+        self.partial_wanted = False  # True: ``work`` also takes ``partial(result)``
         self.cancel_flag = threading.Event()
         self.error: Exception | None = None  # what failed, for a caller that offers a way out
 
@@ -29,7 +34,8 @@ class Worker(QThread):
 
     def run(self) -> None:
         try:
-            result = self.work(progress=self.progressed.emit, cancel=self.cancel_flag)
+            extra = {"partial": self.partial.emit} if self.partial_wanted else {}
+            result = self.work(progress=self.progressed.emit, cancel=self.cancel_flag, **extra)
         except Cancelled:
             self.cancelled.emit()
         except SpectroPaintError as e:
@@ -44,3 +50,38 @@ class Worker(QThread):
                              "please report it")
         else:
             self.done.emit(result)
+
+
+class JobStatus(QWidget):
+    """The running job in the status bar: its name, progress and a Cancel button.
+    Not modal: the user paints, plays and zooms while it runs."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setFixedWidth(160)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setObjectName("cancel-job")
+        for w in (self.label, self.bar, self.cancel):
+            layout.addWidget(w)
+        self.worker: Worker | None = None
+        self.hide()
+
+    def follow(self, worker: Worker) -> None:
+        self.worker = worker
+        self.label.setText(worker.label + "…")
+        self.bar.setValue(0)
+        self.cancel.setEnabled(True)
+        worker.progressed.connect(lambda f: self.bar.setValue(int(f * 1000)))
+        self.cancel.clicked.connect(worker.cancel)
+        worker.finished.connect(self._finished)
+        self.show()
+
+    def _finished(self) -> None:
+        self.cancel.clicked.disconnect()
+        self.worker = None
+        self.hide()

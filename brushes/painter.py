@@ -30,16 +30,29 @@ class Stroke:
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
 
-    @timed("paint")
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
         changed (None when nothing was, as for a kernel that acts at the stroke's end).
         On any error the whole stroke is rolled back and the error raised."""
+        return self.paint_dabs(self.dabs_to(points))
+
+    def dabs_to(self, points: list[StrokePoint]) -> list[Dab]:
+        """The dabs that fall along ``points``, not painted yet: a caller with a time
+        budget paints them in slices with :meth:`paint_dabs` (in order; the result is
+        the same as one :meth:`add`). Refuses a stroke of too many dabs, rolled back."""
+        try:
+            dabs = [d for p in points for d in self.spacer.to(p)]
+        except BaseException:
+            self.rollback()
+            raise
+        return _harmonics(dabs) if self.brush.kernel is None else dabs
+
+    @timed("paint")
+    def paint_dabs(self, dabs: list[Dab]) -> Rect | None:
+        """Paint ``dabs`` (from :meth:`dabs_to`); the rect changed, or None. On any error
+        the whole stroke is rolled back and the error raised."""
         changed = None
         try:
-            dabs = [d for p in points for d in self.spacer.to(p)]  # may refuse: too many dabs
-            if self.brush.kernel is None:
-                dabs = _harmonics(dabs)
             for group in self._groups(dabs):
                 painted = self._paint(group)
                 if not painted.empty:

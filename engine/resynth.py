@@ -8,6 +8,7 @@ in chunks, so incremental and full results are identical sample for sample.
 """
 
 import threading
+import time
 
 import numpy as np
 import torch
@@ -18,6 +19,7 @@ from engine.region import Rect
 from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
+PIECE_FRAMES = 256  # frames per piece of an update with a deadline (~10-20 ms on CPU)
 
 
 class Resynthesizer:
@@ -25,6 +27,8 @@ class Resynthesizer:
         self.doc = document
         self._wave: torch.Tensor | None = None
         self._pending: list[tuple[int, int]] = []  # frame ranges edited since the last update
+        self._building = False  # a full resynthesis runs (maybe in a worker): edits queue
+        self._built = threading.Event()
         self._lock = threading.Lock()  # a reader's block is all before or all after a splice
         document.add_listener(self._on_edit)
 
@@ -32,8 +36,14 @@ class Resynthesizer:
         self.doc.remove_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels: tuple[int, ...]) -> None:
-        if self._wave is not None:
-            self._pending.append((rect.frame0, rect.frame1))
+        with self._lock:
+            if self._wave is not None or self._building:
+                self._pending.append((rect.frame0, rect.frame1))
+
+    @property
+    def ready(self) -> bool:
+        """Whether the waveform exists (a full resynthesis has finished)."""
+        return self._wave is not None
 
     def _span(self, sample0: int, sample1: int) -> torch.Tensor:
         t, n = self.doc.transform, self.doc.length
@@ -44,34 +54,64 @@ class Resynthesizer:
     @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
              cancel: CancelFlag | None = None) -> torch.Tensor:
-        """Resynthesize every sample; returns (and caches) float32 ``[ch, n]`` on the CPU."""
+        """Resynthesize every sample; returns (and caches) float32 ``[ch, n]`` on the CPU.
+        It may run in a worker while the document is painted: edits made meanwhile
+        stay queued for the next :meth:`update`."""
         n, hop = self.doc.length, self.doc.transform.hop
         chunk = FULL_CHUNK_FRAMES * hop
         wave = torch.empty(self.doc.channels, n)
-        for s0 in range(0, n, chunk):
-            step(s0 / n, progress, cancel)
-            s1 = min(n, s0 + chunk)
-            wave[:, s0:s1] = self._span(s0, s1)
-        step(1.0, progress, None)
         with self._lock:
-            self._wave, self._pending = wave, []
+            self._pending, self._building = [], True
+        try:
+            for s0 in range(0, n, chunk):
+                step(s0 / n, progress, cancel)
+                s1 = min(n, s0 + chunk)
+                wave[:, s0:s1] = self._span(s0, s1)
+            step(1.0, progress, None)
+        finally:
+            with self._lock:
+                self._building = False
+        with self._lock:
+            self._wave = wave
+        self._built.set()
         return wave
 
+    @property
+    def behind(self) -> bool:
+        """Whether edits wait to be spliced into the waveform."""
+        return bool(self._pending)
+
     @timed("resynthesis")
-    def update(self) -> list[tuple[int, int]]:
-        """Apply queued edits to the cached waveform; returns the sample spans redone."""
+    def update(self, deadline: float | None = None) -> list[tuple[int, int]]:
+        """Apply queued edits to the cached waveform; returns the sample spans redone.
+        With a ``deadline`` (a ``time.perf_counter()`` value), it works in pieces of
+        PIECE_FRAMES and stops after the piece that passes it; the rest stays queued
+        (``behind``). Pieces give the same samples as one span (each is exact)."""
         if self._wave is None:
-            self.full()
-            return [(0, self.doc.length)]
-        spans = []
-        for f0, f1 in _merge(self._pending):
+            if self._building:  # in a worker: wait for it, then splice what queued
+                self._built.wait()
+            else:
+                self.full()
+                return [(0, self.doc.length)]
+        with self._lock:
+            spans, pending = [], _merge(self._pending)
+            self._pending = []
+        while pending:
+            f0, f1 = pending.pop(0)
+            if deadline is not None:
+                if time.perf_counter() > deadline and spans:
+                    with self._lock:
+                        self._pending[:0] = [(f0, f1)] + pending
+                    break
+                if f1 - f0 > PIECE_FRAMES:
+                    pending.insert(0, (f0 + PIECE_FRAMES, f1))
+                    f1 = f0 + PIECE_FRAMES
             s0, s1 = self.doc.transform.samples_affected(f0, f1, self.doc.length)
             if s1 > s0:
                 span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
                 with self._lock:
                     self._wave[:, s0:s1] = span
                 spans.append((s0, s1))
-        self._pending = []
         return spans
 
     def cached(self, start: int, stop: int, copy: bool = True) -> np.ndarray:

@@ -26,6 +26,7 @@ def stroke(window, seconds: float, hz: float = 2000.0) -> None:
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     window._pen(seconds, hz, 1.0, PRESS)
     window._pen(seconds + 0.5, hz, 1.0, RELEASE)
+    window.session.finish()  # the window paints within a budget per turn: all of it now
 
 
 def test_every_few_strokes_the_edits_are_autosaved_and_reopen_exactly(qtbot, window):
@@ -76,11 +77,13 @@ def drive():
     for i in range(EVERY_STROKES):
         w._pen(0.5 + i, 3000.0, 1.0, PRESS)
         w._pen(1.0 + i, 3000.0, 1.0, RELEASE)
+        w.session.finish()
     w.autosaver.idle.wait(60)
     state = w.doc.magnitude.numpy().tobytes() + w.doc.phase.numpy().tobytes()
     print("autosaved", hashlib.sha1(state).hexdigest(), flush=True)
     w._pen(7.0, 5000.0, 1.0, PRESS)  # one more stroke, not autosaved yet: lost in the crash
     w._pen(7.5, 5000.0, 1.0, RELEASE)
+    w.session.finish()
 
 QTimer.singleShot(50, drive)
 run(None, "cpu")

@@ -33,11 +33,20 @@ def point(window, seconds, hz) -> QPoint:
 
 
 def drag(qtbot, widget, start: QPoint, end: QPoint, steps=20, button=Qt.MouseButton.LeftButton):
-    """pytest-qt has no mouseDrag: press, a loop of moves, release."""
+    """pytest-qt has no mouseDrag: press, a loop of moves, release; then wait until
+    the stroke is painted and heard (the window paints within a budget per turn)."""
     qtbot.mousePress(widget, button, pos=start)
     for i in range(1, steps + 1):
         qtbot.mouseMove(widget, start + (end - start) * i / steps)
     qtbot.mouseRelease(widget, button, pos=end)
+    settle(qtbot, widget.window())
+
+
+def settle(qtbot, window):
+    """Wait until ``window``'s session has painted and spliced everything queued."""
+    session = getattr(window, "session", None)
+    if session is not None:
+        qtbot.waitUntil(lambda: session.idle, timeout=20000)
 
 
 def test_window_opens_with_the_demo(window):
@@ -126,6 +135,7 @@ def test_zoom_pan_and_readout(qtbot, window):
     qtbot.keyClick(canvas, Qt.Key.Key_Plus)
     assert view.t1 - view.t0 == pytest.approx(span / 1.25 / 2)
     window.canvas.fit()
+    view.f_lo, view.f_hi = 0.0, 2000.0  # a pixel is a few Hz: the note is A4
     target = point(window, 2.0, 440.0)
     window.readout.clear()
     qtbot.mouseMove(canvas, target)
@@ -218,8 +228,9 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
     window.save_project(path=project)
     qtbot.waitUntil(lambda: window.undo_stack.isClean(), timeout=20000)
     assert project.exists() and window.windowTitle() == "SpectroPaint — take.spp"
-    window.open_path(DEMO)  # something else in between
-    qtbot.waitUntil(lambda: window.project_path is None, timeout=20000)
+    window.open_path(DEMO)  # something else in between (and its audio made)
+    qtbot.waitUntil(lambda: window.project_path is None and not window.worker.isRunning(),
+                    timeout=20000)
     window.open_path(project)
     qtbot.waitUntil(lambda: window.project_path == project, timeout=20000)
     assert torch.equal(window.doc.magnitude, mag) and torch.equal(window.doc.phase, phase)
@@ -266,7 +277,8 @@ def test_export_refuses_the_source_without_confirmation(qtbot, window, tmp_path)
     source = tmp_path / "take.wav"
     sf.write(source, np.zeros((8000, 1), np.float32), 8000)
     window.open_path(source)
-    qtbot.waitUntil(lambda: window.audio_path == source, timeout=20000)
+    qtbot.waitUntil(lambda: window.audio_path == source and not window.worker.isRunning(),
+                    timeout=20000)  # shown, and its audio made: export is possible
     before = source.read_bytes()
     window.export_audio(source)
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)

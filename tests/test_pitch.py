@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from engine.errors import ParameterError
 from engine.pitch import SCALES, PitchGrid
-from tests.test_gui import choose_brush, pixels, point
+from tests.test_gui import choose_brush, pixels, point, settle
 
 
 def test_equal_temperament_matches_librosa():
@@ -75,6 +75,7 @@ def _tone_stroke(qtbot, window, hz, modifier=Qt.KeyboardModifier.NoModifier):
     for i in range(1, 21):
         qtbot.mouseMove(window.canvas, start + (end - start) * i / 20)  # no modifier on moves
     qtbot.mouseRelease(window.canvas, Qt.MouseButton.LeftButton, modifier, end)
+    settle(qtbot, window)
     window.canvas.strokePoint.disconnect(listen)
     rate = window.doc.sample_rate
     added = window.session.synth.waveform()[0] - before[0]

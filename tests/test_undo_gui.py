@@ -105,6 +105,7 @@ def paint_then_quit():
         return QTimer.singleShot(50, paint_then_quit)
     window._pen(1.0, 1000.0, 1.0, PRESS)
     window._pen(2.0, 1000.0, 1.0, RELEASE)
+    window.session.finish()
     assert window.modified
     window.close()  # File > Quit: asks first
     QTimer.singleShot(100, lambda: window.findChild(QMessageBox, "question")

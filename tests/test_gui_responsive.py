@@ -1,0 +1,105 @@
+"""The window never freezes: long strokes are painted over several turns of the
+event loop (one undo step, the same cells as at once), long jobs run with their
+progress in the status bar while the window stays usable, and a file is shown
+as soon as it is analyzed, before its audio is made."""
+
+import numpy as np
+import torch
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from engine.resynth import Resynthesizer
+from tests.test_gui import choose_brush, drag, point, settle
+
+
+def flick(qtbot, window, t0=0.3, t1=11.7, hz=3000.0):
+    """A stroke across the whole demo in one move: thousands of dabs in one event."""
+    canvas = window.canvas
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=point(window, t0, hz))
+    qtbot.mouseMove(canvas, point(window, t1, hz))
+    waiting = len(window.session._queue)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=point(window, t1, hz))
+    return waiting
+
+
+def test_a_long_stroke_is_painted_over_several_turns_with_the_same_result(qtbot, window):
+    choose_brush(window, "soft-eraser")
+    window.brush_panel.set_param("radius_ms", 20.0)
+    session, doc = window.session, window.doc
+    original = doc.coefficients(0, doc.n_frames).clone()
+    turns = []
+    session.painted = lambda: (turns.append(len(session._queue)), window.canvas.update())
+    waiting = flick(qtbot, window)
+    assert waiting > 0  # the move event returned with dabs still to paint
+    assert not torch.equal(doc.coefficients(0, doc.n_frames), original)  # some painted now
+    settle(qtbot, window)
+    assert len(turns) > 2  # painted over several turns of the event loop
+    progressive = doc.coefficients(0, doc.n_frames).clone()
+    assert window.undo_stack.count() == 1  # one stroke, one undo step
+    np.testing.assert_array_equal(session.synth.waveform(), Resynthesizer(doc).full().numpy())
+
+    window.undo_action.trigger()
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), original)
+    session.budget = None  # the same stroke painted at once, as before
+    assert flick(qtbot, window) == 0
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), progressive)
+
+
+def test_undo_during_a_long_stroke_lands_the_stroke_then_undoes_it(qtbot, window):
+    choose_brush(window, "soft-eraser")
+    window.brush_panel.set_param("radius_ms", 20.0)
+    doc = window.doc
+    drag(qtbot, window.canvas, point(window, 1.0, 6000), point(window, 2.0, 6000))
+    original = doc.coefficients(0, doc.n_frames).clone()
+    assert flick(qtbot, window) > 0
+    window.undo_action.trigger()  # Ctrl+Z at once, while it is being painted
+    assert len(window.session._queue) == 0  # the stroke landed first ...
+    assert window.undo_stack.count() == 2 and window.undo_stack.index() == 1  # ... undone
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), original)
+    window.redo_action.trigger()
+    assert not torch.equal(doc.coefficients(0, doc.n_frames), original)
+
+
+def test_a_long_job_runs_in_the_status_bar_and_the_window_stays_usable(qtbot, window):
+    doc = window.doc
+    window.analysis_panel.transform.setCurrentIndex(1)  # constant-Q: a second or two
+    window.analysis_panel.apply.click()
+    status = window.job_status
+    assert status.isVisible() and status.label.text() == "Re-analyzing…"
+    assert QApplication.activeModalWidget() is None  # nothing modal
+    span = window.canvas.view.t1 - window.canvas.view.t0
+    window.canvas.zoom(2.0)  # the view works
+    assert window.canvas.view.t1 - window.canvas.view.t0 < span
+    before = doc.coefficients(0, doc.n_frames).clone()
+    choose_brush(window)
+    window._pen(2.0, 3000.0, 1.0, 0)  # painting would be lost by the re-analysis: it waits
+    window._pen(3.0, 3000.0, 1.0, 2)
+    assert "Painting waits: 'Re-analyzing' is running" in window.statusBar().currentMessage()
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+    qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.worker.isRunning(), timeout=20000)
+    assert not status.isVisible() and window.doc is doc  # cancelled: the STFT stays
+    assert window.undo_stack.count() == 0
+
+
+def test_an_opened_file_is_painted_on_while_its_audio_is_made(qtbot, window, write_audio, rng):
+    path = write_audio("long.wav", 0.1 * rng.standard_normal((2, 44100 * 40)))
+    states = []
+    worker = window.open_path(path)
+    worker.partial.connect(lambda made: states.append(worker.blocks_editing))
+    qtbot.waitUntil(lambda: window.audio_path == path, timeout=30000)
+    choose_brush(window)
+    canvas = window.canvas
+    start = QPoint(100, 200)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    qtbot.mouseMove(canvas, start + QPoint(60, 0))
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=start + QPoint(60, 0))
+    qtbot.waitUntil(lambda: not worker.isRunning(), timeout=30000)
+    settle(qtbot, window)
+    assert states == [False] and window.undo_stack.count() == 1  # painted on, not refused
+    doc = window.doc
+    np.testing.assert_array_equal(window.session.synth.waveform(),
+                                  Resynthesizer(doc).full().numpy())  # the stroke is heard
