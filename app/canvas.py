@@ -362,6 +362,15 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.viewChanged.emit()
         self.update()
 
+    def event(self, event) -> bool:
+        """Space is the window's play shortcut; the canvas takes it itself (a tap plays,
+        Space+drag pans)."""
+        if event.type() == event.Type.ShortcutOverride and event.key() == Qt.Key.Key_Space \
+                and event.modifiers() == Qt.KeyboardModifier.NoModifier:
+            event.accept()
+            return True
+        return super().event(event)
+
     def keyPressEvent(self, event) -> None:
         key = event.key()
         if key == Qt.Key.Key_Space and not event.isAutoRepeat():

@@ -17,8 +17,9 @@ from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.resynth import Resynthesizer
 
-FRAME_BUDGET = 0.03  # seconds of painting and splicing per turn of the event loop
-SLICE_DABS = 32  # dabs painted between looks at the clock
+FRAME_BUDGET = 0.02  # seconds of painting and splicing per turn of the event loop
+SLICE_DABS = 16  # dabs painted between looks at the clock (~5 ms on CPU)
+TURN_GAP_MS = 10  # between turns: the event loop handles input, timers and painting
 
 
 class StrokeCommand(QUndoCommand):
@@ -112,6 +113,11 @@ class PaintSession:
         """Splice the edits within this turn's budget; the rest on later turns."""
         self.refresh_audio(self._deadline())
 
+    def catch_up_soon(self) -> None:
+        """Splice the edits on the next turns (after an undo: this turn draws it)."""
+        if self.synth.behind:
+            self._schedule()
+
     def start_reading(self):
         """The waveform for a worker to read in place (no copy on the GUI thread)."""
         self.finish()
@@ -134,7 +140,8 @@ class PaintSession:
         names the stroke in the history (the preset: "hard-eraser stroke")."""
         point = StrokePoint(max(seconds, 0.0), max(hz, 0.0), pressure)
         self._queue.append(_PenEvent(point, phase, settings, channel, label))
-        self.work()
+        if not self._scheduled:  # else it waits its turn: events cannot add up to a freeze
+            self.work()
 
     def finish(self) -> None:
         """Paint everything queued now (before an undo, an export, a save)."""
@@ -210,7 +217,7 @@ class PaintSession:
     def _schedule(self) -> None:
         if not self._scheduled and not self._closed:
             self._scheduled = True
-            QTimer.singleShot(0, self._continue)
+            QTimer.singleShot(TURN_GAP_MS, self._continue)  # time for input, timers, paint
 
     def _continue(self) -> None:
         if self._queue:

@@ -17,7 +17,6 @@ from brushes.presets import Preset, save_preset, user_dir
 from engine.document import Document
 from engine.errors import TruncatedAudio
 from engine.export import export, same_depth
-from engine.png import write_png
 from engine.progress import scaled
 from engine.region import Rect
 from engine.resynth import Resynthesizer
@@ -28,7 +27,9 @@ MAX_RECENT = 10
 
 
 def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
-    """In a worker: the document's full resynthesis, so the GUI thread only swaps it in."""
+    """In a worker: the document's overview and full resynthesis, so the GUI thread
+    only swaps it in."""
+    doc.prepare_overview()
     synth = Resynthesizer(doc)
     synth.full(progress=scaled(progress, 0.6, 1.0), cancel=cancel)
     return doc, synth
@@ -143,6 +144,7 @@ class FileActions:
         def work(progress, cancel, partial):
             doc = Document.open(path, **analysis, progress=scaled(progress, 0, 0.6),
                                 cancel=cancel)
+            doc.prepare_overview()  # the first zoomed-out view would wait for it
             synth = Resynthesizer(doc)
             partial((doc, synth))  # shown and painted on now; its audio follows
             synth.full(progress=scaled(progress, 0.6, 1.0))  # not cancellable: in use
@@ -295,30 +297,6 @@ class FileActions:
         self.statusBar().showMessage(report.summary(), 10000)
         if report.clipped_samples:
             self.show_error(report.summary())
-
-    def export_png_dialog(self) -> None:
-        if self.session:
-            self._file_dialog("Export spectrogram", "PNG image (*.png)",
-                              lambda p: self.export_png(p.with_suffix(".png")), save=True)
-
-    def export_png(self, path: Path) -> Worker | None:
-        doc, view, panel = self.doc, self.canvas.view, self.view_panel
-        frames = (max(0, int(doc.frame_of(view.t0))), min(doc.n_frames,
-                                                            int(doc.frame_of(view.t1)) + 1))
-        bins = (max(0, int(doc.bin_of(view.f_lo))), min(doc.n_bins, int(doc.bin_of(view.f_hi)) + 1))
-        image = doc.render(Rect(bins[0], bins[1], frames[0], frames[1]), view.width, view.height,
-                           channel=panel.channel(panel.view_channel),
-                           colormap=panel.colormap.currentText(),
-                           top_db=panel.ceiling.value(),
-                           range_db=panel.ceiling.value() - panel.floor.value(),
-                           log_freq=view.log_freq)
-
-        def work(**kw):
-            write_png(image, path)
-            return path
-
-        return self.run_worker(f"Exporting {path.name}", work,
-                               lambda p: self.statusBar().showMessage(f"wrote {p}", 5000))
 
     def reanalyze(self, analysis: dict) -> None:
         """Analyze the edited audio again with ``analysis`` (transform and settings):

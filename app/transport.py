@@ -2,37 +2,9 @@
 the cursor, the selection (looped, or only its frequency band), scrubbing in
 the time ruler, and the moving playhead."""
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QPlainTextEdit, QTextEdit, QWidget
-
 from engine.resynth import band_audio
 
 SCRUB_SECONDS = 0.12  # heard from the pointer on each scrub move
-
-
-class SpaceToPlay(QObject):
-    """Space plays or pauses wherever the focus is in the window (a focused check
-    box or button would otherwise take it), except in a text field and on the
-    canvas, which tells a tap from Space+drag (pan) itself."""
-
-    def __init__(self, window):
-        super().__init__(window)
-        self.window = window
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) or \
-                event.key() != Qt.Key.Key_Space or \
-                event.modifiers() != Qt.KeyboardModifier.NoModifier:
-            return False
-        if not isinstance(obj, QWidget) or obj.window() is not self.window or \
-                obj is self.window.canvas:
-            return False
-        if isinstance(obj, (QLineEdit, QTextEdit, QPlainTextEdit)) and \
-                not isinstance(obj.parent(), QAbstractSpinBox):
-            return False  # typing a space
-        if event.type() == QEvent.Type.KeyPress and not event.isAutoRepeat():
-            self.window.toggle_play()
-        return True
 
 
 class Transport:

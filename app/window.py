@@ -7,7 +7,6 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QFrame,
     QLabel,
@@ -20,10 +19,11 @@ from app.autosave import Autosaver
 from app.canvas import PRESS
 from app.editing import PaintSession
 from app.fileactions import FileActions
+from app.imageactions import ImageActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
-from app.transport import SpaceToPlay, Transport
+from app.transport import Transport
 from app.view import format_time
 from app.viewdock import AnalysisView
 from app.viewport import CanvasArea
@@ -34,7 +34,7 @@ from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 
-class MainWindow(FileActions, Transport, WindowState, QMainWindow):
+class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow):
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
@@ -50,7 +50,6 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.restore_state()
-        QApplication.instance().installEventFilter(SpaceToPlay(self))
         self._update_title()
         self._enable_document_actions()
         self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
@@ -142,8 +141,9 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         saved = self.settings.value("exportDepth", SAME_AS_SOURCE, str)
         self._set_depth(None if saved == "default" else
                         saved if saved in self.depth_actions else SAME_AS_SOURCE)
-        self.document_actions.append(
-            self._action(f, "Export spectrogram &PNG…", self.export_png_dialog))
+        self.document_actions += [
+            self._action(f, "Export spectrogram &image…", self.export_png_dialog),
+            self._action(f, "&Import image as sound…", self.import_image_dialog)]
         f.addSeparator()
         self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         e = bar.addMenu("&Edit")
@@ -172,7 +172,10 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
         for dock in self.docks:  # every panel, shown or hidden
             v.addAction(dock.toggleViewAction())
         p = bar.addMenu("&Play")
-        self._action(p, "Play / pause (Space)", self.toggle_play)
+        # Space is a window shortcut: a focused check box or button cannot take it; a text
+        # field (which types it) and the canvas (tap vs Space+drag) override it
+        play = self._action(p, "Play / pause", self.toggle_play, "Space")
+        play.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self._action(p, "Play from &cursor", self.play_from_cursor, "Shift+Space")
         self._action(p, "Play &selection", self.play_selection, "Ctrl+Space")
         self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
@@ -264,7 +267,7 @@ class MainWindow(FileActions, Transport, WindowState, QMainWindow):
 
     def _after_undo_redo(self) -> None:
         if self.session:
-            self.session.catch_up()
+            self.session.catch_up_soon()
         self.analysis_view.schedule()
         self.canvas.update()
         self._update_title()

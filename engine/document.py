@@ -272,6 +272,10 @@ class Document:
         return render.level_tile_db(self._coef[c], rect, factor, self.full_scale,
                                     self._blocks(c))
 
+    def prepare_overview(self) -> None:
+        """Build the zoomed-out overview now (a worker does, before a view asks)."""
+        self._overview.get(self._coef)
+
     def _blocks(self, channels: slice):
         """The overview's block maxima of ``channels``, computed when a view asks."""
         return lambda: self._overview.get(self._coef)[channels]
@@ -299,7 +303,7 @@ class Document:
         if rect.empty:
             return
         self._dirty = rect.union(self._dirty)
-        self._overview.invalidate(rect.frame0, rect.frame1)
+        self._overview.invalidate(rect.frame0, rect.frame1, rect.bin0, rect.bin1)
         for listener in list(self._listeners):
             listener(rect, channels)
 

@@ -1,8 +1,9 @@
 """The loudest magnitude of every block of ``BLOCK`` frames of a document, kept for
 zoomed-out views: a whole-file overview of a complex store would otherwise turn
 every coefficient into a magnitude (a 10-minute stereo file: 106 M cells, ~0.5 s)
-each time it is drawn. Built on first use (1/16 of the store's memory), redone
-only where edits wrote since."""
+each time it is drawn. Built on first use (1/16 of the store's memory, or ahead
+of time in a worker: :meth:`BlockMaxima.get`), redone only for the bins and
+blocks edits wrote since."""
 
 import torch
 
@@ -15,11 +16,11 @@ CHUNK_BLOCKS = 512  # blocks computed at a time
 class BlockMaxima:
     def __init__(self):
         self._blocks: torch.Tensor | None = None
-        self._stale: list[tuple[int, int]] = []  # frame ranges written since
+        self._stale: list[tuple[int, int, int, int]] = []  # frames and bins written since
 
-    def invalidate(self, frame0: int, frame1: int) -> None:
+    def invalidate(self, frame0: int, frame1: int, bin0: int, bin1: int) -> None:
         if self._blocks is not None:
-            self._stale.append((frame0, frame1))
+            self._stale.append((frame0, frame1, bin0, bin1))
 
     def get(self, store: torch.Tensor) -> torch.Tensor:
         """``[ch, ceil(frames / BLOCK), bins]`` float32 of the ``[ch, frames, bins]``
@@ -28,12 +29,12 @@ class BlockMaxima:
         count = -(-frames // BLOCK)
         if self._blocks is None:
             self._blocks = torch.empty(store.shape[0], count, store.shape[2], device=store.device)
-            self._stale = [(0, frames)]
-        for f0, f1 in self._stale:
+            self._stale = [(0, frames, 0, store.shape[2])]
+        for f0, f1, k0, k1 in self._stale:
             for b0 in range(f0 // BLOCK, -(-f1 // BLOCK), CHUNK_BLOCKS):
                 b1 = min(count, b0 + CHUNK_BLOCKS, -(-f1 // BLOCK))
-                cells = magnitude(store[:, b0 * BLOCK:min(frames, b1 * BLOCK)])
-                self._blocks[:, b0:b1] = _block_max(cells)
+                cells = magnitude(store[:, b0 * BLOCK:min(frames, b1 * BLOCK), k0:k1])
+                self._blocks[:, b0:b1, k0:k1] = _block_max(cells)
         self._stale = []
         return self._blocks
 

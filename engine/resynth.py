@@ -19,7 +19,7 @@ from engine.region import Rect
 from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
-PIECE_FRAMES = 256  # frames per piece of an update with a deadline (~10-20 ms on CPU)
+PIECE_FRAMES = 128  # frames per piece of an update with a deadline (~10 ms on CPU)
 
 
 class Resynthesizer:
@@ -85,8 +85,8 @@ class Resynthesizer:
     def update(self, deadline: float | None = None) -> list[tuple[int, int]]:
         """Apply queued edits to the cached waveform; returns the sample spans redone.
         With a ``deadline`` (a ``time.perf_counter()`` value), it works in pieces of
-        PIECE_FRAMES and stops after the piece that passes it; the rest stays queued
-        (``behind``). Pieces give the same samples as one span (each is exact)."""
+        PIECE_FRAMES and stops once it has passed; the rest stays queued (``behind``).
+        Pieces give the same samples as one span (each is exact)."""
         if self._wave is None:
             if self._building:  # in a worker: wait for it, then splice what queued
                 self._built.wait()
@@ -99,7 +99,7 @@ class Resynthesizer:
         while pending:
             f0, f1 = pending.pop(0)
             if deadline is not None:
-                if time.perf_counter() > deadline and spans:
+                if time.perf_counter() > deadline:
                     with self._lock:
                         self._pending[:0] = [(f0, f1)] + pending
                     break

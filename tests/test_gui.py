@@ -355,6 +355,7 @@ def test_tablet_pressure_sets_the_brush_opacity(qtbot, window):
     before = doc.magnitude.clone()
     pen_stroke(3.5, 0.1)
     pen_stroke(6.0, 1.0)
+    settle(qtbot, window)  # painted in the event loop's turns
     b = round(doc.bin_of(6000))
     light = doc.magnitude[0, b, round(doc.frame_of(3.65))] / before[0, b, round(doc.frame_of(3.65))]
     firm = doc.magnitude[0, b, round(doc.frame_of(6.15))] / before[0, b, round(doc.frame_of(6.15))]
