@@ -13,8 +13,10 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
 
 from app.glutil import Uniforms, load_program
+from app.selecting import TOOLS, SelectionDrag, outlines, thin
 from app.tiles import TileCache, level_for
 from app.view import ViewState
+from brushes.selection import Selection
 from engine.document import Document
 from engine.pitch import NOTE_NAMES, PitchGrid
 from engine.render import colormap_lut
@@ -28,7 +30,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     strokePoint = Signal(float, float, float, int)  # seconds, Hz, pressure, PRESS/MOVE/RELEASE
     cursorMoved = Signal(float, float)  # seconds, Hz
     viewChanged = Signal()
-    selectionChanged = Signal(object)  # (t0, t1, f0, f1) or None
+    selectionChanged = Signal(object)  # a brushes.selection.Selection, or None
     playToggled = Signal()
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
@@ -39,11 +41,13 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.doc: Document | None = None
         self.floor_db, self.ceiling_db, self.gamma = -100.0, 0.0, 1.0
         self.colormap = "viridis"
-        self.tool = "paint"  # or "select"
+        self.tool = "paint"  # or a selection tool: "select" (rectangle), "lasso", "harmonic"
         self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
         self.brush_cents = 0.0
         self.playhead: float | None = None
-        self.selection: tuple[float, float, float, float] | None = None
+        self.selection: Selection | None = None
+        self.harmonic = (8, 50.0)  # the harmonic tool's partials and width in cents
+        self._selecting: SelectionDrag | None = None
         self.grid, self.show_grid, self.snap = PitchGrid(), False, False
         self._cursor: QPointF | None = None
         self._modifiers = Qt.KeyboardModifier.NoModifier
@@ -220,9 +224,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self.show_grid:
             self._draw_grid()
         if self.selection is not None:
-            t0, t1, f0, f1 = self.selection
-            x0, x1, y0, y1 = view.x_of(t0), view.x_of(t1), view.y_of(f1), view.y_of(f0)
-            self._lines([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], (1, 1, 1, 0.9), GL.GL_LINE_LOOP)
+            for points, closed, colour in outlines(self.selection, view):
+                self._lines(thin(points), colour, GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP)
         if self.playhead is not None:
             x = view.x_of(self.playhead)
             self._lines([(x, 0), (x, view.height)], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
@@ -289,10 +292,10 @@ class SpectrogramCanvas(QOpenGLWidget):
             self._drag, self._space_panned = "pan", True
         elif button == Qt.MouseButton.LeftButton and self.doc is not None:
             t, f = self._at(event.position())
-            if self.tool == "select":
+            if self.tool in TOOLS:
                 self._drag = "select"
-                self.selection = (t, t, f, f)
-                self._select_anchor = (t, f)
+                self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic)
+                self.selection = None
             else:
                 self._drag = "paint"
                 self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, PRESS)
@@ -311,8 +314,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif self._drag == "paint":
             self.strokePoint.emit(t, f, 1.0, MOVE)
         elif self._drag == "select":
-            a_t, a_f = self._select_anchor
-            self.selection = (min(a_t, t), max(a_t, t), min(a_f, f), max(a_f, f))
+            self._selecting.move(t, f, self.view)
+            self.selection = self._selecting.selection()
         self._last = pos
         self.update()
 
@@ -321,9 +324,8 @@ class SpectrogramCanvas(QOpenGLWidget):
             t, f = self._at(event.position())
             self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, RELEASE)
         elif self._drag == "select":
-            s = self.selection
-            if s is not None and (s[1] - s[0] <= 0 or s[3] - s[2] <= 0):
-                self.selection = None
+            self._selecting.move(*self._at(event.position()), self.view)
+            self.selection, self._selecting = self._selecting.selection(), None
             self.selectionChanged.emit(self.selection)
         self._drag = None
         self.update()

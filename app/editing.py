@@ -195,10 +195,8 @@ class PaintSession:
         self._queue.popleft()
         if event.phase != RELEASE:
             return False
-        step = self.stroke.end()
+        step = self.stroke.end(f"{event.label} stroke" if event.label else None)
         self.stroke = None
-        if event.label:
-            step.label = f"{event.label} stroke"
         if step.patches:
             self.undo_stack.push(StrokeCommand(self.doc, step))
             self._keep_within_limit()

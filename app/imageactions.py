@@ -80,7 +80,7 @@ class ImageActions:
         selection or the visible area."""
         doc, view, panel = self.doc, self.canvas.view, self.view_panel
         if scope == "Selection" and self.canvas.selection is not None:
-            t0, t1, f_lo, f_hi = self.canvas.selection
+            t0, t1, f_lo, f_hi = self.canvas.selection.span()
         elif scope == "Visible area":
             t0, t1, f_lo, f_hi = view.t0, view.t1, view.f_lo, view.f_hi
         else:
@@ -118,8 +118,8 @@ class ImageActions:
             image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
         doc, view = self.doc, self.canvas.view
         if placement is None:
-            t0, t1, f_lo, f_hi = self.canvas.selection or (view.t0, view.t1, view.f_lo,
-                                                          view.f_hi)
+            sel = self.canvas.selection
+            t0, t1, f_lo, f_hi = sel.span() if sel else (view.t0, view.t1, view.f_lo, view.f_hi)
             seconds, nyquist = doc.length / doc.sample_rate, doc.sample_rate / 2
             placement = Placement(max(t0, 0.0), min(t1, seconds),
                                   max(f_lo, 20.0 if view.log_freq else 1.0),

@@ -21,8 +21,9 @@ from tokenize import TokenError
 
 import numpy as np
 
+from brushes.selection import Selection
 from engine.audio import available_memory
-from engine.errors import SpectroPaintError
+from engine.errors import ParameterError, SpectroPaintError
 from engine.transforms import DEFAULTS
 
 FORMAT, VERSION = "spectropaint-project", 2
@@ -168,6 +169,11 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             isinstance(view.get(k), bool) or not isinstance(view.get(k, 0.0), int | float)
             for k in VIEW_NUMBERS):
         raise bad(f"view settings {view!r}")
+    if view.get("selection") is not None:
+        try:
+            Selection.from_json(view["selection"])
+        except ParameterError as e:
+            raise bad(f"selection ({e})") from None
     audio = arrays.get("audio")
     if audio is None or audio.ndim != 2 or audio.shape[0] < 1 or audio.shape[1] < 1:
         raise bad(f"audio of shape {None if audio is None else audio.shape} (a project holds "

@@ -33,7 +33,7 @@ class Transport:
         if self.session is None or self.canvas.selection is None:
             return
         doc = self.doc
-        t0, t1, f0, f1 = self.canvas.selection
+        t0, t1, f0, f1 = self.canvas.selection.span()
         start = max(0, int(t0 * doc.sample_rate))
         stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
         source = self.session.synth.cached

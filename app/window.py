@@ -23,6 +23,8 @@ from app.imageactions import ImageActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
+from app.selectionactions import TOOL_NAMES, SelectionActions
+from app.selectionpanel import SelectionPanel
 from app.transport import Transport
 from app.view import format_time
 from app.viewdock import AnalysisView
@@ -34,7 +36,8 @@ from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 
-class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow):
+class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowState,
+                 QMainWindow):
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
@@ -64,6 +67,7 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         self.brush_panel = BrushPanel()
         self.view_panel = ViewPanel()
         self.analysis_panel = AnalysisPanel()
+        self.selection_panel = SelectionPanel()
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
@@ -71,6 +75,7 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
+                                    ("Selection", self.selection_panel, Qt.RightDockWidgetArea),
                                     ("History", self.history_view, Qt.LeftDockWidgetArea),
                                     ("nnAudio view", self.analysis_view,
                                      Qt.BottomDockWidgetArea)):
@@ -103,6 +108,10 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         self.view_panel.gridChanged.connect(self._grid_changed)
         self.view_panel.viewChannelChanged.connect(self.canvas.set_view_channel)
         self.analysis_panel.applyRequested.connect(self.reanalyze)
+        self.canvas.selectionChanged.connect(self._selection_drawn)
+        self.selection_panel.changed.connect(self._harmonic_changed)
+        self.selection_panel.fillRequested.connect(self.fill_selection)
+        self.selection_panel.playRequested.connect(self.play_selection_alone)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
         self.undo_stack.indexChanged.connect(self._after_undo_redo)
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
@@ -158,12 +167,15 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
             can.connect(action.setEnabled)
             text.connect(lambda t, a=action, w=word: a.setText(f"{w} {t}".strip()))
         e.addSeparator()
-        self.paint_tool = self._action(e, "&Paint tool", lambda: self.set_tool("paint"), "B",
-                                       checkable=True)
-        self.select_tool = self._action(e, "&Select tool", lambda: self.set_tool("select"), "S",
-                                        checkable=True)
+        self.tool_actions = {
+            tool: self._action(e, f"{name} tool", lambda _=False, t=tool: self.set_tool(t),
+                               key, checkable=True)
+            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "A", "H"), strict=True)}
+        self.tool_actions["paint"].setChecked(True)
+        e.addSeparator()
+        self._action(e, "Fill selection with the brush", self.fill_selection, "Shift+F")
+        self._action(e, "Invert selection", self.selection_panel.inverted.toggle, "Ctrl+I")
         self._action(e, "Clear selection", self.clear_selection, "Escape")
-        self.paint_tool.setChecked(True)
         v = bar.addMenu("&View")
         self._action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+=")
         self._action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-")
@@ -178,6 +190,7 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         play.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self._action(p, "Play from &cursor", self.play_from_cursor, "Shift+Space")
         self._action(p, "Play &selection", self.play_selection, "Ctrl+Space")
+        self._action(p, "Play selection &alone", self.play_selection_alone, "Ctrl+Shift+Space")
         self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
         self.band_action = self._action(p, "Selected &band only", lambda: None, checkable=True)
         self._action(p, "S&top", self.stop, "Ctrl+.")
@@ -316,21 +329,12 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         note = self.canvas.grid.name(hz)
         self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
 
-    def set_tool(self, tool: str) -> None:
-        self.canvas.tool = tool
-        self.paint_tool.setChecked(tool == "paint")
-        self.select_tool.setChecked(tool == "select")
-        self.canvas.update()
-
-    def clear_selection(self) -> None:
-        self.canvas.selection = None
-        self.canvas.update()
-
     def _view_state(self) -> dict:
         v, p = self.canvas.view, self.view_panel
         return {"t0": v.t0, "t1": v.t1, "f_lo": v.f_lo, "f_hi": v.f_hi, "log_freq": v.log_freq,
                 "colormap": p.colormap.currentText(), "floor_db": p.floor.value(),
-                "ceiling_db": p.ceiling.value(), "gamma": p.gamma.value()}
+                "ceiling_db": p.ceiling.value(), "gamma": p.gamma.value(),
+                "selection": self.selection_state()}
 
     def _apply_view(self, state: dict) -> None:
         p = self.view_panel
@@ -339,6 +343,7 @@ class MainWindow(FileActions, ImageActions, Transport, WindowState, QMainWindow)
         p.ceiling.setValue(float(state.get("ceiling_db", 0)))
         p.gamma.setValue(float(state.get("gamma", 1.0)))
         p.log.setChecked(bool(state.get("log_freq", False)))
+        self.restore_selection(state.get("selection"))
         v = self.canvas.view
         for key in ("t0", "t1", "f_lo", "f_hi"):
             if isinstance(state.get(key), (int, float)):

@@ -4,7 +4,7 @@ progress and cancel, reporting back through queued signals."""
 import threading
 import traceback
 
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import QThread, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from engine.errors import Cancelled, SpectroPaintError
@@ -69,19 +69,32 @@ class JobStatus(QWidget):
         for w in (self.label, self.bar, self.cancel):
             layout.addWidget(w)
         self.worker: Worker | None = None
+        self.latest = 0.0  # the last fraction reported; shown at most every 100 ms
+        self.timer = QTimer(self, interval=100, timeout=self._show_progress)
         self.hide()
 
     def follow(self, worker: Worker) -> None:
         self.worker = worker
         self.label.setText(worker.label + "…")
         self.bar.setValue(0)
+        self.latest = 0.0
         self.cancel.setEnabled(True)
-        worker.progressed.connect(lambda f: self.bar.setValue(int(f * 1000)))
+        worker.progressed.connect(self._progressed)
+        self.timer.start()
         self.cancel.clicked.connect(worker.cancel)
         worker.finished.connect(self._finished)
         self.show()
 
+    def _progressed(self, fraction: float) -> None:
+        self.latest = fraction  # a repaint per report would cost the canvas frames
+
+    def _show_progress(self) -> None:
+        value = int(self.latest * 1000)
+        if value != self.bar.value():
+            self.bar.setValue(value)
+
     def _finished(self) -> None:
+        self.timer.stop()
         self.cancel.clicked.disconnect()
         self.worker = None
         self.hide()

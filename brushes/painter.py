@@ -3,6 +3,8 @@ their region only, and the finished stroke becomes one undo step."""
 
 import math
 
+import torch
+
 from brushes.canvas import StrokeCanvas
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.history import History, Patch, Step
@@ -85,6 +87,12 @@ class Stroke:
             return rect
         mask = union_mask(fields, rects, [max(d.params["opacity"], 0.0) for d in dabs], rect,
                           doc.device)
+        return self.apply(rect, mask, dabs)
+
+    def apply(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
+        """The kernel over ``rect`` with ``mask`` ([bins, frames], opacity included) as
+        the dabs' coverage: the footprints' union, or a selection's weights."""
+        doc = self.doc
         self.canvas.touch(rect)
         if self.kernel.wash:
             coverage, before_z = self.canvas.cover(rect, mask), self.canvas.complex_before(rect)
@@ -109,8 +117,9 @@ class Stroke:
         return rect
 
     @timed("paint")
-    def end(self) -> Step:
-        """Finish: the stroke becomes one undo step (pushed to the history, if any).
+    def end(self, label: str | None = None) -> Step:
+        """Finish: the stroke becomes one undo step (pushed to the history, if any),
+        named ``label`` (default "<brush> stroke").
         If the kernel's finishing work fails, the stroke is rolled back and the error
         raised."""
         try:
@@ -120,7 +129,7 @@ class Stroke:
             raise
         if finished is not None:
             self.dirty = finished.union(self.dirty)
-        step = Step(f"{self.brush.name} stroke", self.channel)
+        step = Step(label or f"{self.brush.name} stroke", self.channel)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
             step.patches.append(Patch(rect, before, self.doc.read_complex(rect, self.channel)))

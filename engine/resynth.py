@@ -151,3 +151,19 @@ def band_audio(doc: Document, bin0: int, bin1: int, sample0: int, sample1: int) 
     coeffs[:, :max(bin0, 0)] = 0
     coeffs[:, bin1:] = 0
     return t.inverse_span(coeffs, fa, sample0, sample1, doc.length).cpu().numpy()
+
+
+def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, sample0: int,
+                 sample1: int) -> np.ndarray:
+    """Samples ``[sample0, sample1)`` of only what ``weight`` (``[bins, frames]`` over
+    ``rect``; 0 outside it) selects: how a selection sounds alone. float32 ``[ch, n]``."""
+    t = doc.transform
+    fa, fb = t.frames_needed(sample0, sample1, doc.length)
+    coeffs = doc.coefficients(fa, fb)
+    kept = torch.zeros_like(coeffs)
+    f0, f1 = max(fa, rect.frame0), min(fb, rect.frame1)
+    if f1 > f0:
+        w = weight[:, f0 - rect.frame0:f1 - rect.frame0]
+        kept[:, rect.bin0:rect.bin1, f0 - fa:f1 - fa] = coeffs[:, rect.bin0:rect.bin1,
+                                                               f0 - fa:f1 - fa] * w
+    return t.inverse_span(kept, fa, sample0, sample1, doc.length).cpu().numpy()

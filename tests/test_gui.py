@@ -10,6 +10,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.cli import DEMO
+from brushes.selection import Selection
 from engine.metrics import snr_db
 
 
@@ -238,7 +239,7 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
 
 
 def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
-    window.canvas.selection = (1.0, 3.0, 500.0, 2000.0)
+    window.canvas.selection = Selection.rect(1.0, 3.0, 500.0, 2000.0)
     window.band_action.setChecked(True)
     window.play_selection()
     qtbot.waitUntil(lambda: window.canvas.playhead is not None and window.canvas.playhead > 1.05,

@@ -7,6 +7,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QFileDialog
 
 from app.imageexport import Picture, spectrogram_image
+from brushes.selection import Selection
 from engine.png import write_png
 from engine.region import Rect
 from tests.test_gui import settle
@@ -68,7 +69,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
     line[30, :, :3] = 255  # a white line a third of the way down
     path = tmp_path / "line.png"
     write_png(line, path)
-    window.canvas.selection = (2.0, 4.0, 1000.0, 3000.0)
+    window.canvas.selection = Selection.rect(2.0, 4.0, 1000.0, 3000.0)
     before = doc.coefficients(0, doc.n_frames).clone()
     audio = window.session.synth.waveform().copy()
     window.import_image(path)

@@ -80,8 +80,8 @@ def test_a_long_job_runs_in_the_status_bar_and_the_window_stays_usable(qtbot, wi
     assert "Painting waits: 'Re-analyzing' is running" in window.statusBar().currentMessage()
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
     qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.worker.isRunning(), timeout=20000)
-    assert not status.isVisible() and window.doc is doc  # cancelled: the STFT stays
+    qtbot.waitUntil(lambda: not status.isVisible(), timeout=20000)
+    assert window.doc is doc  # cancelled: the STFT stays
     assert window.undo_stack.count() == 0
 
 

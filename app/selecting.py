@@ -1,0 +1,71 @@
+"""Drawing selections on the canvas: the rectangle, lasso and harmonic tools
+turn a drag into a brushes.selection.Selection, and a selection into outlines
+(screen points) for the overlay."""
+
+import numpy as np
+
+from app.view import ViewState
+from brushes.selection import Selection
+
+TOOLS = ("select", "lasso", "harmonic")
+MIN_STEP_PX = 3  # a lasso or path point every few pixels of movement
+LINE, INVERTED = (1.0, 1.0, 1.0, 0.9), (1.0, 0.6, 0.2, 0.9)
+
+
+class SelectionDrag:
+    """One drag of a selection tool, in seconds and Hz."""
+
+    def __init__(self, tool: str, t: float, hz: float, partials: int, width_cents: float):
+        self.tool, self.points = tool, [(t, hz)]
+        self.partials, self.width_cents = partials, width_cents
+
+    def move(self, t: float, hz: float, view: ViewState) -> None:
+        if self.tool == "select":
+            self.points[1:] = [(t, hz)]
+            return
+        last = self.points[-1]
+        if abs(view.x_of(t) - view.x_of(last[0])) + abs(view.y_of(hz) - view.y_of(last[1])) \
+                >= MIN_STEP_PX:
+            self.points.append((t, hz))
+
+    def selection(self) -> Selection | None:
+        """The selection drawn so far (None while it is too small to be one)."""
+        p = [(max(t, 0.0), max(hz, 0.0)) for t, hz in self.points]
+        if self.tool == "select":
+            if len(p) < 2 or p[0][0] == p[1][0] or p[0][1] == p[1][1]:
+                return None
+            return Selection.rect(p[0][0], p[1][0], p[0][1], p[1][1])
+        if self.tool == "lasso":
+            return Selection("lasso", tuple(p)) if len(p) >= 3 else None
+        times = [t for t, _ in p]
+        if len(p) < 2 or max(times) == min(times):
+            return None
+        return Selection("harmonic", tuple(p), partials=self.partials,
+                         width_cents=self.width_cents)
+
+
+def outlines(sel: Selection, view: ViewState) -> list[tuple[list, bool, tuple]]:
+    """(screen points, closed?, colour) for each line that shows ``sel``."""
+    colour = INVERTED if sel.inverted else LINE
+    if sel.kind == "rect":
+        (t0, f0), (t1, f1) = sel.points
+        x0, x1, y0, y1 = view.x_of(t0), view.x_of(t1), view.y_of(f1), view.y_of(f0)
+        return [([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], True, colour)]
+    if sel.kind == "lasso":
+        return [([(view.x_of(t), view.y_of(hz)) for t, hz in sel.points], True, colour)]
+    times, f0s = sel.path()
+    ratio = 2 ** (sel.width_cents / 1200)
+    lines = []
+    for k in range(1, sel.partials + 1):  # each partial's band: its lower and upper edge
+        for scale in (k / ratio, k * ratio):
+            lines.append(([(view.x_of(t), view.y_of(max(f * scale, 1e-3)))
+                           for t, f in zip(times, f0s, strict=True)], False, colour))
+    return lines
+
+
+def thin(points: list, most: int = 400) -> list:
+    """At most ``most`` points of a long outline, for drawing."""
+    if len(points) <= most:
+        return points
+    keep = np.linspace(0, len(points) - 1, most).round().astype(int)
+    return [points[i] for i in keep]

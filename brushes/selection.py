@@ -1,0 +1,219 @@
+"""Selections beyond rectangles: a rectangle, a free-form lasso, or a harmonic
+selection (a fundamental's path plus its partials, each a band some cents
+wide). Any of them can be feathered (soft edges) and inverted. In physical
+units (seconds, Hz), so a selection fits any analysis; a selection becomes a
+weight per cell (``mask``) for playing it alone or filling it with a brush."""
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+
+from brushes.dab import Dab
+from brushes.history import History, Step
+from brushes.painter import Stroke
+from brushes.registry import BRUSHES, get_brush
+from engine.document import Document
+from engine.errors import ParameterError
+from engine.region import Rect
+
+KINDS = ("rect", "lasso", "harmonic")
+MAX_POINTS = 20000  # a lasso or a fundamental's path
+PARTIALS_RANGE = (1, 64)
+WIDTH_RANGE = (1.0, 600.0)  # cents, each side of a partial
+FEATHER_RANGE = (0.0, 5000.0)  # ms or Hz
+
+
+@dataclass(frozen=True)
+class Selection:
+    kind: str
+    points: tuple[tuple[float, float], ...]  # (seconds, Hz): corners, outline or path
+    partials: int = 8  # harmonic: the fundamental and its partials up to this one
+    width_cents: float = 50.0  # harmonic: each partial's half-width
+    feather_ms: float = 0.0
+    feather_hz: float = 0.0
+    inverted: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ParameterError(f"unknown selection kind '{self.kind}'; use one of "
+                                 f"{', '.join(KINDS)}")
+        need = {"rect": 2, "lasso": 3, "harmonic": 2}[self.kind]
+        if not (need <= len(self.points) <= MAX_POINTS):
+            raise ParameterError(f"a {self.kind} selection needs {need} to {MAX_POINTS} "
+                                 f"points; got {len(self.points)}")
+        if not all(len(p) == 2 and all(isinstance(v, (int, float)) and math.isfinite(v)
+                                       and v >= 0 for v in p) for p in self.points):
+            raise ParameterError("a selection's points must be (seconds, Hz) pairs of "
+                                 "finite numbers >= 0")
+        for name, value, (low, high) in (("partials", self.partials, PARTIALS_RANGE),
+                                         ("width_cents", self.width_cents, WIDTH_RANGE),
+                                         ("feather_ms", self.feather_ms, FEATHER_RANGE),
+                                         ("feather_hz", self.feather_hz, FEATHER_RANGE)):
+            if not (isinstance(value, (int, float)) and low <= value <= high):
+                raise ParameterError(f"selection {name} = {value!r} is outside {low:g} to "
+                                     f"{high:g}")
+
+    @classmethod
+    def rect(cls, t0: float, t1: float, f_lo: float, f_hi: float, **options) -> "Selection":
+        return cls("rect", ((min(t0, t1), min(f_lo, f_hi)), (max(t0, t1), max(f_lo, f_hi))),
+                   **options)
+
+    def changed(self, **changes) -> "Selection":
+        return replace(self, **changes)
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "points": [list(p) for p in self.points]}
+
+    @classmethod
+    def from_json(cls, data) -> "Selection":
+        """From :meth:`to_json`'s dict (a project file): checked, ParameterError if bad."""
+        if not isinstance(data, dict) or not isinstance(data.get("points"), list):
+            raise ParameterError("a saved selection must be an object with a list of points")
+        known = {"kind", "points", "partials", "width_cents", "feather_ms", "feather_hz",
+                 "inverted"}
+        if set(data) - known:
+            raise ParameterError(f"a saved selection has unknown fields: "
+                                 f"{', '.join(sorted(set(data) - known))}")
+        points = tuple(tuple(p) if isinstance(p, list) else (p,) for p in data["points"])
+        return cls(**{**data, "points": points, "inverted": bool(data.get("inverted", False))})
+
+    # -- geometry ------------------------------------------------------------------
+    def path(self) -> tuple[np.ndarray, np.ndarray]:
+        """A harmonic selection's fundamental: times (increasing) and Hz."""
+        p = np.array(sorted(self.points), np.float64)
+        return p[:, 0], p[:, 1]
+
+    def span(self) -> tuple[float, float, float, float]:
+        """(t0, t1, f_lo, f_hi) around the shape (before feathering or inverting)."""
+        p = np.array(self.points, np.float64)
+        t0, t1 = float(p[:, 0].min()), float(p[:, 0].max())
+        if self.kind != "harmonic":
+            return t0, t1, float(p[:, 1].min()), float(p[:, 1].max())
+        ratio = 2 ** (self.width_cents / 1200)
+        return t0, t1, float(p[:, 1].min()) / ratio, float(p[:, 1].max()) * self.partials * ratio
+
+    def cells(self, doc: Document) -> Rect:
+        """The cells the selection weighs above zero (all of them when inverted)."""
+        if self.inverted:
+            return doc.full_rect()
+        t0, t1, f_lo, f_hi = self.span()
+        f_lo -= self.feather_hz + _widest(doc, f_lo)
+        f_hi += self.feather_hz + _widest(doc, f_hi)
+        reach = self.feather_ms / 1000
+        return Rect(max(0, math.floor(doc.bin_of(max(f_lo, 0.0)))),
+                    math.ceil(doc.bin_of(min(f_hi, doc.sample_rate / 2))) + 1,
+                    max(0, math.floor(doc.frame_of(max(t0 - reach, 0.0)))),
+                    math.ceil(doc.frame_of(t1 + reach)) + 1).clip(doc.n_bins, doc.n_frames)
+
+    def mask(self, doc: Document, rect: Rect | None = None) -> torch.Tensor:
+        """Weight in [0, 1] of every cell of ``rect`` (default :meth:`cells`):
+        ``[bins, frames]`` float32 on the document's device."""
+        rect = (rect or self.cells(doc)).clip(doc.n_bins, doc.n_frames)
+        grow = _feather_cells(doc, self) if not self.inverted else (0, 0)
+        inner = Rect(rect.bin0 - grow[0], rect.bin1 + grow[0], rect.frame0 - grow[1],
+                     rect.frame1 + grow[1])  # feathering looks this far past the rect
+        hz = _centre_hz(doc, inner)
+        t = _frame_seconds(doc, inner)
+        hard = {"rect": _inside_rect, "lasso": _inside_lasso,
+                "harmonic": _inside_harmonic}[self.kind](self, doc, hz, t)
+        soft = _feather(hard.astype(np.float32), *_feather_cells(doc, self))
+        soft = soft[grow[0]:grow[0] + rect.shape[0], grow[1]:grow[1] + rect.shape[1]]
+        weight = torch.from_numpy(np.ascontiguousarray(soft)).to(doc.device)
+        return 1 - weight if self.inverted else weight
+
+
+def fill(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
+         channel: int | None = None, history: History | None = None,
+         label: str | None = None) -> Step:
+    """Apply a brush to the whole selection at once, weighted by its mask (feathered
+    edges get part of the effect): one undo step, pushed to ``history`` if given."""
+    brush = get_brush(brush_name)
+    kernel = brush.kernel
+    if kernel is None or not (kernel.wash and kernel.batchable):
+        able = [n for n, b in BRUSHES.items() if b.kernel and b.kernel.wash and b.kernel.batchable]
+        raise ParameterError(f"the {brush.name} brush acts along a stroke; fill a selection "
+                             f"with one of: {', '.join(able)}")
+    values, unknown = brush.resolve({**(params or {}),
+                                     "channel": -1 if channel is None else channel}, "params")
+    if unknown:
+        raise ParameterError(f"params: {brush.name} has no parameter(s) {', '.join(unknown)}")
+    rect = selection.cells(doc)
+    if rect.empty:
+        raise ParameterError("the selection holds no cell of this document")
+    weight = selection.mask(doc, rect) * max(values["opacity"], 0.0)
+    stroke = Stroke(doc, brush, values, {}, history)
+    centre = Dab(doc.transform.seconds_of((rect.frame0 + rect.frame1) / 2),
+                 doc.hz_of((rect.bin0 + rect.bin1) / 2), values)
+    stroke.apply(rect, weight, [centre])
+    return stroke.end(label or f"fill selection: {brush_name}")
+
+
+def _widest(doc: Document, hz: float) -> float:
+    return doc.transform.resolution_hz(max(hz, 0.0))
+
+
+def _centre_hz(doc: Document, rect: Rect) -> np.ndarray:
+    return np.array([doc.hz_of(b) for b in range(rect.bin0, rect.bin1)], np.float64)
+
+
+def _frame_seconds(doc: Document, rect: Rect) -> np.ndarray:
+    return np.array([doc.transform.seconds_of(f) for f in range(rect.frame0, rect.frame1)])
+
+
+def _inside_rect(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
+    (t0, f_lo), (t1, f_hi) = sel.points[0], sel.points[1]
+    return ((hz >= f_lo) & (hz <= f_hi))[:, None] & ((t >= t0) & (t <= t1))[None, :]
+
+
+def _inside_lasso(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Even-odd rule, one frame column at a time: where the outline's edges cross the
+    column, and which bins lie an odd number of crossings up."""
+    p = np.array(sel.points, np.float64)
+    a, b = p, np.roll(p, -1, axis=0)  # edges a -> b, closed
+    inside = np.zeros((len(hz), len(t)), bool)
+    for j, x in enumerate(t):
+        spans = (a[:, 0] <= x) != (b[:, 0] <= x)  # edges whose time range holds x
+        if not spans.any():
+            continue
+        ea, eb = a[spans], b[spans]
+        ys = np.sort(ea[:, 1] + (x - ea[:, 0]) / (eb[:, 0] - ea[:, 0]) * (eb[:, 1] - ea[:, 1]))
+        inside[:, j] = np.searchsorted(ys, hz) % 2 == 1
+    return inside
+
+
+def _inside_harmonic(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Within ``width_cents`` (never less than the transform resolves) of k times the
+    fundamental, k = 1..partials, while the path lasts."""
+    times, f0s = sel.path()
+    during = (t >= times[0]) & (t <= times[-1])
+    fundamental = np.interp(t, times, f0s)
+    inside = np.zeros((len(hz), len(t)), bool)
+    ratio = 2 ** (sel.width_cents / 1200) - 1
+    for k in range(1, sel.partials + 1):
+        centre = k * fundamental
+        half = np.maximum(centre * ratio, [doc.transform.resolution_hz(c) for c in centre])
+        inside |= np.abs(hz[:, None] - centre[None, :]) <= half[None, :]
+    return inside & during[None, :]
+
+
+def _feather_cells(doc: Document, sel: Selection) -> tuple[int, int]:
+    """The feather's half-widths in bins and frames (0: a hard edge)."""
+    mid = sum(sel.span()[2:]) / 2
+    bins = doc.bin_of(mid + sel.feather_hz) - doc.bin_of(mid) if sel.feather_hz else 0
+    return math.ceil(bins), math.ceil(doc.frame_of(sel.feather_ms / 1000))
+
+
+def _feather(mask: np.ndarray, bins: int, frames: int) -> np.ndarray:
+    """Soften edges: a normalized triangle filter of half-width ``bins`` down the
+    columns and ``frames`` along the rows (a hard edge becomes a ramp through 0.5)."""
+    x = torch.from_numpy(mask)
+    for dim, half in ((0, bins), (1, frames)):
+        if half > 0:
+            kernel = 1 - torch.arange(-half, half + 1).abs() / (half + 1)
+            kernel = (kernel / kernel.sum()).float()[None, None]
+            rows = x.movedim(dim, -1)
+            x = torch.nn.functional.conv1d(rows.reshape(-1, 1, rows.shape[-1]), kernel,
+                                           padding=half).reshape(rows.shape).movedim(-1, dim)
+    return x.numpy()

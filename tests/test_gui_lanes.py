@@ -1,0 +1,100 @@
+"""Multichannel files: each channel in its own named lane, painted on the lane
+under the pointer (or on all channels), the layout's names when the file
+declares one, and a re-analysis that keeps the view."""
+
+import struct
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QLabel
+
+from engine.audio import load
+from engine.layout import channel_mask, channel_names
+from tests.test_gui import pixels, settle
+
+
+def wavex(path, samples: np.ndarray, rate: int, mask: int) -> None:
+    """A 16-bit WAVE_FORMAT_EXTENSIBLE file declaring ``mask`` (written by hand: the
+    reference for the parser is the format's layout, not our own writer)."""
+    channels, frames = samples.shape
+    data = (np.clip(samples.T, -1, 1) * 32767).astype("<i2").tobytes()
+    pcm_guid = bytes.fromhex("0100000000001000800000aa00389b71")
+    fmt = struct.pack("<HHIIHHHHI", 0xFFFE, channels, rate, rate * channels * 2, channels * 2,
+                      16, 22, 16, mask) + pcm_guid
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + \
+        struct.pack("<I", len(data)) + data
+    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+
+
+def test_a_declared_layout_names_the_channels(tmp_path):
+    path = tmp_path / "surround.wav"
+    wavex(path, np.zeros((6, 800)), 48000, 0x3F)
+    assert channel_mask(path) == 0x3F
+    assert load(path).layout == ("FL", "FR", "FC", "LFE", "BL", "BR")
+    assert channel_names(2) == ("L", "R") and channel_names(3) == ("1", "2", "3")
+    assert channel_names(3, 0x3F) == ("1", "2", "3")  # a mask that does not fit: numbers
+
+
+@pytest.fixture
+def quad(qtbot, window, tmp_path):
+    """A four-channel file with a different tone per channel, opened in the window."""
+    rate, t = 16000, np.arange(16000 * 4) / 16000
+    samples = np.stack([0.2 * np.sin(2 * np.pi * f * t) for f in (500, 1000, 1500, 2000)])
+    path = tmp_path / "quad.wav"
+    wavex(path, samples, rate, 0x33)  # FL FR BL BR
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.audio_path == path and not window.worker.isRunning(),
+                    timeout=20000)
+    return window
+
+
+def test_channels_are_stacked_in_named_lanes(qtbot, quad):
+    window, canvas = quad, quad.canvas
+    assert canvas.lanes == [0, 1, 2, 3]
+    names = [canvas.findChild(QLabel, f"lane-{i}").text() for i in range(4)]
+    assert names == ["FL", "FR", "BL", "BR"]
+    image = pixels(window)
+    lane = canvas.height() / 4
+    for i, hz in enumerate((500, 1000, 1500, 2000)):  # each lane shows its own tone
+        column = image[round(i * lane):round((i + 1) * lane), canvas.width() // 2, 1]
+        row = int(np.argmax(column))
+        assert abs(canvas.view.f_of(row) - hz) < 3 * canvas.view.f_hi / lane
+
+
+def test_a_stroke_paints_the_lane_under_the_pointer_only(qtbot, quad):
+    window, canvas, doc = quad, quad.canvas, quad.doc
+    window.brush_panel.preset_box.setCurrentText("hard-eraser")
+    before = doc.coefficients(0, doc.n_frames).clone()
+    lane = canvas.height() / 4
+    y = round(2 * lane + canvas.view.y_of(1500))  # the third lane (BL), on its tone
+    start, end = QPoint(canvas.width() // 3, y), QPoint(2 * canvas.width() // 3, y)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 11):  # wander into the next lane: the stroke stays in its own
+        qtbot.mouseMove(canvas, start + (end - start) * i / 10 + QPoint(0, round(lane * i / 20)))
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    settle(qtbot, window)
+    now = doc.coefficients(0, doc.n_frames)
+    changed = [not torch.equal(now[c], before[c]) for c in range(4)]
+    assert changed == [False, False, True, False]
+    b = round(doc.bin_of(1500))
+    assert float(now[2, b, now.shape[-1] // 2].abs()) < 1e-3 * float(before[2, b, 10].abs())
+    choice = window.view_panel.paint_channel
+    choice.setCurrentIndex(choice.findData(None))
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=QPoint(20, y))
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=QPoint(60, y))
+    settle(qtbot, window)
+    after = doc.coefficients(0, doc.n_frames)
+    assert all(not torch.equal(after[c], now[c]) for c in range(4))  # "All": every channel
+
+
+def test_re_analysis_keeps_the_lanes_and_the_view(qtbot, quad):
+    window, canvas = quad, quad.canvas
+    canvas.view.t0, canvas.view.t1 = 1.0, 2.0
+    window.analysis_panel.n_fft.setCurrentText("1024")
+    window.analysis_panel.apply.click()
+    qtbot.waitUntil(lambda: window.undo_stack.count() == 1, timeout=20000)
+    assert window.doc.transform.n_fft == 1024
+    assert (canvas.view.t0, canvas.view.t1) == (1.0, 2.0) and canvas.lanes == [0, 1, 2, 3]
+    assert window.view_panel.view_channel.currentData() == "lanes"

@@ -1,0 +1,114 @@
+"""Selections in the window: lasso and harmonic tools driven with the mouse, the
+panel's feather and invert, filling with the brush as one undo step, playing a
+selection alone, and the selection kept in the project file."""
+
+import math
+
+import numpy as np
+import torch
+from PySide6.QtCore import Qt
+
+from app.playback import BLOCK
+from brushes.selection import Selection
+from engine.resynth import masked_audio
+from tests.test_gui import pixels, point, settle
+
+
+def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, steps=40):
+    canvas = window.canvas
+    window.tool_actions["lasso"].trigger()
+    at = [point(window, centre_t + rt * math.cos(2 * math.pi * k / steps),
+                centre_hz + rf * math.sin(2 * math.pi * k / steps)) for k in range(steps + 1)]
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=at[0])
+    for p in at[1:]:
+        qtbot.mouseMove(canvas, p)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=at[-1])
+
+
+def test_a_lasso_drawn_with_the_mouse_is_outlined_and_filled_as_one_step(qtbot, window):
+    doc = window.doc
+    before_px = pixels(window)
+    before = doc.coefficients(0, doc.n_frames).clone()
+    lasso(qtbot, window)
+    sel = window.canvas.selection
+    assert sel.kind == "lasso" and len(sel.points) > 20
+    t0, t1, f_lo, f_hi = sel.span()
+    assert abs(t0 - 4.5) < 0.1 and abs(t1 - 7.5) < 0.1 and abs(f_lo - 2500) < 100
+    after_px = pixels(window)
+    edge = point(window, 7.5, 4000.0)
+    assert not np.array_equal(after_px[edge.y(), edge.x() - 1:edge.x() + 2],
+                              before_px[edge.y(), edge.x() - 1:edge.x() + 2])  # outlined
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)  # selecting edits nothing
+
+    window.brush_panel.preset_box.setCurrentText("hard-eraser")
+    window.selection_panel.fill.click()
+    settle(qtbot, window)
+    assert window.undo_stack.count() == 1
+    assert window.undo_stack.text(0) == "fill selection: hard-eraser"
+    mask = sel.mask(doc, doc.full_rect())
+    now = doc.coefficients(0, doc.n_frames)[0]
+    assert (now[mask == 1] == 0).all() and mask.sum() > 1000
+    assert torch.equal(now[mask == 0], before[0][mask == 0])  # every other cell as it was
+    window.undo_action.trigger()
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+
+
+def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, window):
+    window.view_panel.log.setChecked(True)
+    window.selection_panel.partials.setValue(4)
+    window.selection_panel.width_cents.setValue(40.0)
+    window.tool_actions["harmonic"].trigger()
+    canvas = window.canvas
+    start, end = point(window, 2.0, 440.0), point(window, 4.0, 440.0)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 21):
+        qtbot.mouseMove(canvas, start + (end - start) * i / 20)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    sel = canvas.selection
+    assert sel.kind == "harmonic" and sel.partials == 4 and sel.width_cents == 40.0
+    times, f0s = sel.path()
+    assert abs(times[0] - 2.0) < 0.05 and abs(times[-1] - 4.0) < 0.05
+    assert np.all(np.abs(1200 * np.log2(f0s / 440.0)) < 10)  # on the drag, within 10 cents
+    window.selection_panel.partials.setValue(3)  # the panel edits the selection
+    assert canvas.selection.partials == 3
+
+    window.selection_panel.play.click()
+    doc = window.doc
+    assert window.player.playing
+    assert window.player.start_frame == int(times[0] * doc.sample_rate)
+    rect = canvas.selection.cells(doc)
+    expected = masked_audio(doc, rect, canvas.selection.mask(doc, rect),
+                            window.player.start_frame, window.player.stop_frame)
+    np.testing.assert_array_equal(window.player._pull(BLOCK).T, expected[:, :BLOCK])
+    window.stop()
+
+
+def test_feather_and_invert_apply_to_the_selection(qtbot, window):
+    window.tool_actions["select"].trigger()
+    from tests.test_gui import drag
+    drag(qtbot, window.canvas, point(window, 3.0, 5000.0), point(window, 5.0, 2000.0))
+    sel = window.canvas.selection
+    assert sel.kind == "rect" and not sel.inverted
+    window.selection_panel.feather_ms.setValue(50.0)
+    assert window.canvas.selection.feather_ms == 50.0
+    qtbot.keyClick(window.canvas, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+    assert window.canvas.selection.inverted
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Escape)
+    assert window.canvas.selection is None
+
+
+def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
+    sel = Selection("harmonic", ((1.0, 300.0), (2.0, 330.0)), partials=5, width_cents=30.0,
+                    feather_ms=20.0)
+    window.canvas.selection = sel
+    project = tmp_path / "take.spp"
+    window.save_project(path=project)
+    qtbot.waitUntil(lambda: project.exists() and not window.worker.isRunning(), timeout=20000)
+    window.clear_selection()
+    window.open_path(project)
+    qtbot.waitUntil(lambda: window.project_path == project and not window.worker.isRunning(),
+                    timeout=20000)
+    assert window.canvas.selection == sel
+    assert window.selection_panel.partials.value() == 5
+    assert window.selection_panel.feather_ms.value() == 20.0

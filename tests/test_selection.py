@@ -1,0 +1,166 @@
+"""Selections: rectangle, lasso and harmonic masks against independent references
+(Qt's polygon test), feathering and inverting, filling with a brush as one undo
+step, playing a selection alone, and saving one as JSON."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPolygonF
+
+from brushes.history import History
+from brushes.selection import Selection, fill
+from engine.errors import ParameterError
+from engine.resynth import masked_audio
+from tests.conftest import document
+from tests.test_pitch import _peak_hz
+
+RATE = 16000
+
+
+def noise_doc(rng, seconds=2.0, channels=1):
+    return document((0.1 * rng.standard_normal((channels, int(seconds * RATE)))).astype(
+        np.float32), RATE)
+
+
+def centres(doc, rect):
+    hz = np.array([doc.hz_of(b) for b in range(rect.bin0, rect.bin1)])
+    t = np.array([doc.transform.seconds_of(f) for f in range(rect.frame0, rect.frame1)])
+    return hz, t
+
+
+STAR = [(0.2 + 0.6 * (0.5 + (0.5 if k % 2 == 0 else 0.2) * math.cos(2 * math.pi * k / 10)),
+         3000 + 2500 * (0.5 if k % 2 == 0 else 0.2) * math.sin(2 * math.pi * k / 10))
+        for k in range(10)]  # a five-pointed star: not convex
+
+
+def test_a_lasso_holds_the_cells_qts_polygon_test_holds(rng):
+    doc = noise_doc(rng)
+    sel = Selection("lasso", tuple(STAR))
+    full = doc.full_rect()
+    mask = sel.mask(doc, full).numpy()
+    polygon = QPolygonF([QPointF(t, hz) for t, hz in STAR])
+    hz, t = centres(doc, full)
+    expected = np.array([[polygon.containsPoint(QPointF(x, y), Qt.FillRule.OddEvenFill)
+                          for x in t] for y in hz])
+    np.testing.assert_array_equal(mask == 1, expected)
+    assert set(np.unique(mask)) <= {0.0, 1.0} and expected.sum() > 500
+    inner = sel.cells(doc)  # the mask over its own cells is the same cells
+    np.testing.assert_array_equal(sel.mask(doc).numpy(),
+                                  mask[inner.bin0:inner.bin1, inner.frame0:inner.frame1])
+    assert mask[:inner.bin0].sum() == 0 and mask[:, inner.frame1:].sum() == 0
+
+
+def test_a_rectangle_holds_exactly_the_cells_whose_centres_are_inside(rng):
+    doc = noise_doc(rng)
+    sel = Selection.rect(1.3, 0.5, 2500.0, 1000.0)  # corners in any order
+    full = doc.full_rect()
+    hz, t = centres(doc, full)
+    expected = ((hz >= 1000) & (hz <= 2500))[:, None] & ((t >= 0.5) & (t <= 1.3))[None, :]
+    np.testing.assert_array_equal(sel.mask(doc, full).numpy() == 1, expected)
+
+
+def test_a_harmonic_selection_follows_the_fundamental_and_its_partials(rng):
+    doc = noise_doc(rng)
+    sel = Selection("harmonic", ((0.4, 200.0), (1.6, 300.0)), partials=4, width_cents=50)
+    full = doc.full_rect()
+    mask = sel.mask(doc, full).numpy()
+    hz, t = centres(doc, full)
+    for j in np.flatnonzero((t > 0.45) & (t < 1.55)):
+        f0 = 200 + 100 * (t[j] - 0.4) / 1.2
+        for k in range(1, 5):  # each partial's nearest bin is in
+            assert mask[int(np.argmin(np.abs(hz - k * f0))), j] == 1
+        far = np.min(np.abs(hz[:, None] - f0 * np.arange(1, 5)[None, :]), axis=1) > \
+            max(doc.transform.resolution_hz(1000), 1200 * f0 * (2 ** (50 / 1200) - 1))
+        assert mask[far, j].sum() == 0  # nothing away from the partials
+        assert mask[hz > 4.5 * f0, j].sum() == 0  # no fifth partial
+    assert mask[:, t < 0.39].sum() == 0 and mask[:, t > 1.61].sum() == 0  # while it lasts
+
+
+def test_feathering_ramps_the_edge_and_inverting_complements(rng):
+    doc = noise_doc(rng)
+    hard = Selection.rect(0.5, 1.5, 2000.0, 4000.0)
+    soft = hard.changed(feather_ms=100.0, feather_hz=400.0)
+    full = doc.full_rect()
+    m = soft.mask(doc, full).numpy()
+    hz, t = centres(doc, full)
+    row = int(np.argmin(np.abs(hz - 3000)))
+    ramp = m[row, (t > 0.3) & (t < 0.7)]
+    assert ramp[0] == 0 and ramp[-1] == pytest.approx(1.0, abs=1e-6)
+    assert (np.diff(ramp) >= -1e-7).all()  # rises monotonically through the edge
+    edge = int(np.argmin(np.abs(t - 0.5)))
+    assert 0.3 < m[row, edge] < 0.7  # half way at the drawn edge
+    assert m[int(np.argmin(np.abs(hz - 3000))), int(np.argmin(np.abs(t - 1.0)))] == \
+        pytest.approx(1.0, abs=1e-6)
+    inverted = soft.changed(inverted=True)
+    assert inverted.cells(doc) == full
+    np.testing.assert_array_equal(inverted.mask(doc).numpy(), 1 - m)
+
+
+def test_filling_a_selection_is_one_exact_undo_step(rng):
+    doc = noise_doc(rng)
+    before = doc.coefficients(0, doc.n_frames).clone()
+    history = History(doc)
+    sel = Selection("lasso", tuple(STAR))
+    step = fill(doc, sel, "gain", {"gain_db": -math.inf}, history=history)
+    full = doc.full_rect()
+    mask = torch.from_numpy(sel.mask(doc, full).numpy())
+    now = doc.coefficients(0, doc.n_frames)[0]
+    assert (now[mask == 1] == 0).all()  # erased inside
+    assert torch.equal(now[mask == 0], before[0][mask == 0])  # every other cell, bit for bit
+    assert step.label == "fill selection: gain" and len(history.steps) == 1
+    history.undo()
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+
+
+def test_a_feathered_fill_gives_its_edge_part_of_the_effect(rng):
+    doc = noise_doc(rng)
+    before = doc.magnitude.clone()
+    sel = Selection.rect(0.5, 1.5, 2000.0, 4000.0, feather_ms=100.0)
+    fill(doc, sel, "gain", {"gain_db": -40.0})
+    full = doc.full_rect()
+    weight = sel.mask(doc, full)
+    ratio = doc.magnitude[0] / before[0]
+    partial = (weight > 0.2) & (weight < 0.8)
+    assert partial.sum() > 50
+    expected = 1 - weight[partial] * (1 - 10 ** (-40 / 20))  # gain blends by coverage
+    np.testing.assert_allclose(ratio[partial].numpy(), expected.numpy(), rtol=1e-3)
+
+
+def test_filling_with_a_stroke_brush_is_refused_with_the_brushes_that_can(rng):
+    doc = noise_doc(rng)
+    before = doc.coefficients(0, doc.n_frames).clone()
+    with pytest.raises(ParameterError, match="the tone brush acts along a stroke.*gain"):
+        fill(doc, Selection.rect(0.5, 1.0, 500.0, 900.0), "tone")
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+
+
+def test_a_harmonic_selection_plays_the_partials_alone():
+    t = np.arange(2 * RATE) / RATE
+    voice = sum(0.1 / k * np.sin(2 * np.pi * 220 * k * t) for k in range(1, 5))
+    whistle = 0.1 * np.sin(2 * np.pi * 1570 * t)  # between the 7th and 8th partial
+    doc = document((voice + whistle)[None].astype(np.float32), RATE)
+    sel = Selection("harmonic", ((0.0, 220.0), (2.0, 220.0)), partials=4, width_cents=30)
+    rect = sel.cells(doc)
+    alone = masked_audio(doc, rect, sel.mask(doc, rect), RATE // 2, 3 * RATE // 2)[0]
+    spectrum = np.abs(np.fft.rfft(alone * np.hanning(len(alone))))
+    level = lambda hz: 20 * np.log10(spectrum[round(hz * len(alone) / RATE)] + 1e-12)  # noqa
+    assert abs(_peak_hz(alone, RATE) - 220) < 2.2  # the fundamental is the loudest
+    assert level(1570) < level(880) - 40  # the whistle is gone
+
+
+def test_a_selection_round_trips_through_json_and_bad_ones_are_refused():
+    sel = Selection("harmonic", ((0.1, 100.0), (0.5, 150.0)), partials=5, width_cents=20,
+                    feather_ms=10, inverted=True)
+    assert Selection.from_json(sel.to_json()) == sel
+    for bad, words in (({"kind": "blob", "points": [[0, 1], [1, 2]]}, "unknown selection"),
+                       ({"kind": "rect", "points": [[0, 1]]}, "needs 2"),
+                       ({"kind": "rect", "points": [[0, float("nan")], [1, 2]]}, "finite"),
+                       ({"kind": "rect", "points": [[0, 1], [1, 2]], "partials": 0},
+                        "partials = 0"),
+                       ({"kind": "rect", "points": [[0, 1], [1, 2]], "evil": 1}, "unknown"),
+                       ("rect", "an object")):
+        with pytest.raises(ParameterError, match=words):
+            Selection.from_json(bad)
