@@ -11,6 +11,7 @@ import numpy as np
 from OpenGL import GL
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
+from PySide6.QtWidgets import QLabel
 
 from app.glutil import Uniforms, load_program
 from app.selecting import TOOLS, SelectionDrag, outlines, thin
@@ -37,7 +38,11 @@ class SpectrogramCanvas(QOpenGLWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.view = ViewState()
-        self.tiles = TileCache()
+        self.lanes: list[int | None] = [None]  # the channel each lane shows (None: loudest)
+        self.lane_tiles = [TileCache()]
+        self.lane_labels: list[QLabel] = []
+        self.press_lane = 0  # the lane the last stroke or selection began in
+        self.channel_names: list[str] = []
         self.doc: Document | None = None
         self.floor_db, self.ceiling_db, self.gamma = -100.0, 0.0, 1.0
         self.colormap = "viridis"
@@ -62,28 +67,73 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.setMinimumSize(320, 200)
 
     # -- model -----------------------------------------------------------------
-    def set_document(self, doc: Document | None, view_channel: int | None = None) -> None:
+    @property
+    def tiles(self) -> TileCache:
+        return self.lane_tiles[0]
+
+    def set_document(self, doc: Document | None, view_channel=None, names=(),
+                     fit: bool = True) -> None:
+        """``view_channel``: see :meth:`set_view_channel`; ``names``: one per channel;
+        ``fit``: show the whole file (else keep the view: a re-analysis)."""
         self.doc = doc
-        self._reset_tiles(view_channel)
+        self.channel_names = list(names)
+        self.set_view_channel(view_channel)
         if doc is not None:
             self.view.duration = doc.length / doc.sample_rate
             self.view.nyquist = doc.sample_rate / 2
-            self.view.fit()
+            if fit:
+                self.view.fit()
         self.update()
 
-    def set_view_channel(self, channel: int | None) -> None:
-        """Show one channel (or None: the loudest of all); keeps the view."""
-        self._reset_tiles(channel)
+    def set_view_channel(self, channel) -> None:
+        """Show one channel, None (the loudest of all at each point), or "lanes":
+        every channel stacked in its own lane, named. Keeps the view."""
+        count = self.doc.channels if self.doc is not None else 1
+        self._reset_tiles(list(range(count)) if channel == "lanes" and count > 1 else [channel])
         self.update()
 
-    def _reset_tiles(self, channel: int | None) -> None:
-        """Drop every tile; they are made again for the document and channel shown."""
+    def _reset_tiles(self, lanes: list[int | None]) -> None:
+        """Drop every tile; they are made again for the document and lanes shown."""
         if self._gl_ready:
             self.makeCurrent()
-            self.tiles.set_document(self.doc, channel)
+        for cache in self.lane_tiles:
+            cache.set_document(None, None)  # its textures freed, its listener removed
+        self.lanes = lanes
+        self.lane_tiles = [TileCache() for _ in lanes]
+        for cache, channel in zip(self.lane_tiles, lanes, strict=True):
+            if self._gl_ready:
+                cache.set_document(self.doc, channel)
+            else:
+                cache.doc, cache.channel = self.doc, channel
+        if self._gl_ready:
             self.doneCurrent()
-        else:
-            self.tiles.doc, self.tiles.channel = self.doc, channel
+        self._label_lanes()
+
+    def _label_lanes(self) -> None:
+        for label in self.lane_labels:
+            label.hide()
+            label.deleteLater()
+        self.lane_labels = []
+        if len(self.lanes) > 1:
+            names = self.channel_names or [str(c + 1) for c in self.lanes]
+            for i, channel in enumerate(self.lanes):
+                label = QLabel(names[channel], self)
+                label.setObjectName(f"lane-{i}")
+                label.setStyleSheet("color: white; background: rgba(0, 0, 0, 120); "
+                                    "padding: 1px 4px;")
+                label.show()
+                self.lane_labels.append(label)
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        for i, label in enumerate(self.lane_labels):
+            label.move(6, round(i * self.lane_height()) + 4)
+
+    def lane_height(self) -> float:
+        return max(self.height(), 1) / len(self.lanes)
+
+    def lane_at(self, y: float) -> int:
+        return min(max(int(y // self.lane_height()), 0), len(self.lanes) - 1)
 
     def set_style(self, *, floor_db=None, ceiling_db=None, gamma=None, colormap=None) -> None:
         """Uniforms and the colormap table only: no tile is re-rendered."""
@@ -117,7 +167,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.vbo = GL.glGenBuffers(1)
         self.lut = GL.glGenTextures(1)
         self._gl_ready = True
-        self.tiles.set_document(self.doc, self.tiles.channel)
+        for cache, channel in zip(self.lane_tiles, self.lanes, strict=True):
+            cache.set_document(self.doc, channel)
 
     def _upload_lut(self) -> None:
         lut = colormap_lut(self.colormap).numpy()
@@ -131,17 +182,22 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._lut_dirty = False
 
     def resizeGL(self, w: int, h: int) -> None:
-        self.view.width, self.view.height = max(self.width(), 1), max(self.height(), 1)
+        self.view.width, self.view.height = max(self.width(), 1), self.lane_height()
+        self._place_labels()
 
     def paintGL(self) -> None:
-        self.view.width, self.view.height = max(self.width(), 1), max(self.height(), 1)
+        """Each lane: its tiles, then the overlays (the view's height is a lane's)."""
+        self.view.width, self.view.height = max(self.width(), 1), self.lane_height()
         GL.glClearColor(0.08, 0.08, 0.1, 1.0)
         GL.glClear(GL.GL_COLOR_BUFFER_BIT)
         if self.doc is None:
             return
         if self._lut_dirty:
             self._upload_lut()
-        missing = self._draw_tiles()
+        budget_end = time.perf_counter() + FRAME_BUDGET
+        missing = False
+        for lane, cache in enumerate(self.lane_tiles):
+            missing |= self._draw_tiles(cache, lane, budget_end)
         self.complete = not missing  # every visible tile was drawn in this frame
         self._draw_overlays()
         GL.glBindVertexArray(0)
@@ -149,8 +205,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         if missing:
             QTimer.singleShot(0, self.update)
 
-    def _draw_tiles(self) -> bool:
+    def _draw_tiles(self, cache: TileCache, lane: int, budget_end: float) -> bool:
         doc, view = self.doc, self.view
+        top_px = lane * view.height
         hop_s = doc.transform.hop / doc.sample_rate
         level = level_for(view.seconds_per_pixel / hop_s)
         frames = (view.t0 / hop_s - 1, view.t1 / hop_s + 1)
@@ -158,9 +215,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         dpr = self.devicePixelRatioF()
         GL.glUseProgram(self.program)
         u = self.uniforms
-        u.set("viewport", (float(view.width), float(view.height)))
+        u.set("viewport", (float(view.width), float(self.height())))
         self._set_frequency_axis(doc.transform)
-        u.set("view_bottom", 0.0)
+        u.set("view_bottom", float((self.height() - top_px - view.height) * dpr))
         u.set("view_height", float(view.height * dpr))
         lo = max(view.f_lo, 20.0) if view.log_freq else view.f_lo
         u.set("f_lo", float(lo))
@@ -180,10 +237,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glEnableVertexAttribArray(1)
         GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 12, None)
         GL.glVertexAttribPointer(1, 1, GL.GL_FLOAT, False, 12, GL.ctypes.c_void_p(8))
-        budget_end = time.perf_counter() + FRAME_BUDGET
         missing = False
-        for key in self.tiles.visible(level, frames, bins):
-            tile = self.tiles.get(key, budget_end)
+        for key in cache.visible(level, frames, bins):
+            tile = cache.get(key, budget_end)
             if tile is None:
                 missing = True
                 continue
@@ -194,7 +250,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             bottom = max(doc.hz_of(r.bin0 - 0.5), lo)
             if top <= bottom:
                 continue
-            y0, y1 = view.y_of(top), view.y_of(bottom)
+            y0, y1 = top_px + view.y_of(top), top_px + view.y_of(bottom)
             quad = np.array([x0, y0, 0, x1, y0, 1, x0, y1, 0, x1, y1, 1], np.float32)
             u.set("tile_bin0", float(r.bin0))
             u.set("tile_bins", float(tile.rows))
@@ -217,22 +273,28 @@ class SpectrogramCanvas(QOpenGLWidget):
     def _draw_overlays(self) -> None:
         view = self.view
         GL.glUseProgram(self.overlay)
-        self.overlay_uniforms.set("viewport", (float(view.width), float(view.height)))
+        self.overlay_uniforms.set("viewport", (float(view.width), float(self.height())))
         GL.glBindVertexArray(self.vao)
         GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
         GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 8, None)
-        if self.show_grid:
-            self._draw_grid()
-        if self.selection is not None:
-            for points, closed, colour in outlines(self.selection, view):
-                self._lines(thin(points), colour, GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP)
+        for lane in range(len(self.lanes)):
+            dy = lane * view.height
+            if self.show_grid:
+                self._draw_grid(dy)
+            if self.selection is not None:
+                for points, closed, colour in outlines(self.selection, view):
+                    self._lines(thin(points), colour,
+                                GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP, dy)
+            if lane:
+                self._lines([(0, dy), (view.width, dy)], (0.8, 0.8, 0.85, 0.6), GL.GL_LINES)
         if self.playhead is not None:
             x = view.x_of(self.playhead)
-            self._lines([(x, 0), (x, view.height)], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
+            self._lines([(x, 0), (x, self.height())], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
         if self._cursor is not None and self.tool == "paint":
-            self._lines(self._outline(), (1, 1, 1, 0.8), GL.GL_LINE_LOOP)
+            lane = self.lane_at(self._cursor.y())
+            self._lines(self._outline(), (1, 1, 1, 0.8), GL.GL_LINE_LOOP, lane * view.height)
 
-    def _draw_grid(self) -> None:
+    def _draw_grid(self, dy: float) -> None:
         """A line per grid note; the key's notes brighter. Notes closer than 3 pixels
         are left out (but never the key's)."""
         view = self.view
@@ -248,10 +310,11 @@ class SpectrogramCanvas(QOpenGLWidget):
             last_y = y
         for points, colour in ((others, (1, 1, 1, 0.18)), (roots, (1, 0.85, 0.3, 0.55))):
             if points:
-                self._lines(points, colour, GL.GL_LINES)
+                self._lines(points, colour, GL.GL_LINES, dy)
 
-    def _lines(self, points, colour, mode) -> None:
-        data = np.array(points, np.float32)
+    def _lines(self, points, colour, mode, dy: float = 0.0) -> None:
+        """``points`` in a lane's pixels; ``dy``: the lane's top."""
+        data = np.array(points, np.float32) + np.array([0.0, dy], np.float32)
         self.overlay_uniforms.set("line_colour", colour)
         GL.glBufferData(GL.GL_ARRAY_BUFFER, data.nbytes, data, GL.GL_STREAM_DRAW)
         GL.glDrawArrays(mode, 0, len(data))
@@ -260,8 +323,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         """The brush at its true size, its outline (where its effect is half): an ellipse
         in seconds x Hz around the cursor."""
         view = self.view
-        t = view.t_of(self._cursor.x())
-        f = self._snapped(view.f_of(self._cursor.y()), self._modifiers)
+        t, f = self._at(self._cursor)
+        f = self._snapped(f, self._modifiers)
         rt, rf = self.brush_radius
         if self.brush_cents > 0:
             rf = f * (2 ** (self.brush_cents / 1200) - 1)
@@ -282,7 +345,14 @@ class SpectrogramCanvas(QOpenGLWidget):
         return None if self._cursor is None else self.view.t_of(self._cursor.x())
 
     def _at(self, pos: QPointF) -> tuple[float, float]:
-        return self.view.t_of(pos.x()), self.view.f_of(pos.y())
+        """(seconds, Hz) under ``pos``, in the lane it is in (a drag: its first lane)."""
+        lane = self.press_lane if self._drag in ("paint", "select") else self.lane_at(pos.y())
+        y = pos.y() - lane * self.lane_height()
+        return self.view.t_of(pos.x()), self.view.f_of(y)
+
+    def pointer_channel(self) -> int | None:
+        """The channel of the lane under the pointer (None: the loudest)."""
+        return self.lanes[self.lane_at(self._cursor.y())] if self._cursor else self.lanes[0]
 
     def mousePressEvent(self, event) -> None:
         self._last = event.position()
@@ -292,6 +362,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             self._drag, self._space_panned = "pan", True
         elif button == Qt.MouseButton.LeftButton and self.doc is not None:
             t, f = self._at(event.position())
+            self.press_lane = self.lane_at(event.position().y())
             if self.tool in TOOLS:
                 self._drag = "select"
                 self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic)
@@ -339,6 +410,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             return
         if kind == event.Type.TabletPress:
             self._drag = "paint"
+            self.press_lane = self.lane_at(event.position().y())
             self.strokePoint.emit(t, f, event.pressure(), PRESS)
         elif kind == event.Type.TabletMove and self._drag == "paint":
             self.strokePoint.emit(t, f, event.pressure(), MOVE)

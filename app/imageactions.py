@@ -124,7 +124,7 @@ class ImageActions:
             placement = Placement(max(t0, 0.0), min(t1, seconds),
                                   max(f_lo, 20.0 if view.log_freq else 1.0),
                                   min(f_hi, nyquist), log=view.log_freq)
-        channel = self.view_panel.channel(self.view_panel.paint_channel)
+        channel = self.paint_channel()
         session = self.session
 
         def done(made):

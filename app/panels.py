@@ -243,23 +243,35 @@ class ViewPanel(QWidget):
         self.colormap.currentTextChanged.connect(self.styleChanged)
         self.log.toggled.connect(self.logChanged)
         self.view_channel.currentIndexChanged.connect(
-            lambda i: self.viewChannelChanged.emit(None if i <= 0 else i - 1))
+            lambda _: self.viewChannelChanged.emit(self.view_channel.currentData()))
         self.paint_channel.currentIndexChanged.connect(
-            lambda i: self.paintChannelChanged.emit(None if i <= 0 else i - 1))
+            lambda _: self.paintChannelChanged.emit(self.paint_channel.currentData()))
 
-    def set_channels(self, count: int) -> None:
-        names = ["L", "R"] if count == 2 else [str(i + 1) for i in range(count)]
-        for box in (self.view_channel, self.paint_channel):
+    def set_channels(self, names: list[str], keep: bool = False) -> None:
+        """One entry per channel. A multichannel file shows stacked lanes, painted on
+        the lane under the pointer; ``keep``: the same channels, keep the choices."""
+        for box, extra in ((self.view_channel, [("Stacked lanes", "lanes")]),
+                           (self.paint_channel, [("Lane under the pointer", "lane")])):
+            chosen = box.currentData() if keep else None
             box.blockSignals(True)
             box.clear()
-            box.addItems(["All"] + names if count > 1 else ["All"])
+            if len(names) > 1:
+                for label, data in extra:
+                    box.addItem(label, data)
+            box.addItem("All (loudest)" if box is self.view_channel else "All", None)
+            if len(names) > 1:
+                for i, name in enumerate(names):
+                    box.addItem(name, i)
+            box.setCurrentIndex(max(0, box.findData(chosen)) if keep else 0)
             box.blockSignals(False)
 
     def grid(self) -> PitchGrid:
         return PitchGrid(self.a4.value(), self.scale.currentText(), self.key.currentText())
 
     def channel(self, box: QComboBox) -> int | None:
-        return None if box.currentIndex() <= 0 else box.currentIndex() - 1
+        """The one channel chosen in ``box``, or None (all, the loudest, or lanes)."""
+        data = box.currentData()
+        return data if isinstance(data, int) else None
 
 
 class AnalysisPanel(QWidget):

@@ -73,6 +73,7 @@ class FrequencyRuler(QWidget):
         super().__init__(parent)
         self.view = view
         self.grid = None
+        self.lanes = 1  # the canvas's lanes, stacked: the axis is drawn in each
         self.setFixedWidth(62)
 
     def _ticks(self) -> list[float]:
@@ -90,24 +91,26 @@ class FrequencyRuler(QWidget):
         p.fillRect(self.rect(), BACKGROUND)
         p.setPen(INK)
         v = self.view
-        for f in self._ticks():
-            y = v.y_of(f) * self.height() / v.height
-            p.drawLine(self.width() - 6, int(y), self.width(), int(y))
-            text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
-            p.drawText(QRectF(0, y - 8, self.width() - 8, 16),
-                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
-        if self.grid is not None:
-            self._note_names(p)
+        lane = self.height() / self.lanes
+        for k in range(self.lanes):
+            for f in self._ticks():
+                y = k * lane + v.y_of(f) * lane / v.height
+                p.drawLine(self.width() - 6, int(y), self.width(), int(y))
+                text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
+                p.drawText(QRectF(0, y - 8, self.width() - 8, 16),
+                           Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+            if self.grid is not None:
+                self._note_names(p, k * lane, lane)
         p.end()
 
-    def _note_names(self, p: QPainter) -> None:
+    def _note_names(self, p: QPainter, top: float, lane: float) -> None:
         v, key = self.view, self.grid.key
         p.setPen(NOTE_INK)
         last = None
         for hz, midi in self.grid.notes(max(v.f_lo, 20.0) if v.log_freq else v.f_lo, v.f_hi):
             if NOTE_NAMES[midi % 12] != key:
                 continue
-            y = v.y_of(hz) * self.height() / v.height
+            y = top + v.y_of(hz) * lane / v.height
             if last is None or abs(last - y) >= 14:
                 p.drawText(QRectF(2, y - 8, 30, 16), Qt.AlignmentFlag.AlignVCenter,
                            f"{key}{midi // 12 - 1}")

@@ -55,7 +55,7 @@ class SelectionActions:
             return
         self.session.finish()
         brush, params, _ = self.brush_panel.current()
-        channel = self.view_panel.channel(self.view_panel.paint_channel)
+        channel = self.paint_channel()
         try:
             step = fill(self.doc, sel, brush, params, channel,
                         label=f"fill selection: {self.brush_panel.label()}")

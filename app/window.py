@@ -32,6 +32,7 @@ from app.viewport import CanvasArea
 from app.windowstate import SAME_AS_SOURCE, WindowState
 from app.workers import JobStatus, Worker
 from engine.document import Document
+from engine.layout import channel_names
 from engine.region import Rect
 from engine.resynth import Resynthesizer
 
@@ -106,7 +107,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.view_panel.styleChanged.connect(self._style_changed)
         self.view_panel.logChanged.connect(self._log_changed)
         self.view_panel.gridChanged.connect(self._grid_changed)
-        self.view_panel.viewChannelChanged.connect(self.canvas.set_view_channel)
+        self.view_panel.viewChannelChanged.connect(self._view_channel_changed)
         self.analysis_panel.applyRequested.connect(self.reanalyze)
         self.canvas.selectionChanged.connect(self._selection_drawn)
         self.selection_panel.changed.connect(self._harmonic_changed)
@@ -210,7 +211,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.session.close()
         self.undo_stack.clear()
         self.audio_path, self.project_path = audio_path, project_path
-        self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
+        self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
         if view:
             self._apply_view(view)
         self.area.view_changed()
@@ -221,18 +222,20 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
                                      f"{format_time(doc.length / doc.sample_rate)}; "
                                      f"audio: {self.player.output.name}", 8000)
 
-    def install(self, session: PaintSession, tracker: EditTracker) -> None:
-        """Make ``session`` the one painted on and shown (a new file, or one analysis
-        swapped for another, which keeps the view where it is)."""
+    def install(self, session: PaintSession, tracker: EditTracker, fit: bool = False) -> None:
+        """Make ``session`` the one painted on and shown: a new file (``fit``: the whole
+        of it), or one analysis swapped for another, which keeps the view as it is."""
         self.stop()
         self.session, self.tracker = session, tracker
         session.live = lambda: self.player.playing
         session.failed = self._stroke_failed
         session.painted = self.canvas.update
         doc = session.doc
-        self.view_panel.set_channels(doc.channels)
+        names = list(doc.audio.layout) or list(channel_names(doc.channels))
+        self.view_panel.set_channels(names, keep=not fit)
         self.analysis_panel.show_settings(doc.transform.settings())
-        self.canvas.set_document(doc, self.view_panel.channel(self.view_panel.view_channel))
+        self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
+        self._lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()
 
@@ -254,7 +257,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
     def _pen(self, seconds, hz, pressure, phase) -> None:
         if self.session is None or (phase == PRESS and self.editing_blocked("Painting")):
             return
-        channel = self.view_panel.channel(self.view_panel.paint_channel)
+        channel = self.paint_channel()
         self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
                          self.brush_panel.label())
 
@@ -297,6 +300,20 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.canvas.set_style(floor_db=p.floor.value(), ceiling_db=p.ceiling.value(),
                               gamma=p.gamma.value(), colormap=p.colormap.currentText())
 
+    def _view_channel_changed(self, choice) -> None:
+        self.canvas.set_view_channel(choice)
+        self._lanes_changed()
+
+    def _lanes_changed(self) -> None:
+        self.area.freq_ruler.lanes = len(self.canvas.lanes)
+        self.area.view_changed()
+
+    def paint_channel(self) -> int | None:
+        """Where a stroke goes: the lane it began in, all channels, or one chosen."""
+        if self.view_panel.paint_channel.currentData() == "lane":
+            return self.canvas.lanes[self.canvas.press_lane]
+        return self.view_panel.channel(self.view_panel.paint_channel)
+
     def _grid_changed(self) -> None:
         p = self.view_panel
         self.canvas.set_grid(p.grid(), p.show_grid.isChecked(), p.snap.isChecked())
@@ -322,7 +339,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         frame, b = round(doc.frame_of(seconds)), round(doc.bin_of(hz))
         level = "-"
         if 0 <= frame < doc.n_frames and 0 <= b < doc.n_bins:
-            channel = self.view_panel.channel(self.view_panel.view_channel)
+            channel = self.canvas.pointer_channel()
             mags, _ = doc.read(Rect(b, b + 1, frame, frame + 1), channel)
             value = float(mags.max()) / doc.full_scale
             level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"

@@ -69,6 +69,7 @@ class JobStatus(QWidget):
         for w in (self.label, self.bar, self.cancel):
             layout.addWidget(w)
         self.worker: Worker | None = None
+        self.cancel.clicked.connect(lambda: self.worker and self.worker.cancel())
         self.latest = 0.0  # the last fraction reported; shown at most every 100 ms
         self.timer = QTimer(self, interval=100, timeout=self._show_progress)
         self.hide()
@@ -81,7 +82,6 @@ class JobStatus(QWidget):
         self.cancel.setEnabled(True)
         worker.progressed.connect(self._progressed)
         self.timer.start()
-        self.cancel.clicked.connect(worker.cancel)
         worker.finished.connect(self._finished)
         self.show()
 
@@ -95,6 +95,5 @@ class JobStatus(QWidget):
 
     def _finished(self) -> None:
         self.timer.stop()
-        self.cancel.clicked.disconnect()
         self.worker = None
         self.hide()

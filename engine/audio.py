@@ -11,6 +11,7 @@ import numpy as np
 import soundfile as sf
 
 from engine.errors import AudioError, TruncatedAudio
+from engine.layout import channel_mask, channel_names
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.stats import timed
 
@@ -28,6 +29,7 @@ class Audio:
     format: str = ""
     subtype: str = ""
     notes: list[str] = field(default_factory=list)  # repairs the user should hear about
+    layout: tuple[str, ...] = ()  # the speakers the file declares, one per channel
 
     @property
     def channels(self) -> int:
@@ -186,7 +188,9 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
     step(1.0, progress, None)
 
     _repair_non_finite(samples, notes)
-    return Audio(samples, info.samplerate, path, info.format, info.subtype, notes)
+    mask = channel_mask(path) if info.format in ("WAV", "WAVEX") else None
+    layout = channel_names(info.channels, mask) if mask else ()
+    return Audio(samples, info.samplerate, path, info.format, info.subtype, notes, layout)
 
 
 def _salvage(path: Path, samples: np.ndarray, done: int) -> int:

@@ -37,12 +37,24 @@ float bin_of(float hz) {
     return 1.0 + cq_bpo * log2(hz / cq_f1);
 }
 
+float hz_at(float y) {
+    float unit = (y - view_bottom) / view_height;
+    return log_freq == 1 ? f_lo * pow(f_hi / f_lo, unit) : mix(f_lo, f_hi, unit);
+}
+
 void main() {
-    float unit = (gl_FragCoord.y - view_bottom) / view_height;
-    float hz = log_freq == 1 ? f_lo * pow(f_hi / f_lo, unit) : mix(f_lo, f_hi, unit);
-    float v = (bin_of(hz) - tile_bin0 + 0.5) / tile_bins;
-    if (v < 0.0 || v > 1.0) discard;
-    float db = texture(levels, vec2(v_u, v)).r;
+    // the bins this pixel row spans: the loudest of them (up to 32 looks), so a
+    // partial narrower than a pixel is never skipped when zoomed out
+    float b0 = bin_of(hz_at(gl_FragCoord.y - 0.5));
+    float b1 = bin_of(hz_at(gl_FragCoord.y + 0.5));
+    int looks = clamp(int(ceil(b1 - b0)), 1, 32);
+    float db = -1.0e30;
+    for (int i = 0; i < looks; i++) {
+        float b = mix(b0, b1, (float(i) + 0.5) / float(looks));
+        float v = (b - tile_bin0 + 0.5) / tile_bins;
+        if (v >= 0.0 && v <= 1.0) db = max(db, texture(levels, vec2(v_u, v)).r);
+    }
+    if (db < -1.0e29) discard;
     float level = clamp((db - floor_db) / (ceiling_db - floor_db), 0.0, 1.0);
     colour = texture(colormap, vec2((pow(level, gamma) * 255.0 + 0.5) / 256.0, 0.5));
 }
