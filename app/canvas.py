@@ -286,13 +286,13 @@ class SpectrogramCanvas(QOpenGLWidget):
                     self._lines(thin(points), colour,
                                 GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP, dy)
             if lane:
-                self._lines([(0, dy), (view.width, dy)], (0.8, 0.8, 0.85, 0.6), GL.GL_LINES)
+                self._lines([(0, dy), (view.width, dy)], (0.8, 0.8, 0.85, 1), GL.GL_LINES)
         if self.playhead is not None:
             x = view.x_of(self.playhead)
             self._lines([(x, 0), (x, self.height())], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
         if self._cursor is not None and self.tool == "paint":
             lane = self.lane_at(self._cursor.y())
-            self._lines(self._outline(), (1, 1, 1, 0.8), GL.GL_LINE_LOOP, lane * view.height)
+            self._lines(self._outline(), (1, 1, 1, 1), GL.GL_LINE_LOOP, lane * view.height)
 
     def _draw_grid(self, dy: float) -> None:
         """A line per grid note; the key's notes brighter. Notes closer than 3 pixels
@@ -308,12 +308,14 @@ class SpectrogramCanvas(QOpenGLWidget):
                 continue
             (roots if is_root else others).extend([(0, y), (view.width, y)])
             last_y = y
-        for points, colour in ((others, (1, 1, 1, 0.18)), (roots, (1, 0.85, 0.3, 0.55))):
+        for points, colour in ((others, (0.55, 0.55, 0.6, 1)), (roots, (1, 0.85, 0.3, 1))):
             if points:
                 self._lines(points, colour, GL.GL_LINES, dy)
 
     def _lines(self, points, colour, mode, dy: float = 0.0) -> None:
-        """``points`` in a lane's pixels; ``dy``: the lane's top."""
+        """``points`` in a lane's pixels; ``dy``: the lane's top. Opaque colours: the
+        framebuffer's alpha is what the window composes (a line of alpha 0.6 came
+        out dark grey)."""
         data = np.array(points, np.float32) + np.array([0.0, dy], np.float32)
         self.overlay_uniforms.set("line_colour", colour)
         GL.glBufferData(GL.GL_ARRAY_BUFFER, data.nbytes, data, GL.GL_STREAM_DRAW)

@@ -9,7 +9,7 @@ from brushes.selection import Selection
 
 TOOLS = ("select", "lasso", "harmonic")
 MIN_STEP_PX = 3  # a lasso or path point every few pixels of movement
-LINE, INVERTED = (1.0, 1.0, 1.0, 0.9), (1.0, 0.6, 0.2, 0.9)
+LINE, INVERTED = (1.0, 1.0, 1.0, 1.0), (1.0, 0.6, 0.2, 1.0)  # opaque: the widget composes alpha
 
 
 class SelectionDrag:

@@ -47,7 +47,7 @@ void main() {
     // partial narrower than a pixel is never skipped when zoomed out
     float b0 = bin_of(hz_at(gl_FragCoord.y - 0.5));
     float b1 = bin_of(hz_at(gl_FragCoord.y + 0.5));
-    int looks = clamp(int(ceil(b1 - b0)), 1, 32);
+    int looks = clamp(int(b1 - b0), 1, 32);  // one look while a pixel spans under 2 bins
     float db = -1.0e30;
     for (int i = 0; i < looks; i++) {
         float b = mix(b0, b1, (float(i) + 0.5) / float(looks));
