@@ -3,7 +3,6 @@ way a file can be bad turned into one :class:`~engine.errors.AudioError`
 that names the file, what is wrong and what to do."""
 
 import os
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import soundfile as sf
 from engine.errors import AudioError, TruncatedAudio
 from engine.layout import channel_mask, channel_names
 from engine.progress import CancelFlag, ProgressFn, step
+from engine.riff import find_chunk
 from engine.stats import timed
 
 READ_BLOCK = 1 << 16  # frames per read, between progress reports (fastest here)
@@ -82,19 +82,11 @@ def _riff_declared_frames(path: Path, block_align: int) -> tuple[int, int] | Non
     libsndfile silently trusts the file size, so a cut-off WAV or a header
     that lies about its length would otherwise open without a word."""
     with open(path, "rb") as f:
-        head = f.read(12)
-        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        declared = find_chunk(f, b"data")
+        if declared is None:
             return None
-        size = path.stat().st_size
-        while True:
-            chunk = f.read(8)
-            if len(chunk) < 8:
-                return None
-            cid, clen = chunk[:4], struct.unpack("<I", chunk[4:])[0]
-            if cid == b"data":
-                present = max(0, size - f.tell())
-                return clen // block_align, min(clen, present) // block_align
-            f.seek(clen + (clen & 1), os.SEEK_CUR)
+        present = max(0, path.stat().st_size - f.tell())
+    return declared // block_align, min(declared, present) // block_align
 
 
 def _open_info(path: Path) -> sf._SoundFileInfo:

@@ -5,6 +5,8 @@ import os
 import struct
 from pathlib import Path
 
+from engine.riff import find_chunk
+
 # the channel mask's bits, lowest first (Microsoft's SPEAKER_* order)
 SPEAKERS = ("FL", "FR", "FC", "LFE", "BL", "BR", "FLC", "FRC", "BC", "SL", "SR", "TC",
             "TFL", "TFC", "TFR", "TBL", "TBC", "TBR")
@@ -15,20 +17,11 @@ def channel_mask(path: str | os.PathLike) -> int | None:
     """The speaker mask a RIFF/WAVE file's 'fmt ' chunk declares (extensible
     format only); None when it declares none or is not such a file."""
     with open(Path(path), "rb") as f:
-        head = f.read(12)
-        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return None
-        while True:
-            chunk = f.read(8)
-            if len(chunk) < 8:
-                return None
-            cid, clen = chunk[:4], struct.unpack("<I", chunk[4:])[0]
-            if cid == b"fmt ":
-                fmt = f.read(min(clen, 64))
-                if len(fmt) < 24 or struct.unpack("<H", fmt[:2])[0] != EXTENSIBLE:
-                    return None
-                return struct.unpack("<I", fmt[20:24])[0] or None
-            f.seek(clen + (clen & 1), os.SEEK_CUR)
+        length = find_chunk(f, b"fmt ")
+        fmt = f.read(min(length, 64)) if length else b""
+    if len(fmt) < 24 or struct.unpack("<H", fmt[:2])[0] != EXTENSIBLE:
+        return None
+    return struct.unpack("<I", fmt[20:24])[0] or None
 
 
 def channel_names(count: int, mask: int | None = None) -> tuple[str, ...]:
