@@ -17,8 +17,8 @@ from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.resynth import Resynthesizer
 
-FRAME_BUDGET = 0.02  # seconds of painting and splicing per turn of the event loop
-SLICE_DABS = 16  # dabs painted between looks at the clock (~5 ms on CPU)
+FRAME_BUDGET = 0.012  # seconds of painting and splicing per turn of the event loop
+SLICE_DABS = 8  # dabs painted between looks at the clock (~3 ms on CPU)
 TURN_GAP_MS = 10  # between turns: the event loop handles input, timers and painting
 
 

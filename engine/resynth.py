@@ -19,7 +19,7 @@ from engine.region import Rect
 from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
-PIECE_FRAMES = 128  # frames per piece of an update with a deadline (~10 ms on CPU)
+PIECE_FRAMES = 64  # frames per piece of an update with a deadline (~5 ms on CPU)
 
 
 class Resynthesizer:
