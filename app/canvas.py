@@ -169,6 +169,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._gl_ready = True
         for cache, channel in zip(self.lane_tiles, self.lanes, strict=True):
             cache.set_document(self.doc, channel)
+        self._upload_lut()  # now, not in a document's first frame: the first costs ~120 ms
 
     def _upload_lut(self) -> None:
         lut = colormap_lut(self.colormap).numpy()
