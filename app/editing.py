@@ -215,9 +215,13 @@ class PaintSession:
     def _schedule(self) -> None:
         if not self._scheduled and not self._closed:
             self._scheduled = True
-            QTimer.singleShot(TURN_GAP_MS, self._continue)  # time for input, timers, paint
+            # a timer (time for input, timers and frames between turns), tied to the undo
+            # stack: it dies with the window, so no turn runs after it is gone
+            QTimer.singleShot(TURN_GAP_MS, self.undo_stack, self._continue)
 
     def _continue(self) -> None:
+        if self._closed:
+            return
         if self._queue:
             self.work()
         else:

@@ -379,6 +379,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.maybe_discard(close_now)
             return
         self.stop()
+        if self.session is not None:
+            self.session.close()  # no painting turn or audio splice runs after this
         if self.worker is not None and self.worker.isRunning():
             self.worker.cancel()
             self.worker.wait(5000)

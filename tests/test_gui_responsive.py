@@ -103,3 +103,28 @@ def test_an_opened_file_is_painted_on_while_its_audio_is_made(qtbot, window, wri
     doc = window.doc
     np.testing.assert_array_equal(window.session.synth.waveform(),
                                   Resynthesizer(doc).full().numpy())  # the stroke is heard
+
+
+def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
+    """A stroke still being painted when its window is closed and deleted: no turn or
+    audio splice may run after (one did, on the deleted canvas, in the next test)."""
+    from PySide6.QtCore import QSettings
+
+    from app.cli import DEMO
+    from app.window import MainWindow
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+    w.show()
+    qtbot.waitExposed(w)
+    w.open_path(DEMO)
+    qtbot.waitUntil(lambda: w.session is not None and not w.worker.isRunning(), timeout=20000)
+    choose_brush(w, "soft-eraser")
+    w.brush_panel.set_param("radius_ms", 20.0)
+    assert flick(qtbot, w) > 0 and not w.session.idle  # turns are scheduled
+    session = w.session
+    w.undo_stack.setClean()
+    w.close()
+    w.deleteLater()
+    qtbot.wait(200)  # the deferred delete happens, and any turn would have fired
+    assert session._closed and len(session._queue) == 0
