@@ -1,6 +1,7 @@
 """Painting from the GUI: pen events -> brush strokes -> one undo step each,
 wrapped in Qt's QUndoStack so the Edit menu and the history view show them."""
 
+import math
 import random
 import time
 from collections import deque
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.canvas import PRESS, RELEASE
+from app.canvas import MOVE, PRESS, RELEASE
 from brushes.history import DEFAULT_LIMIT, Step
 from brushes.painter import Stroke
 from brushes.registry import get_brush
@@ -20,6 +21,7 @@ from engine.resynth import Resynthesizer
 FRAME_BUDGET = 0.012  # seconds of painting and splicing per turn of the event loop
 SLICE_DABS = 8  # dabs painted between looks at the clock (~3 ms on CPU)
 TURN_GAP_MS = 10  # between turns: the event loop handles input, timers and painting
+EVENT_SECONDS = 0.5  # a longer move is queued as several (planning its dabs is work too)
 
 
 class StrokeCommand(QUndoCommand):
@@ -92,6 +94,7 @@ class PaintSession:
         self.failed = _raise  # called with (brush name, error) when a stroke fails
         self.painted = lambda: None  # called after each turn that painted
         self._queue: deque[_PenEvent] = deque()
+        self._last_point: StrokePoint | None = None  # the pen's last position
         self._scheduled = self._closed = False
 
     @property
@@ -139,6 +142,15 @@ class PaintSession:
         """A pen event from the canvas; ``settings`` = (brush, params, curves); ``label``
         names the stroke in the history (the preset: "hard-eraser stroke")."""
         point = StrokePoint(max(seconds, 0.0), max(hz, 0.0), pressure)
+        last, self._last_point = self._last_point, point
+        steps = 1 if phase == PRESS or last is None else \
+            max(1, math.ceil(abs(point.time - last.time) / EVENT_SECONDS))
+        for k in range(1, steps):  # the same straight path, in pieces
+            u = k / steps
+            between = StrokePoint(last.time + u * (point.time - last.time),
+                                  last.freq + u * (point.freq - last.freq),
+                                  last.pressure + u * (point.pressure - last.pressure))
+            self._queue.append(_PenEvent(between, MOVE, settings, channel, label))
         self._queue.append(_PenEvent(point, phase, settings, channel, label))
         if not self._scheduled:  # else it waits its turn: events cannot add up to a freeze
             self.work()
