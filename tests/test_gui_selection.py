@@ -39,6 +39,11 @@ def test_a_lasso_drawn_with_the_mouse_is_outlined_and_filled_as_one_step(qtbot, 
     assert not np.array_equal(after_px[edge.y(), edge.x() - 1:edge.x() + 2],
                               before_px[edge.y(), edge.x() - 1:edge.x() + 2])  # outlined
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)  # selecting edits nothing
+    shown = window.grab().toImage()  # as the window composes it (alpha lines came out dark)
+    at = window.canvas.mapTo(window, edge)
+    brightest = max(min(shown.pixelColor(at.x() + dx, at.y() + dy).getRgb()[:3])
+                    for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+    assert brightest > 200  # a white outline
 
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     window.selection_panel.fill.click()
