@@ -5,7 +5,6 @@ panel's settings applied to the selection, filling it with the current brush
 from app.editing import StrokeCommand
 from brushes.selection import Selection, fill
 from engine.errors import SpectroPaintError
-from engine.resynth import masked_audio
 
 TOOL_NAMES = {"paint": "Paint", "select": "Rectangle select", "lasso": "Lasso select",
               "harmonic": "Harmonic select"}
@@ -68,21 +67,7 @@ class SelectionActions:
         self.canvas.update()
 
     def play_selection_alone(self) -> None:
-        """Only what the selection holds (its mask), over its time span, looped if
-        Play > Loop selection is on."""
-        sel = self.canvas.selection
-        if self.session is None or sel is None:
-            return
-        doc = self.doc
-        t0, t1 = (0.0, doc.length / doc.sample_rate) if sel.inverted else sel.span()[:2]
-        start = max(0, int(t0 * doc.sample_rate))
-        stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
-        self.session.finish()
-        self.session.refresh_audio()
-        rect = sel.cells(doc)
-        alone = masked_audio(doc, rect, sel.mask(doc, rect), start, stop)
-        self._play(lambda a, b: alone[:, a - start:b - start], start, stop,
-                   loop=self.loop_action.isChecked())
+        self.play_selection(alone=True)
 
     def selection_state(self) -> dict | None:
         sel = self.canvas.selection

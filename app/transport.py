@@ -2,7 +2,7 @@
 the cursor, the selection (looped, or only its frequency band), scrubbing in
 the time ruler, and the moving playhead."""
 
-from engine.resynth import band_audio
+from engine.resynth import masked_audio
 
 SCRUB_SECONDS = 0.12  # heard from the pointer on each scrub move
 
@@ -29,17 +29,23 @@ class Transport:
         start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
         self._play(self.session.synth.cached, start, doc.length, loop=False)
 
-    def play_selection(self) -> None:
-        if self.session is None or self.canvas.selection is None:
+    def play_selection(self, alone: bool | None = None) -> None:
+        """The selection's time span (an inverted one: the whole file), looped if Play >
+        Loop selection is on; ``alone`` (default: Play > Selected band only): only what
+        the selection holds, through its mask."""
+        sel = self.canvas.selection
+        if self.session is None or sel is None:
             return
         doc = self.doc
-        t0, t1, f0, f1 = self.canvas.selection.span()
+        t0, t1 = (0.0, doc.length / doc.sample_rate) if sel.inverted else sel.span()[:2]
         start = max(0, int(t0 * doc.sample_rate))
         stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
         source = self.session.synth.cached
-        if self.band_action.isChecked():
-            band = band_audio(doc, int(doc.bin_of(f0)), int(doc.bin_of(f1)) + 1, start, stop)
-            source = lambda a, b: band[:, a - start:b - start]  # noqa: E731
+        if self.band_action.isChecked() if alone is None else alone:
+            self.session.finish()
+            rect = sel.cells(doc)
+            held = masked_audio(doc, rect, sel.mask(doc, rect), start, stop)
+            source = lambda a, b: held[:, a - start:b - start]  # noqa: E731
         self._play(source, start, stop, loop=self.loop_action.isChecked())
 
     def scrub(self, seconds: float) -> None:

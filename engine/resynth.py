@@ -142,17 +142,6 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def band_audio(doc: Document, bin0: int, bin1: int, sample0: int, sample1: int) -> np.ndarray:
-    """Samples ``[sample0, sample1)`` of only the bins ``[bin0, bin1)``: how the
-    selected band alone sounds. float32 ``[ch, n]``."""
-    t = doc.transform
-    fa, fb = t.frames_needed(sample0, sample1, doc.length)
-    coeffs = doc.coefficients(fa, fb).clone()
-    coeffs[:, :max(bin0, 0)] = 0
-    coeffs[:, bin1:] = 0
-    return t.inverse_span(coeffs, fa, sample0, sample1, doc.length).cpu().numpy()
-
-
 def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, sample0: int,
                  sample1: int) -> np.ndarray:
     """Samples ``[sample0, sample1)`` of only what ``weight`` (``[bins, frames]`` over
