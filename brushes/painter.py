@@ -94,11 +94,9 @@ class Stroke:
         the dabs' coverage: the footprints' union, or a selection's weights."""
         doc = self.doc
         self.canvas.touch(rect)
-        if self.kernel.wash:
-            coverage, before_z = self.canvas.cover(rect, mask), self.canvas.complex_before(rect)
-        else:
-            coverage, before_z = mask, doc.read_complex(rect, self.channel)
-        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, before_z)
+        wash = self.kernel.wash
+        coverage = self.canvas.cover(rect, mask) if wash else mask
+        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, wash)
         result = self.kernel.effect(ctx)
         if result is None:  # nothing to write yet (a kernel that acts at the stroke's end)
             return Rect(0, 0, 0, 0)

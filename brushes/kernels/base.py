@@ -20,11 +20,20 @@ class DabContext:
     rect: Rect  # the cells the kernel returns new values for
     coverage: torch.Tensor  # [bins, frames]: the stroke's mask so far (wash kernels)
     dabs: list[Dab]  # the dab(s) this call paints; params are the first's
-    before_z: torch.Tensor  # the coefficients [ch, bins, frames] over rect before the stroke
+    wash: bool = True  # whether "before" means before the stroke (else: before this call)
 
     @property
     def params(self) -> dict:
         return self.dabs[0].params
+
+    @cached_property
+    def before_z(self) -> torch.Tensor:
+        """The coefficients ``[ch, bins, frames]`` over rect before the stroke (a wash
+        kernel) or before this call; read when a kernel asks (one that reads a wider
+        region may set it to its part of that)."""
+        if self.wash:
+            return self.canvas.complex_before(self.rect)
+        return self.doc.read_complex(self.rect, self.canvas.channel)
 
     @cached_property
     def before_mag(self) -> torch.Tensor:

@@ -6,15 +6,21 @@ import torch.nn.functional as F
 
 from brushes.kernels.base import DabContext, Kernel, blend_magnitude, with_magnitude
 from brushes.params import Param
+from engine.coeffs import magnitude
 
 TRUNCATE = 3.0  # Gaussian taps out to 3 sigma
 FFT_ABOVE_TAPS = 31  # longer taps convolve by FFT
 
 
-@functools.lru_cache(maxsize=64)  # a stroke's dabs ask for the same few again and again
 def gaussian_taps(sigma: float, device=None) -> torch.Tensor | None:
-    """Normalized Gaussian taps for ``sigma`` in cells (shared: do not modify); None
-    when it is too narrow to change anything (sigma -> 0 is the identity)."""
+    """Normalized Gaussian taps for ``sigma`` in cells, rounded to 0.01 cell so that a
+    stroke's dabs share a few cached tensors (shared: do not modify); None when it is
+    too narrow to change anything (sigma -> 0 is the identity)."""
+    return _taps(round(sigma, 2), device)
+
+
+@functools.lru_cache(maxsize=64)
+def _taps(sigma: float, device) -> torch.Tensor | None:
     if sigma < 0.05:
         return None
     half = max(1, math.ceil(TRUNCATE * sigma))
@@ -60,7 +66,12 @@ class Blur(Kernel):
         grow_f = 0 if taps_f is None else len(taps_f) // 2
         wide = ctx.rect.grow(grow_b, grow_f).clip(doc.n_bins, doc.n_frames)
         r = ctx.rect
-        across = blur_axis(ctx.canvas.magnitude_before(wide), taps_b, 1)  # over frequency, then
+        before_z = ctx.canvas.complex_before(wide)
+        before = magnitude(before_z)
+        inner = (slice(None), slice(r.bin0 - wide.bin0, r.bin1 - wide.bin0),
+                 slice(r.frame0 - wide.frame0, r.frame1 - wide.frame0))
+        ctx.before_z, ctx.before_mag = before_z[inner], before[inner]  # one read, one |z|
+        across = blur_axis(before, taps_b, 1)  # over frequency, then
         rows = across[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0]  # only the rect's bins
         blurred = blur_axis(rows, taps_f, 2)[..., r.frame0 - wide.frame0:r.frame1 - wide.frame0]
         return with_magnitude(ctx, blend_magnitude(ctx.before_mag, blurred, ctx.coverage))

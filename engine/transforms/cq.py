@@ -222,14 +222,18 @@ class SlicedCQ(Transform):
         count, bins_, place, weight, _ = self._entries(bins, seg.device)
         lead, n = seg.shape[:-1], s1 - s0
         out = torch.empty(lead + (count, n, m), dtype=torch.complex64, device=seg.device)
-        group = min(n, SLICES_AT_ONCE)
-        buffer = torch.zeros(lead + (group, count * m), dtype=torch.complex64, device=seg.device)
-        for i in range(0, n, group):  # a few slices at a time: small buffers, cache-friendly
-            g = min(group, n - i)
+        buffer = None
+        for i in range(0, n, SLICES_AT_ONCE):  # a few slices at a time: cache-friendly
+            g = min(SLICES_AT_ONCE, n - i)
+            if buffer is None or buffer.shape[-2] != g:  # zeros once: the places never change
+                buffer = torch.zeros(lead + (g, count * m), dtype=torch.complex64,
+                                     device=seg.device)
             spectrum = torch.fft.rfft(seg[..., i * self.slice_len:(i + g) * self.slice_len]
                                       .unflatten(-1, (g, self.slice_len)))
-            buffer[..., :g, place] = spectrum[..., bins_] * weight
-            out[..., i:i + g, :] = torch.fft.ifft(buffer[..., :g, :].unflatten(-1, (count, m))) \
+            rows = spectrum.reshape(-1, spectrum.shape[-1])  # gather/scatter: 3x indexing's speed
+            values = torch.gather(rows, 1, bins_.expand(len(rows), -1)) * weight
+            buffer.view(len(rows), -1).scatter_(1, place.expand(len(rows), -1), values)
+            out[..., i:i + g, :] = torch.fft.ifft(buffer.unflatten(-1, (count, m))) \
                 .transpose(-3, -2)
         out = out.flatten(-2)
         first = s0 * m
@@ -239,10 +243,11 @@ class SlicedCQ(Transform):
     def _inverse_slice(self, coeffs: torch.Tensor) -> torch.Tensor:
         """One slice's samples from its ``[..., bins, M]`` coefficients (the canonical dual)."""
         _, bins_, place, _, dual = self._entries(None, coeffs.device)
-        parts = torch.fft.fft(coeffs).flatten(-2)[..., place] * dual
-        spectrum = coeffs.new_zeros(coeffs.shape[:-2] + (self.slice_len // 2 + 1,))
-        spectrum.index_add_(-1, bins_, parts)
-        return torch.fft.irfft(spectrum, n=self.slice_len)
+        rows = torch.fft.fft(coeffs).reshape(-1, coeffs.shape[-2] * coeffs.shape[-1])
+        parts = torch.gather(rows, 1, place.expand(len(rows), -1)) * dual
+        spectrum = coeffs.new_zeros((len(rows), self.slice_len // 2 + 1))
+        spectrum.scatter_add_(1, bins_.expand(len(rows), -1), parts)
+        return torch.fft.irfft(spectrum, n=self.slice_len).reshape(coeffs.shape[:-2] + (-1,))
 
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
