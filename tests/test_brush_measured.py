@@ -217,3 +217,26 @@ def test_a_footprint_is_never_narrower_than_the_transform_resolves(transform, hz
         y = ed.audio()[0]
         mid = slice(int(1.2 * sr), int(1.8 * sr))
         assert snr_db(x[0, mid], x[0, mid] - y[mid]) > 30  # what is left: < -30 dB
+
+
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_tone_remover_takes_a_steady_tone_down_to_the_noise_floor(write_audio, transform):
+    """A tone between bins under noise 40 dB below it. What is left of the tone
+    is its least-squares projection on the output (closed form: cos and sin at the
+    true frequency over the middle 3 s): the noise's own projection is about -88 dB.
+    Fitted on the frames alone (off by about 1e-4 Hz and 0.3 % in level) the tone
+    was left at -52 dB (STFT) and -30 dB (constant-Q)."""
+    rng = np.random.default_rng(5)
+    hz, n = 1234.567, 4 * SR
+    t = np.arange(n) / SR
+    tone = 0.3 * np.cos(2 * np.pi * hz * t + 0.4)
+    x = tone + 0.003 * rng.standard_normal(n)
+    ed = Editor.open(write_audio("tone.wav", x[None].astype(np.float32), SR, "FLOAT"),
+                     transform=transform)
+    ed.paint("tone-remover", [(0.0, hz), (4.0, hz)])
+    y = ed.audio()[0].astype(np.float64)
+    middle = slice(SR // 2, n - SR // 2)
+    basis = np.stack([np.cos(2 * np.pi * hz * t), np.sin(2 * np.pi * hz * t)])[:, middle]
+    left = np.linalg.lstsq(basis.T, y[middle], rcond=None)[0]
+    assert 20 * np.log10(np.hypot(*left) / 0.3) < -80  # -92 (STFT), -110 dB (constant-Q)
+    assert snr_db(x[middle] - tone[middle], y[middle]) > 40  # the noise stays: 46, 49 dB
