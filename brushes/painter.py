@@ -6,6 +6,7 @@ import math
 import torch
 
 from brushes.canvas import StrokeCanvas
+from brushes.confine import confine, covered_frames
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
@@ -121,6 +122,10 @@ class Stroke:
         If the kernel's finishing work fails, the stroke is rolled back and the error
         raised."""
         try:
+            if self.dirty is not None and self.doc.transform.confined_edits:
+                frames = covered_frames(self.canvas)
+                confined = confine(self.doc, self.canvas, self.dirty, frames) if frames else None
+                self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(self.doc, self.canvas, self.params)
         except BaseException:
             self.rollback()

@@ -206,7 +206,7 @@ def test_a_footprint_is_never_narrower_than_the_transform_resolves(transform, hz
     t = np.arange(3 * sr) / sr
     x = (0.3 * np.sin(2 * np.pi * hz * t))[None].astype(np.float32)
     ed = Editor(Document(Audio(x, sr), transform=transform, n_fft=512, device="cpu"))
-    ed.paint("hard-eraser", [(0.5, hz), (2.5, hz)], radius_hz=1.0)
+    ed.paint("hard-eraser", [(0.0, hz), (3.0, hz)], radius_hz=1.0)  # nothing to confine
     doc, lobe = ed.doc, ed.doc.transform.resolution_hz(hz)
     # every bin strictly inside the lobe (its edges are the window's first zeros)
     bins = range(math.floor(doc.bin_of(hz - lobe)) + 1, math.ceil(doc.bin_of(hz + lobe)))
@@ -240,3 +240,44 @@ def test_tone_remover_takes_a_steady_tone_down_to_the_noise_floor(write_audio, t
     left = np.linalg.lstsq(basis.T, y[middle], rcond=None)[0]
     assert 20 * np.log10(np.hypot(*left) / 0.3) < -80  # -92 (STFT), -110 dB (constant-Q)
     assert snr_db(x[middle] - tone[middle], y[middle]) > 40  # the noise stays: 46, 49 dB
+
+
+def test_a_stroke_on_constant_q_is_heard_only_in_its_time():
+    """A -30 dB stroke at 45 Hz just after a slice edge. Written as coefficients its
+    long atoms were heard 0.3 s before it and, the slice being periodic, at the
+    slice's other end 1.4 s later (-27 dB there, against -22 dB where painted).
+    When the stroke ends, what lies outside its time (and a 10 ms fade) goes;
+    inside it the audio is what the dabs painted."""
+    from brushes.painter import Stroke
+    from brushes.registry import BRUSHES
+    from brushes.stroke import StrokePoint
+    from engine.audio import Audio
+    from engine.document import Document
+    from engine.resynth import Resynthesizer
+
+    rng = np.random.default_rng(0)
+    t = np.arange(6 * SR) / SR
+    x = (0.2 * np.sin(2 * np.pi * 45 * t) + 0.01 * rng.standard_normal(len(t)))[None]
+    doc = Document(Audio(x.astype(np.float32), SR), transform="cq", device="cpu")
+    synth = Resynthesizer(doc)
+    before = synth.full().numpy().copy()
+    edge = 2 * doc.transform.slice_len / SR
+    brush = BRUSHES["gain"]
+    params, _ = brush.resolve({"gain_db": -30.0, "radius_ms": 50.0, "radius_hz": 20.0,
+                               "hardness": 1.0}, "params")
+    stroke = Stroke(doc, brush, params, {}, None)
+    stroke.add([StrokePoint(edge + 0.03, 45.0), StrokePoint(edge + 0.08, 45.0)])
+    painted = synth.waveform()[0].copy()
+    stroke.end()
+    confined = synth.waveform()[0]
+    first, last = round((edge - 0.02) * SR), round((edge + 0.13) * SR)  # the dabs' reach
+    outside = np.r_[0:first - 0.011 * SR, last + 0.011 * SR:len(t)].astype(int)
+    scale = np.max(np.abs(before))
+
+    def level(y):
+        return 20 * np.log10(np.max(np.abs(y[outside] - before[0, outside])) / scale)
+
+    assert level(painted) > -40  # the echo is there while painting
+    assert level(confined) < -100
+    inside = slice(first + 220, last - 220)  # 5 ms in: where the dabs' edges fall, a frame
+    assert 20 * np.log10(np.max(np.abs(confined[inside] - painted[inside])) / scale) < -100

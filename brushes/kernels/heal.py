@@ -22,12 +22,12 @@ import numpy as np
 import torch
 
 from brushes import attenuate, declick, steady
+from brushes.confine import confine, covered_frames
 from brushes.dab import radius_hz
 from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
 from engine.region import Rect
 
-FADE_S = 0.01  # an attenuation's change to the audio fades out over this, outside the stroke
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
 
 
@@ -78,9 +78,11 @@ class Heal(Kernel):
             return _steady_removed(doc, canvas, rect, coverage,
                                    canvas.state.get("painted", set()))
         mag, phase = _attenuated(doc, canvas, rect, params, coverage)
-        covered = torch.nonzero(coverage.reshape(-1, coverage.shape[-1]).amax(0) > 0)
-        frames = rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
-        return _written_in_time(doc, canvas, rect, torch.polar(mag, phase), frames)
+        canvas.touch(rect)  # a bounding rect: it may hold tiles no dab reached
+        written = doc.write_complex(rect, torch.polar(mag, phase), channel=canvas.channel)
+        # heard only within the stroke's time, on any transform: an attenuation's atoms
+        # reach half a window (or, on constant-Q, up to a slice) beyond it
+        return written.union(confine(doc, canvas, rect, covered_frames(canvas)))
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
@@ -174,35 +176,6 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
     for g in groups:
         ab = steady.fit(g, t, doc.length)
         wave -= steady.waveform(g, ab, t, wave, start)
-    coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
-    return doc.write_complex(region, coeffs, channel=canvas.channel)
-
-
-def _written_in_time(doc, canvas, rect: Rect, edited: torch.Tensor,
-                     frames: tuple[int, int]) -> Rect:
-    """Write ``edited`` (the coefficients over ``rect``) as a sound edit that stays
-    within the stroke's time, ``frames``: the change it makes to the audio is faded
-    out over ``FADE_S`` beyond their first and last, then the audio analysed again.
-    On a transform with atoms longer than the stroke (a constant-Q document's low
-    bands) an edit written as coefficients would also be heard up to half an atom
-    before and after it, and, next to a slice's edge, at the slice's other end."""
-    t, sr, n = doc.transform, doc.sample_rate, doc.length
-    fade = round(FADE_S * sr)
-    t0, t1 = round(t.seconds_of(frames[0]) * sr), round(t.seconds_of(frames[1] - 1) * sr)
-    g0, g1 = max(0, t0 - fade), min(n, t1 + fade + 1)
-    region = Rect(0, doc.n_bins, *t.frames_needed(g0, g1, n))
-    change = torch.zeros(edited.shape[:1] + (doc.n_bins, region.frame1 - region.frame0),
-                         dtype=edited.dtype, device=edited.device)
-    inner = rect.intersect(region)  # frames outside the region are not heard in the gate
-    cut = edited[..., inner.frame0 - rect.frame0:inner.frame1 - rect.frame0]
-    change[:, inner.bins, inner.frame0 - region.frame0:inner.frame1 - region.frame0] = \
-        cut - canvas.complex_before(inner)
-    heard = t.inverse_span(change, region.frame0, g0, g1, n).double().cpu()
-    s = torch.arange(g0, g1, dtype=torch.float64)
-    ramp = torch.clamp(torch.minimum(s - (t0 - fade), (t1 + fade) - s) / max(fade, 1), 0, 1)
-    canvas.touch(region)  # the undo patch must hold every cell rewritten
-    wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
-    wave[:, g0 - start:g1 - start] += heard * (0.5 - 0.5 * torch.cos(math.pi * ramp))
     coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
     return doc.write_complex(region, coeffs, channel=canvas.channel)
 

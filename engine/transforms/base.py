@@ -24,6 +24,10 @@ class Transform(ABC):
     hop: int  # samples between frames
     kind: str  # "stft" or "cq"
     chunk_frames: int = 256  # frames per analysis chunk (a unit the transform computes well)
+    # whether an edit written as coefficients is heard well outside its frames (atoms
+    # longer than a stroke, slices analysed as periodic): strokes are then confined to
+    # their time when they end (brushes.confine)
+    confined_edits: bool = False
 
     # -- description -----------------------------------------------------------
     @abstractmethod

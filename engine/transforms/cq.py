@@ -118,6 +118,7 @@ def filterbank(sample_rate: int, slice_len: int, bpo: int, fmin: float, max_supp
 
 class SlicedCQ(Transform):
     kind = "cq"
+    confined_edits = True
 
     def __init__(self, sample_rate: int, bins_per_octave: int = 48, fmin: float = 32.7,
                  device: torch.device | str = "cpu", slice_len: int | None = None):
