@@ -2,6 +2,7 @@
 their region only, and the finished stroke becomes one undo step."""
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -24,8 +25,12 @@ GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "sp
 class Stroke:
     def __init__(self, doc: Document, brush: Brush, params: dict,
                  curves: dict[str, dict[str, Curve]], history: History | None,
-                 total_length: float | None = None, seed: int = 0):
+                 total_length: float | None = None, seed: int = 0,
+                 limit: Callable[[Rect], torch.Tensor] | None = None):
+        """``limit``: a weight per cell of a rect (a selection's mask) that every dab's
+        mask is multiplied by."""
         self.doc, self.brush, self.history, self.params = doc, brush, history, params
+        self.limit = limit
         self.channel = None if params["channel"] < 0 else int(params["channel"])
         doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
         self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
@@ -88,6 +93,8 @@ class Stroke:
             return rect
         mask = union_mask(fields, rects, [max(d.params["opacity"], 0.0) for d in dabs], rect,
                           doc.device)
+        if self.limit is not None:
+            mask = mask * self.limit(rect)
         return self.apply(rect, mask, dabs)
 
     def apply(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:

@@ -13,7 +13,8 @@ import torch
 from brushes.dab import Dab
 from brushes.history import History, Step
 from brushes.painter import Stroke
-from brushes.registry import BRUSHES, get_brush
+from brushes.registry import get_brush
+from brushes.stroke import StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.region import Rect
@@ -127,14 +128,12 @@ class Selection:
 def fill(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
          channel: int | None = None, history: History | None = None,
          label: str | None = None) -> Step:
-    """Apply a brush to the whole selection at once, weighted by its mask (feathered
-    edges get part of the effect): one undo step, pushed to ``history`` if given."""
+    """Apply a brush to the whole selection, weighted by its mask (feathered edges get
+    part of the effect): one undo step, pushed to ``history`` if given. A brush that
+    acts per cell (gain, blur, ...) is applied to every cell at once; one that acts
+    along a stroke (heal, tone, warp, harmonic) paints a stroke through the selection
+    (see :func:`_through`) whose every dab is limited to it."""
     brush = get_brush(brush_name)
-    kernel = brush.kernel
-    if kernel is None or not (kernel.wash and kernel.batchable):
-        able = [n for n, b in BRUSHES.items() if b.kernel and b.kernel.wash and b.kernel.batchable]
-        raise ParameterError(f"the {brush.name} brush acts along a stroke; fill a selection "
-                             f"with one of: {', '.join(able)}")
     values, unknown = brush.resolve({**(params or {}),
                                      "channel": -1 if channel is None else channel}, "params")
     if unknown:
@@ -142,12 +141,38 @@ def fill(doc: Document, selection: Selection, brush_name: str, params: dict | No
     rect = selection.cells(doc)
     if rect.empty:
         raise ParameterError("the selection holds no cell of this document")
+    label = label or f"fill selection: {brush_name}"
+    kernel = brush.kernel
+    if kernel is None or not (kernel.wash and kernel.batchable):
+        values, points = _through(doc, selection, rect, values)
+        stroke = Stroke(doc, brush, values, {}, history, path_length(points, values),
+                        limit=lambda r: selection.mask(doc, r))
+        stroke.add(points)
+        return stroke.end(label)
     weight = selection.mask(doc, rect) * max(values["opacity"], 0.0)
     stroke = Stroke(doc, brush, values, {}, history)
     centre = Dab(doc.transform.seconds_of((rect.frame0 + rect.frame1) / 2),
                  doc.hz_of((rect.bin0 + rect.bin1) / 2), values)
     stroke.apply(rect, weight, [centre])
-    return stroke.end(label or f"fill selection: {brush_name}")
+    return stroke.end(label)
+
+
+def _through(doc: Document, selection: Selection, rect: Rect,
+             values: dict) -> tuple[dict, list[StrokePoint]]:
+    """The stroke that fills a selection with a stroke brush: hard dabs along a
+    harmonic selection's fundamental, each as wide as its partials, or along the
+    middle of the cells' band from their first frame to their last, as wide as the
+    band (5 % over: the edges of a row of dabs are scalloped)."""
+    values = {**values, "hardness": 1.0}
+    if selection.kind == "harmonic" and not selection.inverted:
+        times, hz = selection.path()
+        return ({**values, "radius_cents": selection.width_cents},
+                [StrokePoint(float(t), float(f)) for t, f in zip(times, hz, strict=True)])
+    t0, t1 = doc.transform.seconds_of(rect.frame0), doc.transform.seconds_of(rect.frame1 - 1)
+    f_lo, f_hi = doc.hz_of(rect.bin0), doc.hz_of(rect.bin1 - 1)
+    values = {**values, "radius_cents": 0.0, "radius_hz": max(1.05 * (f_hi - f_lo) / 2, 1.0)}
+    middle = (f_lo + f_hi) / 2
+    return values, [StrokePoint(t0, middle), StrokePoint(max(t1, t0), middle)]
 
 
 def _widest(doc: Document, hz: float) -> float:

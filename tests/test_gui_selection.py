@@ -59,6 +59,23 @@ def test_a_lasso_drawn_with_the_mouse_is_outlined_and_filled_as_one_step(qtbot, 
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
 
 
+def test_a_lasso_filled_with_a_stroke_brush_repairs_inside_it(qtbot, window):
+    """Spot-repair (heal) acts along a stroke: the fill paints one through the lasso,
+    one named step, and what changes in the sound lies within the lasso's time."""
+    before_audio = window.session.synth.waveform().copy()
+    lasso(qtbot, window)
+    window.brush_panel.preset_box.setCurrentText("spot-repair")
+    window.selection_panel.fill.click()
+    settle(qtbot, window)
+    assert window.undo_stack.count() == 1
+    assert window.undo_stack.text(0) == "fill selection: spot-repair"
+    after = window.session.synth.waveform()
+    rate = window.doc.sample_rate
+    changed = np.flatnonzero(np.abs(after - before_audio).max(0) > 1e-4)
+    assert len(changed) > 0
+    assert changed.min() > 4.3 * rate and changed.max() < 7.7 * rate  # the lasso's 4.5-7.5 s
+
+
 def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, window):
     window.view_panel.log.setChecked(True)
     window.selection_panel.partials.setValue(4)

@@ -129,12 +129,54 @@ def test_a_feathered_fill_gives_its_edge_part_of_the_effect(rng):
     np.testing.assert_allclose(ratio[partial].numpy(), expected.numpy(), rtol=1e-3)
 
 
-def test_filling_with_a_stroke_brush_is_refused_with_the_brushes_that_can(rng):
-    doc = noise_doc(rng)
+def test_filling_with_heal_takes_a_burst_down_and_leaves_the_rest(rng):
+    """Heal acts along a stroke: the fill paints one through the selection, each dab
+    limited to it, and heal attenuates what stands out there when it ends."""
+    from engine.resynth import Resynthesizer
+
+    x = 0.01 * rng.standard_normal(2 * RATE)
+    burst = slice(int(0.8 * RATE), int(1.0 * RATE))
+    spectrum = np.fft.rfft(rng.standard_normal(burst.stop - burst.start))
+    f = np.fft.rfftfreq(burst.stop - burst.start, 1 / RATE)
+    spectrum[(f < 1200) | (f > 1800)] = 0
+    x[burst] += 0.3 * np.fft.irfft(spectrum) / np.abs(np.fft.irfft(spectrum)).max()
+    doc = document(x[None].astype(np.float32), RATE)
+    synth = Resynthesizer(doc)
+    before_audio = synth.full().numpy()[0].copy()
     before = doc.coefficients(0, doc.n_frames).clone()
-    with pytest.raises(ParameterError, match="the tone brush acts along a stroke.*gain"):
-        fill(doc, Selection.rect(0.5, 1.0, 500.0, 900.0), "tone")
+    history = History(doc)
+    step = fill(doc, Selection.rect(0.6, 1.2, 1000.0, 2000.0), "heal", history=history)
+    after = synth.waveform()[0]
+    assert step.label == "fill selection: heal" and len(history.steps) == 1
+
+    def band_db(y):
+        spec = np.abs(np.fft.rfft(y[burst])) ** 2
+        band = np.fft.rfftfreq(burst.stop - burst.start, 1 / RATE)
+        return 10 * np.log10(spec[(band > 1200) & (band < 1800)].sum())
+
+    assert band_db(after) < band_db(before_audio) - 15  # the burst comes down: 46 -> 29 dB
+    outside = np.r_[0:int(0.45 * RATE), int(1.35 * RATE):2 * RATE]  # half a window, a fade
+    assert np.max(np.abs(after[outside] - before_audio[outside])) < 1e-5  # the rest stays
+    history.undo()
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+
+
+def test_filling_with_a_tone_draws_it_through_the_selection_only(rng):
+    doc = document(np.zeros((1, 2 * RATE), np.float32), RATE)
+    sel = Selection.rect(0.5, 1.5, 900.0, 1100.0)
+    fill(doc, sel, "tone", {"level_db": -20.0})
+    from engine.resynth import Resynthesizer
+
+    y = Resynthesizer(doc).full().numpy()[0]
+    assert _peak_hz(y[int(0.7 * RATE):int(1.3 * RATE)], RATE) == pytest.approx(1000.0, rel=0.01)
+    weight = sel.mask(doc, doc.full_rect())
+    now = doc.coefficients(0, doc.n_frames)[0].abs()
+    after_time = weight.amax(0) == 0
+    assert (now[:, after_time] == 0).all()  # nothing before or after the selection
+    # the tone keeps its spectral shape (a cut would click): its lines' far tails
+    # reach the band's edge cells, 140 dB down
+    assert now[weight == 0].max() < 1e-7 * now.max()
+    assert (now[weight == 1] > 0).float().mean() > 0.3
 
 
 def test_a_harmonic_selection_plays_the_partials_alone():
