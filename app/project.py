@@ -54,7 +54,9 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
         arrays[f"re_{i}"], arrays[f"im_{i}"] = z.real.numpy(), z.imag.numpy()
     return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
             "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
-            "source": str(doc.audio.path) if doc.audio.path else None}
+            "source": str(doc.audio.path) if doc.audio.path else None,
+            "source_kind": {"format": doc.audio.format, "subtype": doc.audio.subtype,
+                            "layout": list(doc.audio.layout)}}
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
@@ -66,7 +68,8 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     manifest = {"format": FORMAT, "version": VERSION, "sample_rate": snap["sample_rate"],
                 "analysis": snap["analysis"],
                 "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
-                "source": snap["source"], "edited_rects": snap["rects"], "view": view}
+                "source": snap["source"], "source_kind": snap["source_kind"],
+                "edited_rects": snap["rects"], "view": view}
     try:
         clear_stale(path)
         tmp = temporary(path)
@@ -114,8 +117,11 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
                            "the file is damaged")
     analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
     source = Path(manifest["source"]) if manifest.get("source") else None
+    kind = manifest.get("source_kind", {})  # the source's format, depth and speakers
     try:
-        doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source),
+        doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source,
+                             kind.get("format", ""), kind.get("subtype", ""),
+                             layout=tuple(kind.get("layout", ()))),
                        device=device, progress=progress, cancel=cancel, **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e

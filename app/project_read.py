@@ -33,6 +33,7 @@ JSON_DEPTH = 64
 RATE_RANGE = (1, 768_000)
 MAX_CHANNELS = 256
 MAX_RATIO = 50  # unpacked / packed: float audio deflates ~2:1, a zip bomb 1000:1
+NAME_CHARS = 32  # a format's, a depth's or a speaker's name
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
 
 
@@ -164,6 +165,9 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             raise bad(f"analysis setting {key} = {value!r}")
     if not isinstance(manifest.get("source"), str | None):
         raise bad(f"source {manifest.get('source')!r}")
+    kind = manifest.get("source_kind", {})
+    if not _source_kind_ok(kind):
+        raise bad(f"source format {kind!r}")
     view = manifest.get("view", {})
     if not isinstance(view, dict) or not isinstance(view.get("colormap", ""), str) or any(
             isinstance(view.get(k), bool) or not isinstance(view.get(k, 0.0), int | float)
@@ -178,6 +182,9 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     if audio is None or audio.ndim != 2 or audio.shape[0] < 1 or audio.shape[1] < 1:
         raise bad(f"audio of shape {None if audio is None else audio.shape} (a project holds "
                   "[channels, frames], at least one of each)")
+    if kind.get("layout") and len(kind["layout"]) != audio.shape[0]:
+        raise bad(f"a speaker layout of {len(kind['layout'])} names for {audio.shape[0]} "
+                  "channels")
     rects = manifest.get("edited_rects")
     if not isinstance(rects, list):
         raise bad(f"edited rects {rects!r}")
@@ -194,3 +201,14 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+
+
+def _source_kind_ok(kind) -> bool:
+    """The source's format and depth (names) and its speakers (a list of names)."""
+    def name(value, empty_ok=True) -> bool:
+        return isinstance(value, str) and (empty_ok or bool(value)) and len(value) <= NAME_CHARS
+
+    return (isinstance(kind, dict) and set(kind) <= {"format", "subtype", "layout"}
+            and name(kind.get("format", "")) and name(kind.get("subtype", ""))
+            and isinstance(kind.get("layout", []), list)
+            and all(name(n, empty_ok=False) for n in kind.get("layout", [])))

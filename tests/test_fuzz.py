@@ -51,7 +51,8 @@ def _write(path, manifest_text, npz):
 
 @FUZZ
 @given(key=st.sampled_from(["version", "sample_rate", "analysis", "audio_sha256", "source",
-                            "edited_rects", "view", "format"]), value=json_values)
+                            "edited_rects", "view", "format", "source_kind"]),
+       value=json_values)
 def test_projects_with_any_manifest_field(project, tmp_path, key, value):
     manifest, npz, _ = project
     path = _write(tmp_path / "f.spp", json.dumps({**manifest, key: value}), npz)

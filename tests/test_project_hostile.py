@@ -76,6 +76,21 @@ def test_the_valid_project_opens(tmp_path, valid):
     assert doc.channels == 2 and view["colormap"] == "viridis"
 
 
+def test_a_project_keeps_its_sources_format_depth_and_speakers(tmp_path):
+    """Reopened, a project exports "same as source" at the source's depth and names
+    its lanes by the source's speakers, as the file it came from did."""
+    from app.project import open_project
+    from engine.audio import Audio
+    from engine.document import Document
+
+    audio = Audio(np.zeros((2, 8000), np.float32), 8000, None, "WAV", "PCM_24", layout=("FL", "FR"))
+    doc = Document(audio, device="cpu", n_fft=256)
+    path = save_project(tmp_path / "kind.spp", snapshot(doc, Tracker(doc)), {})
+    again, _ = open_project(path, device="cpu")
+    assert (again.audio.format, again.audio.subtype, again.audio.layout) == \
+        ("WAV", "PCM_24", ("FL", "FR"))
+
+
 def test_zip_level_damage(tmp_path, valid):
     manifest, arrays = valid
     path = build(tmp_path / "deflated.spp", manifest, arrays, compression=zipfile.ZIP_DEFLATED)
@@ -164,6 +179,12 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
     ({"view": {"selection": {"kind": "lasso", "points": [[0, 1]] * 30000}}}, "selection"),
     ({"view": {"selection": [1, 2]}}, "selection"),
     ({"source": 5}, "source"),
+    ({"source_kind": {"layout": ["FL"]}}, "layout of 1 names for 2 channels"),
+    ({"source_kind": {"layout": ["FL", 2]}}, "source format"),
+    ({"source_kind": {"layout": ["FL", ""]}}, "source format"),
+    ({"source_kind": {"subtype": "P" * 100}}, "source format"),
+    ({"source_kind": {"speakers": 6}}, "source format"),
+    ({"source_kind": "WAV"}, "source format"),
     ({"edited_rects": [[0, 64, 0, 10**9]]}, "edited rect 0"),
     ({"edited_rects": [[0, 64]]}, "edited rect 0"),
     ({"format": "zip"}, "not a SpectroPaint project"),
