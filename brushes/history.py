@@ -1,9 +1,9 @@
 """Undo and redo: one stroke = one step, bit-exact.
 
 Each step keeps, for every tile the stroke touched, the complex coefficients
-before and after it; undo writes the before-patches back, redo the after-
-patches. Memory is capped (default 1 GiB): past the cap the oldest steps are
-dropped, with a warning.
+before and after it (the after ones read when it is first undone); undo writes
+the before-patches back, redo the after-patches. Memory is capped (default
+1 GiB): past the cap the oldest steps are dropped, with a warning.
 """
 
 import warnings
@@ -19,9 +19,14 @@ DEFAULT_LIMIT = 1 << 30
 
 @dataclass
 class Patch:
+    """A tile's cells before and after a step. ``after`` may be None until the step is
+    first undone: undo only ever starts from the state the step left (later steps are
+    undone first), so the document holds those cells until then, and a stroke's end
+    copies nothing."""
+
     rect: Rect
     before: torch.Tensor  # complex coefficients, [ch, bins, frames]
-    after: torch.Tensor
+    after: torch.Tensor | None = None
 
 
 @dataclass
@@ -33,7 +38,7 @@ class Step:
     @property
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for p in self.patches
-                   for t in (p.before, p.after))
+                   for t in (p.before, p.after) if t is not None)
 
     def dirty(self) -> Rect | None:
         rect = None
@@ -44,6 +49,8 @@ class Step:
     def undo(self, doc: Document) -> Rect | None:
         """Write this step's before-patches back; the rect changed."""
         for p in reversed(self.patches):
+            if p.after is None:
+                p.after = doc.read_complex(p.rect, self.channel)
             doc.write_complex(p.rect, p.before, channel=self.channel)
         return self.dirty()
 

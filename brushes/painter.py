@@ -142,7 +142,7 @@ class Stroke:
         step = Step(label or f"{self.brush.name} stroke", self.channel)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
-            step.patches.append(Patch(rect, before, self.doc.read_complex(rect, self.channel)))
+            step.patches.append(Patch(rect, before))  # after: read if it is undone
         if self.history is not None and step.patches:
             self.history.push(step)
         return step

@@ -5,6 +5,7 @@ import random
 
 import numpy as np
 import pytest
+import torch
 
 from brushes.history import History
 from brushes.painter import Stroke, paint
@@ -128,3 +129,19 @@ def test_undo_is_heard_through_incremental_resynthesis(rng):
     assert not np.array_equal(synth.waveform(), clean)
     history.undo()
     np.testing.assert_array_equal(synth.waveform(), clean)
+
+
+def test_a_strokes_end_copies_no_cells_until_it_is_undone(rng):
+    """The after-cells of a step are in the document until it is first undone: ending
+    a long stroke copies nothing (it read every tile again on the GUI thread)."""
+    doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
+    history = History(doc)
+    step = paint(doc, "gain", [StrokePoint(0.1, 500.0), StrokePoint(1.5, 2500.0)],
+                 {"gain_db": -20.0}, history=history)
+    painted = doc.coefficients(0, doc.n_frames).clone()
+    assert step.patches and all(p.after is None for p in step.patches)
+    assert step.nbytes == sum(p.before.numel() * p.before.element_size() for p in step.patches)
+    history.undo()
+    assert all(p.after is not None for p in step.patches)
+    history.redo()
+    assert torch.equal(doc.coefficients(0, doc.n_frames), painted)
