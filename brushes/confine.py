@@ -1,10 +1,10 @@
 """Keep a stroke's sound within the stroke's time.
 
 An edit written as coefficients is heard as far as the atoms it touches
-reach. On a short-time Fourier document that is half a window; on a constant-Q one the low
-bands' atoms last up to a slice (1.5 s), and each slice is analysed as
-periodic, so an edit near a slice's edge is also heard at the slice's other
-end (a gain of -30 dB at 45 Hz by a slice edge was heard at -27 dB there,
+reach. On a short-time Fourier document that is half a window; on a
+constant-Q one the low bands' atoms last up to a slice (1.5 s), and each
+slice is analysed as periodic, so an edit near a slice's edge is also heard
+at the slice's other end (a gain of -30 dB at 45 Hz by a slice edge was heard at -27 dB there,
 against -22 dB where it was painted). :func:`confine` corrects that: the
 change's sound outside the stroke's time (faded over ``FADE_S`` beyond its
 first and last frame) is analysed and taken off the coefficients. The cells
