@@ -145,3 +145,14 @@ def test_a_strokes_end_copies_no_cells_until_it_is_undone(rng):
     assert all(p.after is not None for p in step.patches)
     history.redo()
     assert torch.equal(doc.coefficients(0, doc.n_frames), painted)
+
+
+@pytest.mark.parametrize("mode", ["attenuate", "steady"])
+def test_a_heal_stroke_that_covers_nothing_changes_nothing(rng, mode):
+    """At opacity 0 the stroke covers no cell: its end repairs nothing (it raised when
+    the repair was confined to the covered frames, of which there were none)."""
+    doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
+    history, before = History(doc), digest(doc)
+    paint(doc, "heal", [StrokePoint(0.5, 1000.0), StrokePoint(1.0, 1000.0)],
+          {"opacity": 0.0, "mode": mode}, history=history)
+    assert digest(doc) == before

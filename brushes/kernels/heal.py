@@ -70,9 +70,9 @@ class Heal(Kernel):
 
     # -- attenuate, steady --------------------------------------------------------------
     def finish(self, doc, canvas, params: dict) -> Rect | None:
-        rect = canvas.covered_rect()
-        if params["mode"] not in ("attenuate", "steady") or rect is None:
-            return None
+        rect, frames = canvas.covered_rect(), covered_frames(canvas)
+        if params["mode"] not in ("attenuate", "steady") or frames is None:
+            return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":
             return _steady_removed(doc, canvas, rect, coverage,
@@ -82,7 +82,7 @@ class Heal(Kernel):
         written = doc.write_complex(rect, torch.polar(mag, phase), channel=canvas.channel)
         # heard only within the stroke's time, on any transform: an attenuation's atoms
         # reach half a window (or, on constant-Q, up to a slice) beyond it
-        return written.union(confine(doc, canvas, rect, covered_frames(canvas)))
+        return written.union(confine(doc, canvas, rect, frames))
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
