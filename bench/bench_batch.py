@@ -8,6 +8,7 @@ files three ways, each timed as a whole process in the same run:
   export per file).
 
     .venv/bin/python bench/bench_batch.py [--files 500] [--runs 3] [--shell-files 10]
+        [--device cpu|cuda]
 
 Median wall time of the runs, files/s, and peak RSS (the child's maximum).
 """
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_engine import write_section  # noqa: E402
-from bench.bench_process import measure  # noqa: E402
+from bench.bench_process import measure, progress, specpaint  # noqa: E402
 
 SECONDS, RATE = 10, 44100
 STROKE = ["--preset", "hard-eraser", "--line", "2:1000,8:1000"]
@@ -37,12 +38,11 @@ from pathlib import Path
 from brushes.script import Editor
 out = Path(sys.argv[2])
 for path in sorted(Path(sys.argv[1]).glob("*.wav")):
-    editor = Editor.open(path, device="cpu")
+    editor = Editor.open(path, device=sys.argv[3])
     editor.paint("hard-eraser", [(2, 1000), (8, 1000)])
     editor.export(out / path.name, bit_depth="16")
 """
-SHELL = 'for f in "$1"/*.wav; do "$3" apply "$f" -o "$2/$(basename "$f")" "${@:4}" ' \
-        '>/dev/null || exit 1; done'
+SHELL = 'for f in "$1"/*.wav; do "${@:3}" "$f" -o "$2/$(basename "$f")" >/dev/null || exit 1; done'
 TARGETS = {"shell loop of specpaint apply": 5.0, "naive Python loop": 1.5}  # batch's speed-up
 
 
@@ -74,9 +74,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--shell-files", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=None, help="specpaint batch --jobs")
+    parser.add_argument("--device", default="cpu", help="every process's engine device")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    exe = str(Path(sys.executable).with_name("specpaint"))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_files(tmp / "in", args.files)
@@ -90,25 +90,26 @@ def main() -> None:
             return str(folder)
 
         commands = {
-            "specpaint batch": lambda: [exe, "batch", str(tmp / "in"), "-o", out("batch"),
+            "specpaint batch": lambda: [*specpaint(), "batch", str(tmp / "in"), "-o", out("batch"),
                                         *(["--jobs", str(args.jobs)] if args.jobs else []),
                                         *STROKE],
             "naive Python loop": lambda: [sys.executable, "-c", NAIVE, str(tmp / "in"),
-                                          out("naive")],
+                                          out("naive"), args.device],
             "shell loop of specpaint apply": lambda: [
-                "bash", "-c", SHELL, "loop", str(tmp / "few"), out("shell"), exe, *STROKE,
-                "--bits", "16"],
+                "bash", "-c", SHELL, "loop", str(tmp / "few"), out("shell"), *specpaint(), "apply",
+                *STROKE, "--bits", "16"],
         }
         rows = {}
         for name, command in commands.items():
-            runs = [measure(command()) for _ in range(args.runs)]
+            runs = [progress(name, measure(command(), args.device)) for _ in range(args.runs)]
             scale = args.files / args.shell_files if name.startswith("shell") else 1
             rows[name] = (statistics.median(r[0] for r in runs) * scale,
                           max(r[1] for r in runs))
     table = format_table(rows, args)
     print(table)
     if not args.no_write:
-        write_section("bench_batch", "Batch (cpu)", table, types.SimpleNamespace(type="cpu"))
+        write_section("bench_batch", f"Batch ({args.device})", table,
+                      types.SimpleNamespace(type=args.device))
 
 
 def format_table(rows: dict, args) -> str:
@@ -116,7 +117,8 @@ def format_table(rows: dict, args) -> str:
     lines = [f"{args.files} files of {SECONDS} s mono 44.1 kHz 16-bit WAV, one hard-eraser "
              f"stroke (2-8 s at 1 kHz) each, 16-bit WAV out; whole processes, median of "
              f"{args.runs} runs; the shell loop timed on {args.shell_files} files and scaled; "
-             f"batch --jobs {args.jobs or 'default'}; {os.cpu_count()} CPUs.", "",
+             f"batch --jobs {args.jobs or 'default'}; device {args.device}; {os.cpu_count()} CPUs.",
+             "",
              "| process | wall | files/s | peak RSS | batch's speed-up | target | met |",
              "|---|---:|---:|---:|---:|---:|:-:|"]
     for name, (wall, memory) in rows.items():

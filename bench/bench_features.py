@@ -2,9 +2,11 @@
 against a naive librosa loop (load, cut, mel per segment, save; timed on a
 sample of the files and scaled to N: it takes ~0.3 s a file), each a whole
 process in the same run; and, in this process, the two mel paths on the CPU
-(nnAudio's MelSpectrogram layer, torch.stft with nnAudio's filterbank).
+(nnAudio's MelSpectrogram layer, torch.stft with nnAudio's filterbank), and on a
+GPU the layer there.
 
     .venv/bin/python bench/bench_features.py [--files 2000] [--runs 3] [--naive-files 100]
+        [--device cpu|cuda]
 """
 
 import argparse
@@ -25,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_batch import linked_sample  # noqa: E402
 from bench.bench_engine import write_section  # noqa: E402
-from bench.bench_process import measure  # noqa: E402
+from bench.bench_process import measure, progress, specpaint  # noqa: E402
 from engine.features import FeatureSettings, LogMel  # noqa: E402
 
 SR, SECONDS = 4096, 10
@@ -57,28 +59,29 @@ def make_files(folder: Path, count: int) -> None:
         sf.write(folder / f"f{i:05d}.wav", x.astype(np.float32), SR, subtype="PCM_16")
 
 
-def mel_paths(runs: int) -> dict[str, float]:
-    """Milliseconds per 4096 sub-segments, each mel path on the CPU."""
-    mel = LogMel(FeatureSettings(subsegment=512, subsegment_hop=256), torch.device("cpu"))
+def mel_paths(runs: int, device: str) -> dict[str, float]:
+    """Milliseconds per 4096 sub-segments: each mel path on the CPU, and on ``device``
+    the one used there."""
+    settings = FeatureSettings(subsegment=512, subsegment_hop=256)
     x = torch.randn(4096, 512)
-
-    def path(layer: bool):
-        def run():
-            mel.use_layer = layer
-            return mel(x)
-        return run
-
+    paths = {"nnAudio MelSpectrogram layer on the CPU": ("cpu", True),
+             "torch.stft + nnAudio filterbank on the CPU (used there)": ("cpu", False)}
+    if device != "cpu":
+        paths[f"nnAudio MelSpectrogram layer on {device} (used there)"] = (device, True)
     out = {}
     with torch.no_grad():
-        for name, fn in (("nnAudio MelSpectrogram layer (used on a GPU)", path(True)),
-                         ("torch.stft + nnAudio filterbank (used on the CPU)", path(False))):
-            fn()
+        for name, (where, layer) in paths.items():
+            mel = LogMel(settings, torch.device(where))
+            mel.use_layer = layer
+            batch = x.to(where)
             times = []
-            for _ in range(runs):
+            for _ in range(runs + 1):  # the first warms up
                 t0 = time.perf_counter()
-                fn()
+                mel(batch)
+                if where.startswith("cuda"):
+                    torch.cuda.synchronize()
                 times.append(time.perf_counter() - t0)
-            out[name] = statistics.median(times) * 1000
+            out[name] = statistics.median(times[1:]) * 1000
     return out
 
 
@@ -87,9 +90,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--naive-files", type=int, default=100)
+    parser.add_argument("--device", default="cpu", help="specpaint features' device")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    exe = str(Path(sys.executable).with_name("specpaint"))
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -97,20 +100,20 @@ def main() -> None:
         linked_sample(tmp / "in", tmp / "few", args.naive_files)
         (tmp / "ours").mkdir()
         (tmp / "naive").mkdir()
-        commands = {"specpaint features": [exe, "features", str(tmp / "in"), "-o",
+        commands = {"specpaint features": [*specpaint(), "features", str(tmp / "in"), "-o",
                                            str(tmp / "ours"), *ARGS],
                     "naive librosa loop": [sys.executable, "-c", NAIVE, str(tmp / "few"),
                                            str(tmp / "naive")]}
         for name, cmd in commands.items():
-            runs = [measure(cmd) for _ in range(args.runs)]
+            runs = [progress(name, measure(cmd, args.device)) for _ in range(args.runs)]
             scale = args.files / args.naive_files if name.startswith("naive") else 1
             rows[name] = (statistics.median(r[0] for r in runs) * scale,
                           max(r[1] for r in runs))
-    table = format_table(rows, mel_paths(max(args.runs, 5)), args)
+    table = format_table(rows, mel_paths(max(args.runs, 5), args.device), args)
     print(table)
     if not args.no_write:
-        write_section("bench_features", "Features (cpu)", table,
-                      types.SimpleNamespace(type="cpu"))
+        write_section("bench_features", f"Features ({args.device})", table,
+                      types.SimpleNamespace(type=args.device))
 
 
 def format_table(rows: dict, paths: dict, args) -> str:
@@ -118,7 +121,7 @@ def format_table(rows: dict, paths: dict, args) -> str:
     lines = [f"{args.files} files of {SECONDS} s at 4096 Hz, 16-bit WAV; segments 1024:512, "
              "sub-segments 512:256, n_fft 64, hop 16, 32 mels, float16 out; whole processes, "
              f"median of {args.runs} runs; the naive loop timed on {args.naive_files} files and "
-             f"scaled; {os.cpu_count()} CPUs.", "",
+             f"scaled; device {args.device}; {os.cpu_count()} CPUs.", "",
              "| process | wall | files/s | peak RSS | speed-up | target | met |",
              "|---|---:|---:|---:|---:|---:|:-:|"]
     for name, (wall, memory) in rows.items():
@@ -127,7 +130,7 @@ def format_table(rows: dict, paths: dict, args) -> str:
                      f"{f'{wall / ours:.1f}x' if peer else ''} | "
                      f"{f'>= {TARGET:g}x' if peer else ''} | "
                      f"{('yes' if wall / ours >= TARGET else 'no') if peer else ''} |")
-    lines += ["", "| mel path on the CPU, 4096 sub-segments of 512 | ms |", "|---|---:|"]
+    lines += ["", "| mel path, 4096 sub-segments of 512 | ms |", "|---|---:|"]
     lines += [f"| {name} | {ms:.1f} |" for name, ms in paths.items()]
     return "\n".join(lines)
 

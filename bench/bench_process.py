@@ -38,14 +38,27 @@ WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check
            "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (GiB) of one child process (measured by a wrapper
-    process of its own: a parent's children's peak only ever grows)."""
+def specpaint() -> list[str]:
+    """The ``specpaint`` command beside this Python, or the module where it is not
+    installed as a script (a machine with the checkout on PYTHONPATH)."""
+    exe = Path(sys.executable).with_name("specpaint")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
+
+
+def measure(cmd: list[str], device: str = "cpu") -> tuple[float, float]:
+    """Wall seconds and peak RSS (GiB) of one child process on ``device`` (measured by
+    a wrapper process of its own: a parent's children's peak only ever grows)."""
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAPPER, *cmd], check=True,
                           capture_output=True, text=True,
-                          env={**os.environ, "SPECPAINT_DEVICE": "cpu"})
+                          env={**os.environ, "SPECPAINT_DEVICE": device})
     return time.perf_counter() - t0, int(done.stdout.split()[-1]) / 2**20
+
+
+def progress(name: str, run: tuple[float, float]) -> tuple[float, float]:
+    """One run's figures on stderr as it ends (a whole table comes only at the end)."""
+    print(f"{name}: {run[0]:.1f} s, {run[1]:.2f} GiB", file=sys.stderr, flush=True)
+    return run
 
 
 def _spin(stop) -> None:
@@ -59,14 +72,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    exe = str(Path(sys.executable).with_name("specpaint"))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.wav", Path(tmp) / "out.wav"
         make_file(src, args.minutes)
         jobs = {"librosa script": [sys.executable, "-c", LIBROSA, str(src), str(out)],
-                "specpaint roundtrip": [exe, "roundtrip", str(src), "-o", str(out), "--bits",
-                                        "float"]}
+                "specpaint roundtrip": [*specpaint(), "roundtrip", str(src), "-o", str(out),
+                                        "--bits", "float"]}
         for load in ("idle", "loaded"):
             stop = multiprocessing.Event()
             spinners = [multiprocessing.Process(target=_spin, args=(stop,))

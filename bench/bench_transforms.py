@@ -103,6 +103,11 @@ def main() -> None:
         write_section("bench_transforms", f"Transforms ({device.type})", table, device)
 
 
+def _ms(seconds: float) -> str:
+    """Milliseconds, with a decimal under 10 (a GPU's figures)."""
+    return f"{seconds * 1000:.{1 if seconds < 0.01 else 0}f} ms"
+
+
 def format_table(rows, sizes, device, args) -> str:
     t = make(SR, "cq")
     lines = [f"60 s of 44.1 kHz noise; constant-Q: {t.bpo} bins per octave from {t.fmin} Hz, "
@@ -115,7 +120,7 @@ def format_table(rows, sizes, device, args) -> str:
         is_cq = name.startswith("SpectroPaint cq")
         met = ("yes" if max(fwd, inv) <= TARGET_S else "no") if is_cq else ""
         target = f"{TARGET_S * 1000:.0f} ms each" if is_cq else ""
-        lines.append(f"| {name} | {fwd * 1000:.0f} ms | {inv * 1000:.0f} ms | {target} | {met} |")
+        lines.append(f"| {name} | {_ms(fwd)} | {_ms(inv)} | {target} | {met} |")
     ratio = sizes["cq"] / sizes["stft"]
     lines += ["", "| 10-minute stereo document (complex64 coefficients + audio) | STFT "
               "| constant-Q "

@@ -25,6 +25,15 @@ def tone(freq, seconds, sample_rate=44100, amplitude=0.5, channels=1):
     return np.tile(amplitude * np.sin(2 * np.pi * freq * t), (channels, 1)).astype(np.float32)
 
 
+def peak_hz(signal: np.ndarray, rate: int) -> float:
+    """The strongest frequency, from a 16x zero-padded FFT with a parabolic peak."""
+    n = len(signal) * 16
+    spectrum = np.abs(np.fft.rfft(signal * np.hanning(len(signal)), n))
+    k = int(np.argmax(spectrum))
+    a, b, c = np.log(spectrum[k - 1:k + 2])
+    return (k + 0.5 * (a - c) / (a - 2 * b + c)) * rate / n
+
+
 def document(samples, sample_rate=8000, **analysis):
     """A CPU document of ``[channels, frames]`` samples (no file needed)."""
     from engine.audio import Audio

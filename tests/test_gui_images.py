@@ -10,8 +10,8 @@ from app.imageexport import Picture, spectrogram_image
 from brushes.selection import Selection
 from engine.png import write_png
 from engine.region import Rect
+from tests.conftest import peak_hz
 from tests.test_gui import settle
-from tests.test_pitch import _peak_hz
 
 
 def read_png(path) -> np.ndarray:
@@ -79,7 +79,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
     added = window.session.synth.waveform()[0] - audio[0]
     rate = doc.sample_rate
     expected = 3000.0 - (30 + 0.5) / rows * 2000.0
-    assert abs(_peak_hz(added[int(2.2 * rate):int(3.8 * rate)], rate) / expected - 1) < 0.01
+    assert abs(peak_hz(added[int(2.2 * rate):int(3.8 * rate)], rate) / expected - 1) < 0.01
     assert not added[:int(1.8 * rate)].any() and not added[int(4.2 * rate):].any()
     window.undo_action.trigger()
     settle(qtbot, window)

@@ -10,8 +10,7 @@ from brushes.history import History
 from brushes.image import Placement, image_audio, paint_image
 from engine.errors import ParameterError
 from engine.resynth import Resynthesizer
-from tests.conftest import document
-from tests.test_pitch import _peak_hz
+from tests.conftest import document, peak_hz
 
 RATE = 22050
 
@@ -34,7 +33,7 @@ def test_a_horizontal_line_is_a_tone_at_its_pitch(analysis, log):
     paint_image(doc, line_image(row=40), where)
     audio = Resynthesizer(doc).full().numpy()[0]
     expected = where.row_hz(128)[40]
-    measured = _peak_hz(audio[int(1.2 * RATE):int(2.8 * RATE)], RATE)
+    measured = peak_hz(audio[int(1.2 * RATE):int(2.8 * RATE)], RATE)
     assert abs(measured / expected - 1) < 0.01, (measured, expected)
     rms = np.sqrt(np.mean(audio[int(1.2 * RATE):int(2.8 * RATE)] ** 2))
     assert 20 * np.log10(rms * np.sqrt(2)) == pytest.approx(-20.0, abs=0.5)  # white: -20 dBFS

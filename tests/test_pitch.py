@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 
 from engine.errors import ParameterError
 from engine.pitch import SCALES, PitchGrid
+from tests.conftest import peak_hz
 from tests.test_gui import choose_brush, pixels, point, settle
 
 
@@ -51,15 +52,6 @@ def test_bad_grid_settings_are_refused_with_the_reason():
         PitchGrid(key="H")
 
 
-def _peak_hz(signal: np.ndarray, rate: int) -> float:
-    """The strongest frequency, from a 16x zero-padded FFT with a parabolic peak."""
-    n = len(signal) * 16
-    spectrum = np.abs(np.fft.rfft(signal * np.hanning(len(signal)), n))
-    k = int(np.argmax(spectrum))
-    a, b, c = np.log(spectrum[k - 1:k + 2])
-    return (k + 0.5 * (a - c) / (a - 2 * b + c)) * rate / n
-
-
 def _tone_stroke(qtbot, window, hz, modifier=Qt.KeyboardModifier.NoModifier):
     """A tone-pen stroke at ``hz`` from 3 to 5 s; (the pen's frequencies, the tone added)."""
     choose_brush(window, "tone-pen")
@@ -89,11 +81,11 @@ def test_tone_pen_strokes_snap_to_the_grid(qtbot, window):
     panel.snap.setChecked(True)
     heard, added = _tone_stroke(qtbot, window, 447.0)  # 27 cents above A4
     assert heard and all(f == pytest.approx(440.0, rel=1e-12) for f in heard)  # every event
-    tone = _peak_hz(added, window.doc.sample_rate)
+    tone = peak_hz(added, window.doc.sample_rate)
     assert abs(tone / 440.0 - 1) < 0.005, tone
     panel.a4.setValue(432.0)  # retuned: the grid moves
     _, added = _tone_stroke(qtbot, window, 437.0)
-    assert abs(_peak_hz(added, window.doc.sample_rate) / 432.0 - 1) < 0.005
+    assert abs(peak_hz(added, window.doc.sample_rate) / 432.0 - 1) < 0.005
 
 
 def test_ctrl_turns_snapping_off_for_a_press(qtbot, window):

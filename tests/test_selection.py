@@ -14,8 +14,7 @@ from brushes.history import History
 from brushes.selection import Selection, fill
 from engine.errors import ParameterError
 from engine.resynth import masked_audio
-from tests.conftest import document
-from tests.test_pitch import _peak_hz
+from tests.conftest import document, peak_hz
 
 RATE = 16000
 
@@ -168,7 +167,7 @@ def test_filling_with_a_tone_draws_it_through_the_selection_only(rng):
     from engine.resynth import Resynthesizer
 
     y = Resynthesizer(doc).full().numpy()[0]
-    assert _peak_hz(y[int(0.7 * RATE):int(1.3 * RATE)], RATE) == pytest.approx(1000.0, rel=0.01)
+    assert peak_hz(y[int(0.7 * RATE):int(1.3 * RATE)], RATE) == pytest.approx(1000.0, rel=0.01)
     weight = sel.mask(doc, doc.full_rect())
     now = doc.coefficients(0, doc.n_frames)[0].abs()
     after_time = weight.amax(0) == 0
@@ -189,7 +188,7 @@ def test_a_harmonic_selection_plays_the_partials_alone():
     alone = masked_audio(doc, rect, sel.mask(doc, rect), RATE // 2, 3 * RATE // 2)[0]
     spectrum = np.abs(np.fft.rfft(alone * np.hanning(len(alone))))
     level = lambda hz: 20 * np.log10(spectrum[round(hz * len(alone) / RATE)] + 1e-12)  # noqa
-    assert abs(_peak_hz(alone, RATE) - 220) < 2.2  # the fundamental is the loudest
+    assert abs(peak_hz(alone, RATE) - 220) < 2.2  # the fundamental is the loudest
     assert level(1570) < level(880) - 40  # the whistle is gone
 
 
