@@ -123,6 +123,8 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
 
     ed = Editor.open(BUILTIN_DIR.parent / "demo.flac")
     stroke = [(3.2, 1500, 0.8), (3.6, 1600, 0.9), (4.0, 1500, 1.0)]
+    if name == "tone-remover":  # it takes steady tones, and leaves the melody at 1.5 kHz be
+        stroke = [(3.2, 6000, 0.8), (3.6, 6000, 0.9), (4.0, 6000, 1.0)]  # the demo's whistle
     sr = ed.doc.sample_rate
     under = slice(int(3.3 * sr), int(3.9 * sr))
     far = slice(0, int(2.0 * sr))
