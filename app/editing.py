@@ -92,6 +92,7 @@ class PaintSession:
         self.live = lambda: True
         self.budget: float | None = FRAME_BUDGET  # None: paint every event at once
         self.failed = _raise  # called with (brush name, error) when a stroke fails
+        self.notice = lambda text: None  # called with what a finished stroke tells the user
         self.painted = lambda: None  # called after each turn that painted
         self._queue: deque[_PenEvent] = deque()
         self._last_point: StrokePoint | None = None  # the pen's last position
@@ -209,6 +210,8 @@ class PaintSession:
             return False
         step = self.stroke.end(f"{event.label} stroke" if event.label else None)
         self.stroke = None
+        if step.notice:
+            self.notice(f"{event.label or step.label}: {step.notice}")
         if step.patches:
             self.undo_stack.push(StrokeCommand(self.doc, step))
             self._keep_within_limit()

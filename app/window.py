@@ -229,6 +229,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.session, self.tracker = session, tracker
         session.live = lambda: self.player.playing
         session.failed = self._stroke_failed
+        session.notice = lambda text: self.statusBar().showMessage(text, 15000)
         session.painted = self.canvas.update
         doc = session.doc
         names = list(doc.audio.layout) or list(channel_names(doc.channels))

@@ -40,6 +40,10 @@ class StrokeCanvas:
             if key not in self.before_tiles:
                 self.before_tiles[key] = self.doc.read_complex(tile, self.channel)
 
+    def forget(self) -> None:
+        """The saved cells are not needed: the stroke wrote nothing (no undo patches)."""
+        self.before_tiles.clear()
+
     def before(self, rect: Rect) -> tuple[torch.Tensor, torch.Tensor]:
         """Magnitude and phase over ``rect`` as they were before the stroke."""
         return polar_parts(self.complex_before(rect))

@@ -34,6 +34,7 @@ class Step:
     label: str
     channel: int | None
     patches: list[Patch] = field(default_factory=list)
+    notice: str | None = None  # what the user should know of the stroke (it did nothing)
 
     @property
     def nbytes(self) -> int:

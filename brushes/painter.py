@@ -139,7 +139,8 @@ class Stroke:
             raise
         if finished is not None:
             self.dirty = finished.union(self.dirty)
-        step = Step(label or f"{self.brush.name} stroke", self.channel)
+        step = Step(label or f"{self.brush.name} stroke", self.channel,
+                    notice=self.canvas.state.get("notice"))
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
             step.patches.append(Patch(rect, before))  # after: read if it is undone

@@ -58,6 +58,8 @@ class Editor:
             params["channel"] = channel
         step = paint(self.doc, name, self._inside(_points(points, "points"), "points"), params,
                      curves, self.history)
+        if step.notice:
+            self.warnings.append(f"{preset if brush is None else brush}: {step.notice}")
         return step.dirty()
 
     def _inside(self, points: list[StrokePoint], where: str) -> list[StrokePoint]:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from brushes.kernels.heal import NO_TONE
 from brushes.presets import find_preset
 from brushes.script import Editor
 from engine.audio import Audio
@@ -259,6 +260,7 @@ def test_the_steady_removers_take_nothing_from_noise(transform, seconds):
         ed.paint(preset, [(0.5, 800.0), (0.5 + seconds, 1200.0)])
         change = ed.audio() - x
         assert 10 * np.log10(np.sum(change ** 2) / np.sum(x ** 2) + 1e-30) < -100, preset
+        assert ed.warnings == [f"{preset}: {NO_TONE}"]  # the user is told why
 
 
 @pytest.mark.parametrize("transform", ["stft", "cq"])

@@ -425,6 +425,21 @@ def test_a_file_opens_on_the_analysis_the_panel_shows(qtbot, window):
                                                "fmin": 32.7}
 
 
+def test_a_tone_remover_stroke_over_no_tone_says_so_and_changes_nothing(qtbot, window):
+    """The demo's melody at 1.5 kHz holds no steady tone: nothing is removed, no undo
+    step is made, and the status bar says why (not a silent no-op)."""
+    from brushes.kernels.heal import NO_TONE
+
+    mag0 = window.doc.magnitude.clone()
+    window.brush_panel.preset_box.setCurrentText("tone-remover")
+    steps = window.undo_stack.count()
+    drag(qtbot, window.canvas, point(window, 3.2, 1500), point(window, 4.0, 1600), steps=20)
+    qtbot.waitUntil(lambda: window.session.idle)
+    assert window.undo_stack.count() == steps
+    assert torch.equal(window.doc.magnitude, mag0)
+    assert window.statusBar().currentMessage() == f"tone-remover: {NO_TONE}"
+
+
 def test_a_tone_remover_stroke_is_applied_at_release_and_undone_exactly(qtbot, window):
     """heal/steady acts when the stroke ends: the GUI's per-event path must get it."""
     doc = window.doc

@@ -29,6 +29,8 @@ from brushes.params import Param
 from engine.region import Rect
 
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
+NO_TONE = ("no steady tone under the stroke, nothing removed: paint along more of the tone "
+           "(a tone is told from noise over about 15 / its bandwidth: 0.4 s at 2.5 kHz)")
 
 
 class Heal(Kernel):
@@ -74,9 +76,12 @@ class Heal(Kernel):
         if params["mode"] not in ("attenuate", "steady") or frames is None:
             return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
-        if params["mode"] == "steady":
-            return _steady_removed(doc, canvas, rect, coverage,
-                                   canvas.state.get("painted", set()))
+        if params["mode"] == "steady":  # its dabs write nothing: all is done here
+            removed = _steady_removed(doc, canvas, rect, coverage,
+                                      canvas.state.get("painted", set()))
+            if removed is None:
+                canvas.forget()  # no tone found: the stroke is no undo step
+            return removed
         mag, phase = _attenuated(doc, canvas, rect, params, coverage)
         canvas.touch(rect)  # a bounding rect: it may hold tiles no dab reached
         written = doc.write_complex(rect, torch.polar(mag, phase), channel=canvas.channel)
@@ -165,6 +170,7 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
             chosen.append(max(near, key=lambda g: g[0].power))
     groups = chosen
     if not groups:
+        canvas.state["notice"] = NO_TONE
         return None
     frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
     first = round(t.seconds_of(frames[0]) * doc.sample_rate)
