@@ -65,7 +65,7 @@ def _least_share(time_bandwidth: float) -> float:
     ``MIN_TB`` is left alone; up to 60 a tone must hold more than noise can (at
     most ``TONE_SHARE``: a whistle 15 dB over its bin's rest holds 0.97); then the
     need falls to ``SIGNIFICANT`` by 120 (a hum's weak partials under speech hold
-    0.1-0.2 over a whole take; noise may then lose a tenth of a narrow band)."""
+    0.1-0.2 over a whole take; noise may then lose up to a fifth of a narrow band)."""
     if time_bandwidth < MIN_TB:
         return math.inf
     need = 1.0 - math.exp(-(NOISE_TB / time_bandwidth) ** NOISE_POWER)
