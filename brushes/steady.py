@@ -109,9 +109,10 @@ def find(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: torc
                 continue
             power = (spectrum.abs() ** 2).sum(0).double()
             j = int(torch.argmax(torch.where(near, power, -1.0)))
-            share = float(power[j]) / n / float((z[:, b, a:e].abs() ** 2).sum())
-            if share < _least_share(n / frames_per_second * 2 * float(span_hz[b])):
-                continue  # nothing steady here: leave the run alone
+            energy = float((z[:, b, a:e].abs() ** 2).sum())
+            if energy == 0 or float(power[j]) / n / energy < \
+                    _least_share(n / frames_per_second * 2 * float(span_hz[b])):
+                continue  # nothing steady here (or nothing at all): leave the run alone
             m = torch.arange(n, device=z.device, dtype=torch.float64)
             # refine the rate between the neighbouring grid points, zooming in: a rate
             # off by d cycles per frame drifts d * n / 2 cycles by the run's ends

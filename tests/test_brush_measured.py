@@ -3,6 +3,7 @@
 Real files through soundfile, the scripting API, resynthesis measured in dB."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -261,6 +262,18 @@ def test_the_steady_removers_take_nothing_from_noise(transform, seconds):
         change = ed.audio() - x
         assert 10 * np.log10(np.sum(change ** 2) / np.sum(x ** 2) + 1e-30) < -100, preset
         assert ed.warnings == [f"{preset}: {NO_TONE}"]  # the user is told why
+
+
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_a_steady_stroke_over_silence_finds_no_tone(transform):
+    """Digital silence: its runs hold no energy, so no share (0 / 0); constant-Q
+    took a "tone" there (a NaN share passed the test) and divided by zero again."""
+    x = np.zeros((1, 48000), np.float32)
+    ed = Editor(Document(Audio(x, 16000), device="cpu", transform=transform), history_limit=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0 on the way
+        ed.paint("tone-remover", [(0.5, 1000.0), (2.5, 1000.0)])
+    assert ed.warnings == [f"tone-remover: {NO_TONE}"] and not ed.audio().any()
 
 
 @pytest.mark.parametrize("transform", ["stft", "cq"])
