@@ -121,8 +121,10 @@ class Selection:
                 "harmonic": _inside_harmonic}[self.kind](self, doc, hz, t)
         soft = _feather(hard.astype(np.float32), *_feather_cells(doc, self))
         soft = soft[grow[0]:grow[0] + rect.shape[0], grow[1]:grow[1] + rect.shape[1]]
-        weight = torch.from_numpy(np.ascontiguousarray(soft)).to(doc.device)
-        return 1 - weight if self.inverted else weight
+        soft = np.ascontiguousarray(soft)
+        if self.inverted:  # in place: a fresh array as large as the document is slow to fault in
+            np.subtract(1, soft, out=soft)
+        return torch.from_numpy(soft).to(doc.device)
 
 
 def fill(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
@@ -184,7 +186,7 @@ def _centre_hz(doc: Document, rect: Rect) -> np.ndarray:
 
 
 def _frame_seconds(doc: Document, rect: Rect) -> np.ndarray:
-    return np.array([doc.transform.seconds_of(f) for f in range(rect.frame0, rect.frame1)])
+    return doc.transform.seconds_of(np.arange(rect.frame0, rect.frame1, dtype=np.float64))
 
 
 def _inside_rect(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -193,19 +195,21 @@ def _inside_rect(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarr
 
 
 def _inside_lasso(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Even-odd rule, one frame column at a time: where the outline's edges cross the
-    column, and which bins lie an odd number of crossings up."""
+    """Even-odd rule: each edge of the outline crosses the frame columns its time range
+    holds; a crossing flips every bin above it (``hz`` and ``t`` increase), so a bin is
+    inside where an odd number of crossings lie below it."""
     p = np.array(sel.points, np.float64)
     a, b = p, np.roll(p, -1, axis=0)  # edges a -> b, closed
-    inside = np.zeros((len(hz), len(t)), bool)
-    for j, x in enumerate(t):
-        spans = (a[:, 0] <= x) != (b[:, 0] <= x)  # edges whose time range holds x
-        if not spans.any():
-            continue
-        ea, eb = a[spans], b[spans]
-        ys = np.sort(ea[:, 1] + (x - ea[:, 0]) / (eb[:, 0] - ea[:, 0]) * (eb[:, 1] - ea[:, 1]))
-        inside[:, j] = np.searchsorted(ys, hz) % 2 == 1
-    return inside
+    lo, hi = np.minimum(a[:, 0], b[:, 0]), np.maximum(a[:, 0], b[:, 0])
+    first, stop = np.searchsorted(t, lo), np.searchsorted(t, hi)  # columns lo <= x < hi
+    count = stop - first
+    edge = np.repeat(np.arange(len(a)), count)
+    column = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count - first, count)
+    ea, eb, x = a[edge], b[edge], t[column]
+    ys = ea[:, 1] + (x - ea[:, 0]) / (eb[:, 0] - ea[:, 0]) * (eb[:, 1] - ea[:, 1])
+    flips = np.zeros((len(hz) + 1, len(t)), np.uint8)
+    np.add.at(flips, (np.searchsorted(hz, ys, side="right"), column), 1)
+    return np.cumsum(flips[:-1], axis=0, dtype=np.uint32) % 2 == 1
 
 
 def _inside_harmonic(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -214,13 +218,25 @@ def _inside_harmonic(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.n
     times, f0s = sel.path()
     during = (t >= times[0]) & (t <= times[-1])
     fundamental = np.interp(t, times, f0s)
-    inside = np.zeros((len(hz), len(t)), bool)
     ratio = 2 ** (sel.width_cents / 1200) - 1
+    resolves = _resolution_of(doc)
+    edges = np.zeros((len(hz) + 1, len(t)), np.int16)  # +1 where a band starts, -1 past it
+    column = np.arange(len(t))
     for k in range(1, sel.partials + 1):
         centre = k * fundamental
-        half = np.maximum(centre * ratio, [doc.transform.resolution_hz(c) for c in centre])
-        inside |= np.abs(hz[:, None] - centre[None, :]) <= half[None, :]
-    return inside & during[None, :]
+        half = np.maximum(centre * ratio, resolves(centre))
+        edges[np.searchsorted(hz, centre - half), column] += 1  # one cell per column: no
+        edges[np.searchsorted(hz, centre + half, side="right"), column] -= 1  # repeats
+    return (np.cumsum(edges[:-1], axis=0, dtype=np.int16) > 0) & during[None, :]
+
+
+def _resolution_of(doc: Document):
+    """``transform.resolution_hz`` for an array of Hz: it depends only on the bin
+    nearest the frequency, so one call per bin and a lookup by the bins' midpoints."""
+    t = doc.transform
+    per_bin = np.array([t.resolution_hz(t.hz_of(b)) for b in range(t.n_bins)])
+    midpoints = np.array([t.hz_of(b + 0.5) for b in range(t.n_bins - 1)])
+    return lambda hz: per_bin[np.searchsorted(midpoints, hz)]
 
 
 def _feather_cells(doc: Document, sel: Selection) -> tuple[int, int]:

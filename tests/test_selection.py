@@ -78,6 +78,35 @@ def test_a_harmonic_selection_follows_the_fundamental_and_its_partials(rng):
     assert mask[:, t < 0.39].sum() == 0 and mask[:, t > 1.61].sum() == 0  # while it lasts
 
 
+
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_a_low_harmonic_selection_is_every_cell_near_a_partial_cell_by_cell(rng, transform):
+    """Partials of a low, gliding fundamental overlap (each is at least what the
+    transform resolves there): against the definition checked cell by cell."""
+    doc = document((0.1 * rng.standard_normal((1, 2 * RATE))).astype(np.float32), RATE,
+                   transform=transform)
+    sel = Selection("harmonic", ((0.2, 45.0), (1.0, 80.0), (1.8, 60.0)), partials=12,
+                    width_cents=300)
+    full = doc.full_rect()
+    mask = sel.mask(doc, full).numpy()
+    hz, t = centres(doc, full)
+    times, f0s = sel.path()
+    ratio = 2 ** (300 / 1200) - 1
+    covers = np.zeros(mask.shape, int)  # how many partials hold each cell
+    on_edge = np.zeros(mask.shape, bool)  # exactly on a partial's edge: rounding decides
+    for j, x in enumerate(t):
+        if not times[0] <= x <= times[-1]:
+            continue
+        f0 = np.interp(x, times, f0s)
+        for k in range(1, 13):
+            half = max(k * f0 * ratio, doc.transform.resolution_hz(k * f0))
+            covers[:, j] += np.abs(hz - k * f0) <= half
+            on_edge[:, j] |= np.abs(np.abs(hz - k * f0) - half) < 1e-9 * half
+    np.testing.assert_array_equal((mask == 1)[~on_edge], (covers > 0)[~on_edge])
+    assert on_edge.sum() < 10
+    assert set(np.unique(mask)) <= {0.0, 1.0}
+    assert (covers >= 2).sum() > 100  # the case of the test: partials overlap
+
 def test_feathering_ramps_the_edge_and_inverting_complements(rng):
     doc = noise_doc(rng)
     hard = Selection.rect(0.5, 1.5, 2000.0, 4000.0)
