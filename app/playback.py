@@ -78,13 +78,49 @@ def open_output():
         return NullOutput(f"{type(e).__name__}: {e}".splitlines()[0][:120])
 
 
+class TapeHead:
+    """Scrubbing as on tape: the read position glides towards the pointer
+    (``target``, a sample) so the sound's speed and pitch follow the pointer's, backwards
+    too, and a pointer that stops is silent. Reads between samples interpolate
+    linearly; the level fades in and out with the speed, so starting and stopping
+    make no click."""
+
+    GLIDE = 0.05  # s: the position closes the gap to the pointer over about this long
+    MAX_SPEED = 4.0  # times normal speed
+    FULL_LEVEL_SPEED = 0.25  # slower than this is faded, down to silence at rest
+
+    def __init__(self, sample_rate: int, length: int, at: int):
+        self.glide, self.length = self.GLIDE * sample_rate, length
+        self.position = self.target = float(at)
+        self.level = 0.0
+
+    def read(self, source, frames: int) -> np.ndarray:
+        """The next ``frames`` samples, ``[frames, ch]``, from ``source(start, stop)``."""
+        speed = (self.target - self.position) / max(frames, self.glide)
+        speed = float(np.clip(speed, -self.MAX_SPEED, self.MAX_SPEED))
+        steps = np.arange(1, frames + 1)
+        at = np.clip(self.position + speed * steps, 0, self.length - 1)
+        level = min(abs(speed) / self.FULL_LEVEL_SPEED, 1.0)
+        gains = self.level + (level - self.level) * steps / frames
+        self.position, self.level = float(at[-1]), level
+        lo = int(np.floor(at.min()))
+        block = source(lo, min(int(np.ceil(at.max())) + 1, self.length))
+        if not gains.any():
+            return np.zeros((frames, len(block)), np.float32)
+        index = np.arange(lo, lo + block.shape[1])
+        return np.stack([np.interp(at, index, ch) * gains for ch in block], 1) \
+            .astype(np.float32)
+
+
 class Player:
     """Plays a span of an audio source ``source(start, stop) -> float32 [ch, n]``
-    (the engine's live waveform, so edits are heard), optionally looping."""
+    (the engine's live waveform, so edits are heard), optionally looping, or
+    scrubs it (:meth:`scrub`)."""
 
     def __init__(self, output=None):
         self.output = output or open_output()
         self.playing = False
+        self.tape: TapeHead | None = None  # while scrubbing
         self._lock = threading.Lock()
 
     def play(self, source, sample_rate: int, channels: int, start: int, stop: int,
@@ -97,15 +133,24 @@ class Player:
         self.playing = True
         self.output.start(sample_rate, channels, self._pull)
 
-    def retarget(self, start: int, stop: int) -> None:
-        """Play ``start:stop`` next, without restarting the output (scrubbing)."""
+    def scrub(self, source, sample_rate: int, channels: int, length: int, at: int) -> None:
+        """Move the scrubbing pointer to sample ``at``; the first call starts the output
+        there (silent until the pointer moves). :meth:`stop` ends it."""
         with self._lock:
-            self.start_frame, self.stop_frame = start, max(stop, start + 1)
-            self._next = start
-            self._base = self.output.frames_played()
+            if self.playing and self.tape is not None:
+                self.tape.target = float(at)
+                return
+        self.stop()
+        self.source, self.rate = source, sample_rate
+        self.tape = TapeHead(sample_rate, length, at)
+        self.playing = True
+        self.output.start(sample_rate, channels, self._pull)
 
     def _pull(self, frames: int) -> np.ndarray:
         with self._lock:
+            if self.tape is not None:
+                data = self.tape.read(self.source, frames)
+                return data[:, :2] if data.shape[1] > 2 else data
             out = []
             while frames > 0 and self.playing:
                 end = min(self._next + frames, self.stop_frame)
@@ -126,6 +171,8 @@ class Player:
         """The frame being heard now, or None when stopped."""
         if not self.playing:
             return None
+        if self.tape is not None:
+            return int(self.tape.position)
         length = self.stop_frame - self.start_frame
         played = self.output.frames_played() - self._base
         if not self.loop and played >= length:
@@ -134,6 +181,8 @@ class Player:
         return self.start_frame + played % length
 
     def stop(self) -> None:
+        with self._lock:  # never while a pull reads it
+            self.tape = None
         if self.playing:
             self.playing = False
             self.output.stop()

@@ -4,8 +4,6 @@ the time ruler, and the moving playhead."""
 
 from engine.resynth import masked_audio
 
-SCRUB_SECONDS = 0.12  # heard from the pointer on each scrub move
-
 
 class Transport:
     """Mixed into MainWindow (which provides player, canvas, session, actions)."""
@@ -49,23 +47,23 @@ class Transport:
         self._play(source, start, stop, loop=self.loop_action.isChecked())
 
     def scrub(self, seconds: float) -> None:
-        """The pointer dragged in the time ruler: hear a moment from ``seconds``."""
+        """The pointer dragged in the time ruler: the sound follows it, at its speed."""
         if self.session is None:
             return
         doc = self.doc
-        start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
-        stop = min(doc.length, start + int(SCRUB_SECONDS * doc.sample_rate))
-        if self.player.playing and getattr(self, "_scrubbing", False):
-            self.player.retarget(start, stop)
-        else:
-            self._play(self.session.synth.cached, start, stop, loop=False)
-            self._scrubbing = True
-        self.canvas.playhead = start / doc.sample_rate
+        if not self.session.synth.ready:
+            self.statusBar().showMessage("the audio is still being made; scrub in a moment",
+                                         3000)
+            return
+        at = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
+        self.player.scrub(self.session.synth.cached, doc.sample_rate, doc.channels,
+                          doc.length, at)
+        self.playhead_timer.start()
+        self.canvas.playhead = at / doc.sample_rate
         self.canvas.update()
 
     def end_scrub(self) -> None:
-        if getattr(self, "_scrubbing", False):
-            self._scrubbing = False
+        if self.player.tape is not None:
             self.stop()
 
     def _play(self, source, start: int, stop: int, loop: bool) -> None:
