@@ -8,9 +8,11 @@ between the "bench_engine" markers.
 """
 
 import argparse
+import importlib.util
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,6 +148,19 @@ def format_table(rows, peers, peak_rss, device, args) -> str:
     lines.append(f"| peak RSS (SpectroPaint part of the run) | {peak_rss:.2f} GiB | | 2.5 GiB | "
                  f"{'yes' if peak_rss <= 2.5 else 'no'} |")
     return "\n".join(lines)
+
+
+def module_at(rev: str, relpath: str, folder: str):
+    """The module ``relpath`` as it was at git revision ``rev`` (imported from a copy
+    in ``folder``): today's code and the code before, timed in the same run."""
+    source = subprocess.run(["git", "show", f"{rev}:{relpath}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(folder) / f"before_{Path(relpath).name}"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_section(marker: str, title: str, table: str, device) -> None:

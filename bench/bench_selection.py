@@ -10,9 +10,7 @@ loops) in the same run, and its masks are checked equal to today's.
 """
 
 import argparse
-import importlib.util
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_brushes import make_doc  # noqa: E402
+from bench.bench_engine import module_at  # noqa: E402
 from brushes.selection import Selection  # noqa: E402
 
 
@@ -38,17 +37,6 @@ def selections() -> dict[str, Selection]:
             "lasso over 500 s, feathered 20 ms / 50 Hz": lasso.changed(feather_ms=20,
                                                                          feather_hz=50),
             "harmonic over 490 s, 8 partials": Selection("harmonic", path, partials=8)}
-
-
-def old_module(rev: str, folder: str):
-    source = subprocess.run(["git", "show", f"{rev}:brushes/selection.py"], cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout
-    path = Path(folder) / "selection_before.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("selection_before", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def timed(selection, doc, runs: int) -> tuple[float, np.ndarray]:
@@ -68,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        before = old_module(args.before, folder)
+        before = module_at(args.before, "brushes/selection.py", folder)
         for transform in ("stft", "cq"):
             doc = make_doc(10, "cpu", transform)
             for name, sel in selections().items():

@@ -1,13 +1,19 @@
 """Writing a file so that a crash leaves the old one or the new one, never half:
 write ``.<name>.<pid>.part`` beside it, flush it to disk, rename it over.
 
-A process killed meanwhile leaves its ``.part`` behind; the next write to the
+A process killed meanwhile leaves its ``.part`` behind; a later write to the
 same name removes those whose process is gone, so they never pile up."""
 
+import math
 import os
+import threading
+import time
 from pathlib import Path
 
 NAME_MAX = 255
+SWEEP_SECONDS = 60.0
+_SWEEPS: dict[Path, tuple[float, dict[str, list[tuple[int, Path]]]]] = {}  # folder: when, parts
+_SWEEP_LOCK = threading.Lock()
 
 
 def temporary(path: Path) -> Path:
@@ -20,17 +26,36 @@ def temporary(path: Path) -> Path:
 
 
 def clear_stale(path: Path) -> None:
-    """Remove temporary files for ``path`` left by processes that are gone."""
-    prefix = f".{path.name}."
+    """Remove temporary files for ``path`` left by processes that are gone.
+
+    A folder is listed at most once every SWEEP_SECONDS per process, and what the
+    listing found is kept by name: a batch writing thousands of files into one folder
+    would otherwise list it once per file (quadratic). A part left after a sweep is
+    removed by a write after the next one."""
+    with _SWEEP_LOCK:
+        when, parts = _SWEEPS.get(path.parent, (-math.inf, {}))
+        if time.monotonic() - when > SWEEP_SECONDS:
+            parts = _temporaries(path.parent)
+            _SWEEPS[path.parent] = (time.monotonic(), parts)
+        found = parts.pop(path.name, [])
+    for pid, part in found:
+        if not running(pid):
+            discard(part)
+
+
+def _temporaries(folder: Path) -> dict[str, list[tuple[int, Path]]]:
+    """The temporary files in ``folder`` (``.<name>.<pid>.part``) by the name they are for."""
+    parts: dict[str, list[tuple[int, Path]]] = {}
     try:
-        entries = list(os.scandir(path.parent))
+        entries = list(os.scandir(folder))
     except OSError:
-        return
+        return parts
     for entry in entries:
-        pid = entry.name[len(prefix):-len(".part")]
-        if entry.name.startswith(prefix) and entry.name.endswith(".part") and pid.isdigit() \
-                and not running(int(pid)):
-            discard(Path(entry.path))
+        if entry.name.startswith(".") and entry.name.endswith(".part"):
+            name, _, pid = entry.name[1:-len(".part")].rpartition(".")
+            if name and pid.isdigit():
+                parts.setdefault(name, []).append((int(pid), Path(entry.path)))
+    return parts
 
 
 def commit(tmp: Path, path: Path) -> None:

@@ -127,6 +127,31 @@ def test_stale_temporary_files_of_dead_processes_are_cleared_on_the_next_write(
     assert sorted(p.name for p in out.iterdir()) == [other.name, "out.wav"]
 
 
+def test_a_folder_written_many_times_is_listed_once_a_sweep_and_stale_parts_still_go(
+        tmp_path, monkeypatch):
+    """A batch writes thousands of files into one folder: listing the folder on every
+    write was quadratic. A part left after a sweep goes at a write after the next one."""
+    from engine import atomic
+
+    listed = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(atomic.os, "scandir", lambda p: listed.append(p) or real_scandir(p))
+    dead = 2**22 + 777
+    (tmp_path / f".f3.bin.{dead}.part").write_bytes(b"left by a crash")
+    for i in range(200):
+        atomic.write_bytes(tmp_path / f"f{i}.bin", b"x")
+    assert len(listed) == 1
+    assert not (tmp_path / f".f3.bin.{dead}.part").exists()  # found by the sweep
+    late = tmp_path / f".f5.bin.{dead}.part"  # a crash after the sweep
+    late.write_bytes(b"")
+    atomic.write_bytes(tmp_path / "f5.bin", b"y")
+    assert late.exists() and len(listed) == 1  # not listed again within a sweep
+    monkeypatch.setattr(atomic, "SWEEP_SECONDS", 0.0)
+    atomic.write_bytes(tmp_path / "f5.bin", b"z")
+    assert not late.exists() and len(listed) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"f{i}.bin" for i in range(200))
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A 64 KiB file system (root only; skipped elsewhere)."""
