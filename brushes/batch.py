@@ -36,6 +36,9 @@ from engine.metrics import si_sdr_db, snr_db
 from engine.progress import put_unless_stopped
 
 PREFETCH = 4  # decoded files waiting to be painted
+STACK = 8  # files painted as one document at most (see paint_many)
+STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
+_SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 WRITE_QUEUE = 2  # painted files waiting to be written
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
 READABLE = {".wav", ".flac", ".aiff", ".aif", ".ogg", ".oga", ".mp3", ".w64", ".caf", ".au"}
@@ -43,8 +46,9 @@ READABLE = {".wav", ".flac", ".aiff", ".aif", ".ogg", ".oga", ".mp3", ".w64", ".
 
 def max_in_flight(workers: int) -> int:
     """Decoded files a batch can hold at once: both queues full, and one held by the
-    reader (waiting to queue it), by each painter and by the writer."""
-    return PREFETCH + WRITE_QUEUE + 1 + workers + 1
+    reader (waiting to queue it), by the writer, and by each painter one file, or the
+    one it took and what waited in the queue then (a stack of short files)."""
+    return PREFETCH + WRITE_QUEUE + 1 + workers * (1 + PREFETCH) + 1
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Settings:
     analysis: dict = field(default_factory=dict)  # transform and its settings, device
     bits: str | None = None  # None: the input's depth where the format has it
     dither: bool = True
+    stacks: bool = False  # short files may be painted stacked (check_settings decides)
 
 
 @dataclass
@@ -128,11 +133,98 @@ def paint_audio(audio: Audio, settings: Settings) -> np.ndarray:
     return wave
 
 
+def paint_many(audios: list[Audio], settings: Settings) -> list[np.ndarray | Exception]:
+    """:func:`paint_audio` of each (or the error it raised). With ``settings.stacks``,
+    each run of files of one rate and length, at most STACK_SECONDS long, is painted as
+    one document holding all their channels: the strokes' work is done once for up to
+    STACK files, to the same bits as painting each alone (check_settings tries it on
+    a probe, :func:`_paint_stack` on the first stack of each shape). If a stack
+    fails, its files are painted one by one."""
+    waves: list = []
+    i = 0
+    while i < len(audios):
+        j = i + 1
+        while settings.stacks and j < min(len(audios), i + STACK) and \
+                _stackable(audios[i], audios[j]):
+            j += 1
+        waves.extend(_paint_stack(audios[i:j], settings))
+        i = j
+    return waves
+
+
+def _stackable(a: Audio, b: Audio) -> bool:
+    return a.sample_rate == b.sample_rate and a.frames == b.frames and \
+        a.duration <= STACK_SECONDS
+
+
+def _paint_stack(audios: list[Audio], settings: Settings) -> list:
+    """Paint files as one document, the first time for each shape of stack (rates,
+    lengths, channels) also one by one: stacks of that shape go on only if the bits
+    agree (``_SAME_BITS``, per process: a convolution's sums can depend on the
+    document's size)."""
+    key = (repr(settings.strokes), repr(settings.analysis), audios[0].sample_rate,
+           audios[0].frames, tuple(a.channels for a in audios))
+    if len(audios) == 1 or _SAME_BITS.get(key) is False:
+        return _paint_each(audios, settings)
+    stack = Audio(np.concatenate([a.samples for a in audios]), audios[0].sample_rate)
+    try:
+        waves = np.split(paint_audio(stack, settings),
+                         np.cumsum([a.channels for a in audios])[:-1])
+    except Exception:  # noqa: BLE001 - painted alone, each file gets its own error
+        return _paint_each(audios, settings)
+    if key not in _SAME_BITS:
+        alone = _paint_each(audios, settings)  # (and their notes)
+        _SAME_BITS[key] = all(isinstance(a, np.ndarray) and np.array_equal(a, w)
+                              for a, w in zip(alone, waves, strict=True))
+        return alone
+    for a in audios:
+        a.notes.extend(stack.notes)
+    return waves
+
+
+def _paint_each(audios: list[Audio], settings: Settings) -> list:
+    waves = []
+    for a in audios:
+        try:
+            waves.append(paint_audio(a, settings))
+        except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
+            waves.append(e)
+    return waves
+
+
 def check_settings(settings: Settings) -> None:
     """Paint the strokes on a second of silence: a bad script, preset or analysis
-    setting raises here, once, instead of failing every file of the batch."""
+    setting raises here, once, instead of failing every file of the batch. Then
+    decide ``settings.stacks``: whether two files painted stacked give the bits each
+    gives alone (not when a stroke names a channel, or a brush weighs the channels
+    together, as the steady repairs do, or the transform's sums depend on the
+    channel count)."""
     rate = 44100
     paint_audio(Audio(np.zeros((1, rate), np.float32), rate), settings)
+    settings.stacks = False
+    pair = _stack_probe(settings.strokes, rate)
+    alone = [paint_audio(Audio(x, rate), settings) for x in pair]
+    stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)
+    settings.stacks = np.array_equal(np.concatenate(alone), stacked)
+
+
+def _stack_probe(strokes: list, rate: int) -> list[np.ndarray]:
+    """Two mono takes as long as the strokes reach: noise, and steady tones at every
+    stroke point's frequency in the first, far from them in the second."""
+    points = [p for s in strokes if isinstance(s, dict) for p in (s.get("points") or [])
+              if isinstance(p, (list, tuple)) and len(p) == 2]
+    seconds = min(STACK_SECONDS, max([1.0] + [float(p[0]) + 0.5 for p in points]))
+    hz = sorted({float(p[1]) for p in points} or {1000.0})
+    t = np.arange(int(seconds * rate)) / rate
+    rng = np.random.default_rng(0)
+    takes = []
+    for shift in (1.0, 2.9):
+        x = 0.05 * rng.standard_normal(len(t))
+        for f in hz:
+            f = f * shift if f * shift < rate / 2 else f / shift
+            x += 0.3 / len(hz) * np.sin(2 * np.pi * f * t)
+        takes.append(x[None].astype(np.float32))
+    return takes
 
 
 def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> dict:
@@ -151,24 +243,70 @@ def _finite(x: float) -> float | None:
     return round(x, 3) if np.isfinite(x) else None
 
 
-def process(job: Job, settings: Settings) -> Record:
-    """One file start to end (a cluster worker's unit of work)."""
+def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
+    """A task of a worker process or a cluster worker: its files decoded one after
+    another, painted (short ones of one shape stacked: :func:`paint_many`) and written.
+    It holds at most the group's files, and only short ones more than one at a time."""
+    records, waiting = [], []
+    for job in jobs:
+        item = _decode(job)
+        if isinstance(item[1], BaseException):
+            records.append(_finish(job, item[1], None, item[2], settings))
+            continue
+        if waiting and not _stackable(waiting[0][1], item[1]):
+            records.extend(_paint_and_finish(waiting, settings))
+            waiting = []
+        waiting.append(item)
+        if not (settings.stacks and item[1].duration <= STACK_SECONDS):
+            records.extend(_paint_and_finish(waiting, settings))
+            waiting = []
+    records.extend(_paint_and_finish(waiting, settings))
+    order = {str(j.input): i for i, j in enumerate(jobs)}
+    return sorted(records, key=lambda r: order[r.input])
+
+
+def _decode(job: Job) -> tuple:
+    """(job, Audio or the error decoding raised, timer)."""
     timer = _Timer()
     try:
         audio = load(job.input)
-        timer.lap("decode")
-        wave = paint_audio(audio, settings)
-        timer.lap("paint")
+    except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
+        return job, e, timer
+    timer.lap("decode")
+    return job, audio, timer
+
+
+def _paint_and_finish(items: list[tuple], settings: Settings) -> list[Record]:
+    return [_finish(*item, settings) for item in paint_items(items, settings)]
+
+
+def paint_items(items: list[tuple], settings: Settings) -> list[tuple]:
+    """Decoded ``(job, audio, timer)`` items painted (:func:`paint_many`):
+    ``(job, audio or the error painting raised, wave, timer)``; a stack's time is
+    shared among its files."""
+    if not items:
+        return []
+    t0 = time.perf_counter()
+    waves = paint_many([audio for _, audio, _ in items], settings)
+    share = (time.perf_counter() - t0) / len(items)
+    out = []
+    for (job, audio, timer), wave in zip(items, waves, strict=True):
+        timer.add("paint", share)
+        out.append((job, wave, None, timer) if isinstance(wave, Exception)
+                   else (job, audio, wave, timer))
+    return out
+
+
+def _finish(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Record:
+    """Write a painted file and measure it, or record why it failed."""
+    if isinstance(audio, BaseException):
+        return _record(job, "failed", timer, error=_one_line(audio))
+    try:
         metrics = write_output(job, audio, wave, settings)
         timer.lap("write")
         return _record(job, "done", timer, metrics=metrics, notes=audio.notes)
-    except Exception as e:  # noqa: BLE001 - one bad file is recorded; the batch goes on
+    except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
         return _record(job, "failed", timer, error=_one_line(e))
-
-
-def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
-    """A task of a worker process or a cluster worker: its files one after another."""
-    return [process(job, settings) for job in jobs]
 
 
 class _Timer:
@@ -180,6 +318,11 @@ class _Timer:
         now = time.perf_counter()
         self.seconds[name] = round(now - self.last, 4)
         self.last = now
+
+    def add(self, name: str, seconds: float) -> None:
+        """A stage timed elsewhere (a stack's share); the next lap starts now."""
+        self.seconds[name] = round(seconds, 4)
+        self.last = time.perf_counter()
 
 
 def _record(job: Job, status: str, timer: _Timer, **fields) -> Record:
@@ -278,15 +421,7 @@ def run_local(jobs: list[Job], settings: Settings, journal: Journal, status=None
 
 def _read(jobs: list[Job], decoded: queue.Queue, stop: threading.Event) -> None:
     for job in jobs + [None]:
-        item = None
-        if job is not None:
-            timer = _Timer()
-            try:
-                item = (job, load(job.input), timer)
-                timer.lap("decode")
-            except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
-                item = (job, e, timer)
-        put_unless_stopped(decoded, item, stop)
+        put_unless_stopped(decoded, None if job is None else _decode(job), stop)
 
 
 def _paint(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
@@ -299,39 +434,37 @@ def _paint(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
 
 def _paint_files(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
                  stop: threading.Event, status) -> None:
+    """Take a decoded file, and with it what already waits in the queue (at most
+    PREFETCH more) when files may be stacked; paint them; queue them to be written."""
     while not stop.is_set():
         try:
             item = decoded.get(timeout=0.2)
         except queue.Empty:
             continue
-        if item is None:
-            decoded.put(None)  # for the other painters
-            return
-        job, audio, timer = item
-        wave = None
-        if not isinstance(audio, BaseException):
+        last = item is None
+        items = [] if last else [item]
+        while settings.stacks and not last and len(items) <= PREFETCH:
             try:
-                wave = paint_audio(audio, settings)
-                timer.lap("paint")
-            except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
-                audio = e
-        painted.put((job, audio, wave, timer))
+                more = decoded.get_nowait()
+            except queue.Empty:
+                break
+            last = more is None
+            if not last:
+                items.append(more)
+        ready = [i for i in items if not isinstance(i[1], BaseException)]
+        failed = [(job, e, None, timer) for job, e, timer in items if isinstance(e, BaseException)]
+        for out in failed + paint_items(ready, settings):
+            painted.put(out)
         if status is not None:
             status.queues(decoded.qsize(), painted.qsize())
+        if last:
+            decoded.put(None)  # for the other painters
+            return
 
 
 def _write(painted: queue.Queue, settings: Settings, journal: Journal, status) -> None:
     while (item := painted.get()) is not None:
-        job, audio, wave, timer = item
-        if isinstance(audio, BaseException):
-            record = _record(job, "failed", timer, error=_one_line(audio))
-        else:
-            try:
-                metrics = write_output(job, audio, wave, settings)
-                timer.lap("write")
-                record = _record(job, "done", timer, metrics=metrics, notes=audio.notes)
-            except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
-                record = _record(job, "failed", timer, error=_one_line(e))
+        record = _finish(*item, settings)
         journal.add(record)
         if status is not None:
             status.finished(record)

@@ -61,9 +61,10 @@ def _one_thread_each():
 def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
                   workers: int = 2, group: int = PROCESS_GROUP) -> None:
     """The batch over ``workers`` processes, each decoding, painting and writing a
-    group of files at a time (at most ``workers`` files held at once; this process
-    holds none and keeps the journal). Ctrl+C: groups not started are dropped, groups
-    under way finish, then KeyboardInterrupt goes on up."""
+    group of files at a time (a worker holds one file at once, or up to a group of
+    short ones it paints stacked; this process holds none and keeps the journal).
+    Ctrl+C: groups not started are dropped, groups under way finish, then
+    KeyboardInterrupt goes on up."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool

@@ -16,7 +16,7 @@ import soundfile as sf
 
 from brushes import batch
 from brushes.script import Editor
-from engine.audio import load
+from engine.audio import Audio, load
 from engine.document import Document
 from tests.test_cli import ROOT, specpaint
 
@@ -137,6 +137,39 @@ def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
     assert all(os.path.exists(json.loads(line)["output"]) for line in records)
 
 
+@pytest.mark.parametrize("preset, transform, stacks", [
+    ("hard-eraser", "stft", True), ("gentle-boost", "stft", True),
+    ("tone-remover", "stft", False),  # finds one tone in all channels together
+    ("blur-haze", "stft", None),  # stacked only where check_settings finds the same bits
+    ("hard-eraser", "cq", None),
+])
+def test_short_files_painted_stacked_give_the_bits_each_gives_alone(rng, monkeypatch, preset,
+                                                                     transform, stacks):
+    rate = 22050
+    t = np.arange(int(1.5 * rate)) / rate
+    takes = [(0.3 * np.sin(2 * np.pi * f * t) + rng.normal(0, 0.05, (ch, t.size)))
+             .astype(np.float32) for f, ch in ((1000, 1), (1450, 2), (700, 1), (1000, 1))]
+    settings = batch.Settings([{"preset": preset, "points": [[0.2, 1000], [1.2, 1000]]}],
+                              {"transform": transform, "device": "cpu"})
+    batch.check_settings(settings)
+    assert stacks is None or settings.stacks == stacks
+    calls = []
+    real = batch.paint_audio
+    monkeypatch.setattr(batch, "paint_audio", lambda a, s: calls.append(a) or real(a, s))
+    monkeypatch.setattr(batch, "_SAME_BITS", {})
+    alone = [real(Audio(x.copy(), rate), settings) for x in takes]
+    for run in range(2):  # the first stack of a shape is also painted alone, to compare
+        calls.clear()
+        together = batch.paint_many([Audio(x.copy(), rate) for x in takes], settings)
+        if settings.stacks:
+            assert len(calls) == (1 + len(takes) if run == 0 else 1)
+        else:
+            assert len(calls) == len(takes)
+        for a, wave in zip(alone, together, strict=True):
+            np.testing.assert_array_equal(wave, a)
+    assert not np.array_equal(together[0], takes[0])  # it painted
+
+
 def many(tmp_path, rng, count):
     root = tmp_path / "many"
     root.mkdir()
@@ -210,9 +243,10 @@ def test_ctrl_c_keeps_finished_files_and_says_how_to_go_on(tmp_path, rng, jobs):
     assert report["done"] == len(done) and report["not_run"] == COUNT - len(done) > 0
 
 
-def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch):
+@pytest.mark.parametrize("stacks", [False, True])
+def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch, stacks):
     """With a slow writer the reader runs ahead; decoded files alive at once must stay
-    within max_in_flight, however many files the batch has."""
+    within max_in_flight, however many files the batch has, painted alone or stacked."""
     root, out = many(tmp_path, rng, 30), tmp_path / "out"
     alive, peak, lock = set(), [0], threading.Lock()
 
@@ -235,13 +269,16 @@ def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch
     monkeypatch.setattr(batch, "write_output", slow_write)
     settings = batch.Settings([{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}],
                               {"device": "cpu"})
+    if stacks:
+        batch.check_settings(settings)
+        assert settings.stacks
     jobs = batch.find_jobs([str(root)], out)
     out.mkdir()
     log = batch.Journal(out, resume=False)
     batch.run_local(jobs, settings, log, workers=2)
     log.close()
     assert len(list(out.glob("*.wav"))) == 30
-    assert 3 <= peak[0] <= batch.max_in_flight(2) == 10
+    assert 3 <= peak[0] <= batch.max_in_flight(2) == 18
 
 
 def test_batch_output_equals_painting_the_file_alone(tree, tmp_path):
