@@ -193,14 +193,13 @@ def _paint_each(audios: list[Audio], settings: Settings) -> list:
 
 
 def check_settings(settings: Settings) -> None:
-    """Paint the strokes on a second of silence: a bad script, preset or analysis
-    setting raises here, once, instead of failing every file of the batch. Then
-    decide ``settings.stacks``: whether two files painted stacked give the bits each
-    gives alone (not when a stroke names a channel, or a brush weighs the channels
+    """Paint the strokes on a probe: a bad script, preset or analysis setting raises
+    here, once, instead of failing every file of the batch. Then decide
+    ``settings.stacks``: whether two files painted stacked give the bits each gives
+    alone (not when a stroke names a channel, or a brush weighs the channels
     together, as the steady repairs do, or the transform's sums depend on the
     channel count)."""
     rate = 44100
-    paint_audio(Audio(np.zeros((1, rate), np.float32), rate), settings)
     settings.stacks = False
     pair = _stack_probe(settings.strokes, rate)
     alone = [paint_audio(Audio(x, rate), settings) for x in pair]
