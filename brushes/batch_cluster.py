@@ -100,14 +100,27 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
 
 
 def _outcome(future, group: list[Job], lost: str) -> list[Record]:
-    """A task's records; when the task itself failed (its worker died), each of its
-    files as failed, with how to go on."""
+    """A task's records; when the task itself failed, each of its files as failed, with
+    how to go on. ``lost`` says what happened when its worker died; an exception the
+    task raised (which would be a bug: a file's errors are recorded inside the task) is
+    named as such, not as a dead worker."""
     try:
         return future.result()
-    except Exception as e:  # noqa: BLE001 - a lost worker: its files failed, the rest go on
-        error = f"{lost}: {type(e).__name__}: {' '.join(str(e).split())}; --resume runs " \
+    except Exception as e:  # noqa: BLE001 - a failed task: its files failed, the rest go on
+        what = lost if _worker_lost(e) else "the task painting this file failed"
+        error = f"{what}: {type(e).__name__}: {' '.join(str(e).split())}; --resume runs " \
                 "this file again"
         return [Record(str(j.input), str(j.output), "failed", error=error) for j in group]
+
+
+def _worker_lost(error: Exception) -> bool:
+    """Whether ``error`` says the process running a task went away (a pool whose worker
+    was killed, a Dask worker lost or a task cancelled), not that the task raised."""
+    from concurrent.futures import CancelledError
+    from concurrent.futures.process import BrokenProcessPool
+
+    return isinstance(error, BrokenProcessPool | CancelledError) or \
+        type(error).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError")
 
 
 def _add(records: list[Record], journal: Journal, status) -> None:

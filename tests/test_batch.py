@@ -356,6 +356,24 @@ def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, r
     assert len(list(out.glob("*.wav"))) == COUNT
 
 
+def test_a_task_that_raises_is_not_reported_as_a_dead_worker(tmp_path):
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from brushes.batch_cluster import _outcome
+
+    group = [batch.Job(tmp_path / "a.wav", tmp_path / "out" / "a.wav")]
+    raised, died = Future(), Future()
+    raised.set_exception(ValueError("a bug in painting"))
+    died.set_exception(BrokenProcessPool("a process terminated abruptly"))
+    [bug] = _outcome(raised, group, "a worker process died")
+    [lost] = _outcome(died, group, "a worker process died")
+    assert bug.status == lost.status == "failed"
+    assert bug.error.startswith("the task painting this file failed: ValueError: a bug")
+    assert lost.error.startswith("a worker process died: BrokenProcessPool")
+    assert bug.error.endswith("--resume runs this file again")
+
+
 def _parent(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/stat") as f:
