@@ -1,11 +1,12 @@
 """GPU tiles of the spectrogram: levels of detail, partial uploads, a budget.
 
-A tile is 256 x 256 texels of dB levels (R32F): 256 bins tall, and 256
-columns wide, each column the max over ``2**level`` frames. The view shows
-the level whose columns are about one pixel wide, so a texture never exceeds
-GL_MAX_TEXTURE_SIZE and zoomed-out views cost what the screen holds. An
-edit marks the texels it touches in every cached tile; the next frame
-re-renders just those (engine) and uploads them with glTexSubImage2D.
+A tile covers 256 bins and 256 columns, each column the max over ``2**level``
+frames. The view shows the level whose columns are about one pixel wide, so a
+texture never exceeds GL_MAX_TEXTURE_SIZE and zoomed-out views cost what the
+screen holds. Its texture (R32F, dB) is a pyramid over bins (:func:`bin_pyramid`)
+so the shader reads three texels for a pixel row however many bins it spans. An
+edit marks the texels it touches in every cached tile; the next frame re-renders
+those columns (engine) and uploads them with glTexSubImage2D.
 """
 
 import math
@@ -20,7 +21,8 @@ from engine.document import Document
 from engine.region import Rect
 
 TILE = 256
-MAX_TILES = 384  # 96 MiB of R32F textures
+PYRAMID_ROWS = 2 * TILE  # shaders/spectrogram.frag reads this layout
+MAX_TILES = 384  # 192 MiB of R32F textures
 
 
 @dataclass
@@ -31,6 +33,21 @@ class Tile:
     cols: int
     rows: int
     pending: Rect | None = None  # texels (rows = bins, cols) to re-render, or None
+
+
+def bin_pyramid(db: np.ndarray) -> np.ndarray:
+    """``db`` (up to TILE bins x columns) stacked with its maxima over 2, 4, ... TILE
+    bins: level k's rows start at ``PYRAMID_ROWS - PYRAMID_ROWS >> k``, row i the max
+    of bins ``[i * 2**k, (i + 1) * 2**k)`` (the last over what is left)."""
+    pyramid = np.full((PYRAMID_ROWS, db.shape[1]), -np.inf, np.float32)
+    level = db
+    for k in range(TILE.bit_length()):
+        offset = PYRAMID_ROWS - (PYRAMID_ROWS >> k)
+        pyramid[offset:offset + len(level)] = level
+        if len(level) % 2 and len(level) > 1:
+            level = np.vstack([level, level[-1:]])
+        level = np.maximum(level[0::2], level[1::2]) if len(level) > 1 else level
+    return pyramid
 
 
 def level_for(frames_per_pixel: float) -> int:
@@ -100,7 +117,7 @@ class TileCache:
     def _create(self, key) -> Tile:
         level, tx, ty = key
         rect = self.tile_rect(level, tx, ty)
-        data = self.doc.level_tile_db(rect, 1 << level, self.channel)
+        data = bin_pyramid(self.doc.level_tile_db(rect, 1 << level, self.channel))
         texture = GL.glGenTextures(1)
         GL.glBindTexture(GL.GL_TEXTURE_2D, texture)
         for name, value in ((GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST),
@@ -111,7 +128,7 @@ class TileCache:
         GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
         GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_R32F, data.shape[1], data.shape[0], 0,
                         GL.GL_RED, GL.GL_FLOAT, data)
-        tile = Tile(texture, rect, 1 << level, data.shape[1], data.shape[0])
+        tile = Tile(texture, rect, 1 << level, data.shape[1], rect.bin1 - rect.bin0)
         self.tiles[key] = tile
         while len(self.tiles) > MAX_TILES:
             _, old = self.tiles.popitem(last=False)
@@ -119,15 +136,17 @@ class TileCache:
         return tile
 
     def _refresh(self, tile: Tile) -> None:
+        """Re-render the pending columns, every bin of them (the pyramid's upper levels
+        are maxima over the whole tile's height)."""
         texels, tile.pending = tile.pending.clip(tile.rows, tile.cols), None
         if texels.empty:
             return
         f, r = tile.factor, tile.rect
-        cells = Rect(r.bin0 + texels.bin0, r.bin0 + texels.bin1,
-                     r.frame0 + texels.frame0 * f, min(r.frame1, r.frame0 + texels.frame1 * f))
-        data = np.ascontiguousarray(self.doc.level_tile_db(cells, f, self.channel))
+        cells = Rect(r.bin0, r.bin1, r.frame0 + texels.frame0 * f,
+                     min(r.frame1, r.frame0 + texels.frame1 * f))
+        data = bin_pyramid(self.doc.level_tile_db(cells, f, self.channel))
         GL.glBindTexture(GL.GL_TEXTURE_2D, tile.texture)
         GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
-        GL.glTexSubImage2D(GL.GL_TEXTURE_2D, 0, texels.frame0, texels.bin0, data.shape[1],
+        GL.glTexSubImage2D(GL.GL_TEXTURE_2D, 0, texels.frame0, 0, data.shape[1],
                            data.shape[0], GL.GL_RED, GL.GL_FLOAT, data)
         self.uploads += 1
