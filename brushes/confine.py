@@ -38,24 +38,33 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
     return rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
 
 
-def confine(doc: Document, canvas: StrokeCanvas, rect: Rect,
-            frames: tuple[int, int]) -> Rect | None:
+def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
+            scaled: bool = False) -> Rect | None:
     """Take the sound of the stroke's change over ``rect`` (the document now against
     ``canvas``'s before-stroke state) off outside frames ``[frames[0], frames[1])``;
-    the rect rewritten, or None when nothing needed to be."""
+    the rect rewritten, or None when nothing needed to be. ``scaled``: the stroke
+    scaled each cell by a real gain, so the transform can render that without its
+    seams (:meth:`Transform.scaled_across_seams`), and the change's sound is that."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     region = Rect(0, doc.n_bins, *t.frames_needed(s0, s1, n))
-    before = canvas.complex_before(rect)
+    before, now = canvas.complex_before(rect), doc.read_complex(rect, canvas.channel)
     change = torch.zeros(before.shape[:1] + region.shape, dtype=before.dtype, device=doc.device)
-    change[:, rect.bins, rect.frame0 - region.frame0:rect.frame1 - region.frame0] = \
-        doc.read_complex(rect, canvas.channel) - before
+    change[:, rect.bins, rect.frame0 - region.frame0:rect.frame1 - region.frame0] = now - before
     heard = t.inverse_span(change, region.frame0, s0, s1, n).double()
     fade = max(round(FADE_S * sr), 1)
     first, last = round(t.seconds_of(frames[0]) * sr), round(t.seconds_of(frames[1] - 1) * sr)
     s = torch.arange(s0, s1, dtype=torch.float64, device=heard.device)
     ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
-    outside = heard * (0.5 - 0.5 * torch.cos(math.pi * ramp) - 1)  # minus what lies outside
+    kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
+    if scaled and t.seam_margin:
+        gains = torch.where(before.abs() > 0, (now / torch.where(before.abs() > 0, before, 1)).real,
+                            1.0)
+        audio = _audio_before(doc, canvas, rect, s0 - t.seam_margin, s1 + t.seam_margin)
+        wanted = t.scaled_across_seams(heard, audio, gains, rect.bins, rect.frame0, s0)
+        outside = wanted * kept - heard  # the seams' bursts and what lies outside, off
+    else:
+        outside = heard * (kept - 1)  # minus what lies outside
     if not bool((outside != 0).any()):
         return None
     a, b = t.frame_span(region.frame0, region.frame1)
@@ -75,3 +84,16 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect,
     now = doc.read_complex(written, canvas.channel)
     return doc.write_complex(written, torch.where(keep[inner], now + delta[inner], now),
                              channel=canvas.channel)
+
+
+def _audio_before(doc: Document, canvas: StrokeCanvas, rect: Rect, start: int,
+                  stop: int) -> torch.Tensor:
+    """Samples ``[start, stop)`` of the document before the stroke (which changed only
+    ``rect``), zero outside the file."""
+    t, n = doc.transform, doc.length
+    lo, hi = max(start, 0), min(stop, n)
+    f0, f1 = t.frames_needed(lo, hi, n)
+    coeffs = doc.read_complex(Rect(0, doc.n_bins, f0, f1), canvas.channel).clone()
+    coeffs[:, rect.bins, rect.frame0 - f0:rect.frame1 - f0] = canvas.complex_before(rect)
+    audio = t.inverse_span(coeffs, f0, lo, hi, n)
+    return torch.nn.functional.pad(audio, (lo - start, stop - hi))

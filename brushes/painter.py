@@ -131,7 +131,8 @@ class Stroke:
         try:
             if self.dirty is not None and self.doc.transform.confined_edits:
                 frames = covered_frames(self.canvas)
-                confined = confine(self.doc, self.canvas, self.dirty, frames) if frames else None
+                confined = confine(self.doc, self.canvas, self.dirty, frames,
+                                   self.kernel.scales_cells) if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(self.doc, self.canvas, self.params)
         except BaseException:

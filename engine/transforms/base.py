@@ -28,6 +28,9 @@ class Transform(ABC):
     # longer than a stroke, slices analysed as periodic): strokes are then confined to
     # their time when they end (brushes.confine)
     confined_edits: bool = False
+    # samples of audio needed either side of a span to render a scaling across the
+    # transform's seams (:meth:`scaled_across_seams`); 0: it has none
+    seam_margin: int = 0
 
     # -- description -----------------------------------------------------------
     @abstractmethod
@@ -101,6 +104,16 @@ class Transform(ABC):
     @abstractmethod
     def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
         """Frame span ``[f0, f1)`` whose frames overlap samples ``[sample0, sample1)``."""
+
+    def scaled_across_seams(self, heard: torch.Tensor, audio: torch.Tensor,
+                            gains: torch.Tensor, bins: slice, frame0: int, sample0: int
+                            ) -> torch.Tensor:
+        """``heard``: the sound over ``[sample0, sample0 + heard.shape[-1])`` of
+        scaling cells ``[bins, frame0:frame0 + gains.shape[-1]]`` by ``gains`` (real);
+        ``audio``: the samples before the scaling, ``seam_margin`` more each side.
+        Returns it with what the transform's seams added to it taken out; a transform
+        without seams returns ``heard``."""
+        return heard
 
     # -- physical units ----------------------------------------------------------
     @abstractmethod
