@@ -284,7 +284,7 @@ class SlicedCQ(Transform):
                             gains: torch.Tensor, bins: slice, frame0: int, sample0: int
                             ) -> torch.Tensor:
         """Each slice is analysed as periodic, so a scaling of its cells is heard with
-        a burst at its ends (erasing a steady 60 Hz tone across slices left -10 dB of
+        a burst at its ends (erasing a steady 60 Hz tone across slices left -11 dB of
         it there). The slicing shifted by half a slice has its ends at these slices'
         middles, and the same bands on the same time grid: the same gains on its
         cells render the change cleanly there. The two renderings are blended by
