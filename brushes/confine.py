@@ -58,8 +58,8 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
     kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
     if scaled and t.seam_margin:
-        gains = torch.where(before.abs() > 0, (now / torch.where(before.abs() > 0, before, 1)).real,
-                            1.0)
+        held = before != 0  # cells with nothing before keep a gain of 1
+        gains = torch.where(held, (now / torch.where(held, before, 1)).real, 1.0)
         audio = _audio_before(doc, canvas, rect, s0 - t.seam_margin, s1 + t.seam_margin)
         wanted = t.scaled_across_seams(heard, audio, gains, rect.bins, rect.frame0, s0)
         outside = wanted * kept - heard  # the seams' bursts and what lies outside, off
