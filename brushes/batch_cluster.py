@@ -12,6 +12,8 @@ machine share (see docs/batch.md); the cluster needs the ``cluster`` extra:
 """
 
 import os
+import signal
+import threading
 from contextlib import contextmanager
 
 from brushes.batch import Job, Journal, Record, Settings, process_group
@@ -27,7 +29,6 @@ def _worker_setup() -> None:
     Ctrl+C to the batch (which lets it finish its files) and dies with the batch (a
     batch killed with kill -9 leaves no worker behind writing files)."""
     import ctypes
-    import signal
     import sys
 
     import torch
@@ -78,17 +79,18 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in done:
-                    _add(_outcome(future, group_of[future], "a worker process died (killed, "
-                                  "or out of memory)"), journal, status)
-                    if queued:
-                        try:
-                            future = pool.submit(process_group, queued[0], settings)
-                        except BrokenProcessPool:  # a worker died: the rest are not run
-                            queued = []
-                            continue
-                        group_of[future] = queued.pop(0)
-                        pending.add(future)
+                with _interrupt_after():
+                    for future in done:
+                        _add(_outcome(future, group_of[future], "a worker process died "
+                                      "(killed, or out of memory)"), journal, status)
+                        if queued:
+                            try:
+                                future = pool.submit(process_group, queued[0], settings)
+                            except BrokenProcessPool:  # a worker died: the rest are not run
+                                queued = []
+                                continue
+                            group_of[future] = queued.pop(0)
+                            pending.add(future)
         except KeyboardInterrupt:
             for future in pending:
                 future.cancel()
@@ -123,6 +125,24 @@ def _worker_lost(error: Exception) -> bool:
         type(error).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError")
 
 
+@contextmanager
+def _interrupt_after():
+    """Ctrl+C while a finished group is journaled takes effect once all of it is: its
+    files are written, and one left out of the journal would be reported as not run
+    while its output stands. Only the main thread receives signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _add(records: list[Record], journal: Journal, status) -> None:
     for record in records:
         journal.add(record)
@@ -148,8 +168,9 @@ def run_cluster(address: str, jobs: list[Job], settings: Settings, journal: Jour
         group_of = dict(zip(futures, groups, strict=True))
         try:
             for future in as_completed(futures):
-                _add(_outcome(future, group_of[future], "the cluster lost this file's task"),
-                     journal, status)
+                with _interrupt_after():
+                    _add(_outcome(future, group_of[future], "the cluster lost this file's "
+                                  "task"), journal, status)
         except KeyboardInterrupt:
             client.cancel(futures)  # groups under way finish on their workers, atomically
             raise

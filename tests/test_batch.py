@@ -15,6 +15,7 @@ import pytest
 import soundfile as sf
 
 from brushes import batch
+from brushes.batch_cluster import run_processes
 from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.document import Document
@@ -241,6 +242,48 @@ def test_ctrl_c_keeps_finished_files_and_says_how_to_go_on(tmp_path, rng, jobs):
     assert sorted(out.glob("*.wav")) == sorted(map(type(out), (e["output"] for e in done)))
     report = json.loads((out / batch.REPORT).read_text())
     assert report["done"] == len(done) and report["not_run"] == COUNT - len(done) > 0
+
+
+class CtrlCAtFirstFile:
+    """A status line that presses Ctrl+C (a real SIGINT to this process) as the first
+    finished file is journaled."""
+
+    def __init__(self):
+        self.records = []
+
+    def finished(self, record) -> None:
+        if not self.records:
+            os.kill(os.getpid(), signal.SIGINT)
+        self.records.append(record)
+
+    def queues(self, decoded: int, painted: int) -> None:
+        pass
+
+
+@pytest.mark.parametrize("run", ["threads", "processes"])
+def test_ctrl_c_while_files_are_journaled_leaves_no_written_file_out(tmp_path, rng, run):
+    """Seen in CI: Ctrl+C landed between two files of a finished group; the rest of the
+    group stood written in the output folder but not in the journal (nor the report)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # see _interruptible
+    root, out = many(tmp_path, rng, 12), tmp_path / "out"
+    out.mkdir()
+    settings = batch.Settings([{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}],
+                              {"device": "cpu"})
+    log, status = batch.Journal(out, resume=False), CtrlCAtFirstFile()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if run == "threads":
+                batch.run_local(batch.find_jobs([str(root)], out), settings, log, status)
+            else:
+                run_processes(batch.find_jobs([str(root)], out), settings, log, status,
+                              workers=1, group=4)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        log.close()
+    done = [e for e in journal(out) if e["status"] == "done"]
+    assert len(done) >= (4 if run == "processes" else 1)  # a group is journaled whole
+    assert len(done) < 12 and [r.input for r in status.records] == [e["input"] for e in done]
+    assert sorted(out.glob("*.wav")) == sorted(map(type(out), (e["output"] for e in done)))
 
 
 @pytest.mark.parametrize("stacks", [False, True])
