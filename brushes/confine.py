@@ -15,6 +15,7 @@ stroke painted, in its time, and nothing elsewhere.
 """
 
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -39,12 +40,13 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
 
 
 def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
-            scaled: bool = False) -> Rect | None:
+            across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
+            ) -> Rect | None:
     """Take the sound of the stroke's change over ``rect`` (the document now against
     ``canvas``'s before-stroke state) off outside frames ``[frames[0], frames[1])``;
-    the rect rewritten, or None when nothing needed to be. ``scaled``: the stroke
-    scaled each cell by a real gain, so the transform can render that without its
-    seams (:meth:`Transform.scaled_across_seams`), and the change's sound is that."""
+    the rect rewritten, or None when nothing needed to be. ``across_seams(heard,
+    sample0)``: the change's sound as the stroke paints it away from the transform's
+    seams (brushes.seams), for a transform that has them; the change's sound is that."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     region = Rect(0, doc.n_bins, *t.frames_needed(s0, s1, n))
@@ -57,12 +59,8 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     s = torch.arange(s0, s1, dtype=torch.float64, device=heard.device)
     ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
     kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
-    if scaled and t.seam_margin:
-        held = before != 0  # cells with nothing before keep a gain of 1
-        gains = torch.where(held, (now / torch.where(held, before, 1)).real, 1.0)
-        audio = _audio_before(doc, canvas, rect, s0 - t.seam_margin, s1 + t.seam_margin)
-        wanted = t.scaled_across_seams(heard, audio, gains, rect.bins, rect.frame0, s0)
-        outside = wanted * kept - heard  # the seams' bursts and what lies outside, off
+    if across_seams is not None and t.seam_margin:
+        outside = across_seams(heard, s0) * kept - heard  # the seams' bursts, and outside
     else:
         outside = heard * (kept - 1)  # minus what lies outside
     if not bool((outside != 0).any()):
@@ -85,15 +83,3 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     return doc.write_complex(written, torch.where(keep[inner], now + delta[inner], now),
                              channel=canvas.channel)
 
-
-def _audio_before(doc: Document, canvas: StrokeCanvas, rect: Rect, start: int,
-                  stop: int) -> torch.Tensor:
-    """Samples ``[start, stop)`` of the document before the stroke (which changed only
-    ``rect``), zero outside the file."""
-    t, n = doc.transform, doc.length
-    lo, hi = max(start, 0), min(stop, n)
-    f0, f1 = t.frames_needed(lo, hi, n)
-    coeffs = doc.read_complex(Rect(0, doc.n_bins, f0, f1), canvas.channel).clone()
-    coeffs[:, rect.bins, rect.frame0 - f0:rect.frame1 - f0] = canvas.complex_before(rect)
-    audio = t.inverse_span(coeffs, f0, lo, hi, n)
-    return torch.nn.functional.pad(audio, (lo - start, stop - hi))

@@ -13,6 +13,7 @@ from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
 from brushes.params import Curve
 from brushes.registry import KERNELS, Brush, get_brush
+from brushes.seams import rendered_across_seams
 from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
@@ -37,6 +38,7 @@ class Stroke:
         self.canvas = StrokeCanvas(doc, self.channel)
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
+        self.painted: list[list[Dab]] = []  # each call's dabs: to paint again (brushes.seams)
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -60,6 +62,7 @@ class Stroke:
         """Paint ``dabs`` (from :meth:`dabs_to`); the rect changed, or None. On any error
         the whole stroke is rolled back and the error raised."""
         changed = None
+        self.painted.append(dabs)
         try:
             for group in self._groups(dabs):
                 painted = self._paint(group)
@@ -103,8 +106,8 @@ class Stroke:
         doc = self.doc
         self.canvas.touch(rect)
         wash = self.kernel.wash
-        coverage = self.canvas.cover(rect, mask) if wash else mask
-        ctx = DabContext(doc, self.canvas, rect, coverage, dabs, wash)
+        coverage = self.canvas.cover(rect, mask)  # where the stroke went (brushes.confine)
+        ctx = DabContext(doc, self.canvas, rect, coverage if wash else mask, dabs, wash)
         result = self.kernel.effect(ctx)
         if result is None:  # nothing to write yet (a kernel that acts at the stroke's end)
             return Rect(0, 0, 0, 0)
@@ -132,7 +135,8 @@ class Stroke:
             if self.dirty is not None and self.doc.transform.confined_edits:
                 frames = covered_frames(self.canvas)
                 confined = confine(self.doc, self.canvas, self.dirty, frames,
-                                   self.kernel.scales_cells) if frames else None
+                                   lambda heard, s0: rendered_across_seams(self, heard, s0)
+                                   ) if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(self.doc, self.canvas, self.params)
         except BaseException:

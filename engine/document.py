@@ -33,6 +33,7 @@ from engine.progress import CancelFlag, ProgressFn, scaled, step
 from engine.region import Rect
 from engine.stats import timed
 from engine.transforms import make as make_transform
+from engine.transforms.base import Transform
 
 ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
 
@@ -64,20 +65,25 @@ def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = 
 
 
 class Document:
-    def __init__(self, audio: Audio, *, transform: str = "stft",
+    def __init__(self, audio: Audio, *, transform: "str | Transform" = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
                  cancel: CancelFlag | None = None, content: np.ndarray | None = None,
-                 **settings):
+                 origin: int = 0, **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
-        fmin); see :func:`engine.transforms.make`. ``content``: what to analyze when it
-        is not the recording itself (an edited version of it, float32 ``[ch, n]``); the
-        recording stays the original that restore and heal go back to."""
-        self.audio = audio
+        fmin), see :func:`engine.transforms.make`; or a transform itself. ``content``:
+        what to analyze when it is not the recording itself (an edited version of it,
+        float32 ``[ch, n]``); the recording stays the original that restore and heal go
+        back to. ``origin``: the sample of a longer file that this document's sample 0
+        is (a part of it, cut to paint a stroke again on another slicing:
+        brushes.seams); a brush whose sound depends on where it is in the file (a
+        tone's phase) reckons from it."""
+        self.audio, self.origin = audio, origin
         self._content = content
         self.sample_rate = audio.sample_rate
         self.length = audio.frames
         self.device = device if isinstance(device, torch.device) else pick_device(device)
-        self.transform = make_transform(audio.sample_rate, transform, self.device, **settings)
+        self.transform = transform if isinstance(transform, Transform) else \
+            make_transform(audio.sample_rate, transform, self.device, **settings)
         check_fits(audio, self.transform, content is not None)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None

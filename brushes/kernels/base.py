@@ -49,16 +49,17 @@ class DabContext:
 class Kernel:
     """A brush's effect. ``wash`` kernels compute their rect from the
     before-stroke state and the coverage (see brushes.canvas); ``batchable``
-    ones do not depend on where a dab is, so one event's dabs are one call;
-    ``scales_cells`` ones multiply each cell by a real gain, so a transform can
-    render their change without its seams."""
+    ones do not depend on where a dab is, so one event's dabs are one call."""
 
     name: str = ""
     help: str = ""
     params: tuple[Param, ...] = ()
     wash = True
     batchable = True
-    scales_cells = False  # each cell scaled by a real gain (see brushes.confine)
+
+    def reach_s(self, params: dict) -> float:
+        """How far (seconds) from its dabs the kernel reads the document."""
+        return 0.0
 
     def region(self, doc: Document, rect: Rect, params: dict) -> Rect:
         """The cells a dab over ``rect`` changes (most kernels: just its footprint)."""

@@ -11,6 +11,9 @@ class Clone(Kernel):
               Param("offset_hz", 0.0, -96000.0, 96000.0, "Hz",
                     "frequency offset of the source (negative = lower)"))
 
+    def reach_s(self, params: dict) -> float:
+        return abs(params["offset_ms"]) / 1000
+
     def effect(self, ctx: DabContext):
         doc, r = ctx.doc, ctx.rect
         source_hz = max(ctx.dabs[0].freq + ctx.params["offset_hz"], 0.0)

@@ -10,7 +10,6 @@ class Gain(Kernel):
     params = (Param("gain_db", -30.0, -math.inf, 24.0, "dB",
                     "gain at full coverage; -inf (\"-inf\" in JSON) erases",
                     aliases=(("-inf", -math.inf),)),)
-    scales_cells = True
 
     def effect(self, ctx: DabContext):
         gain_db = ctx.params["gain_db"]

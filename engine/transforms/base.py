@@ -28,8 +28,9 @@ class Transform(ABC):
     # longer than a stroke, slices analysed as periodic): strokes are then confined to
     # their time when they end (brushes.confine)
     confined_edits: bool = False
-    # samples of audio needed either side of a span to render a scaling across the
-    # transform's seams (:meth:`scaled_across_seams`); 0: it has none
+    # how far the complementary slicing is shifted (samples): a document of the audio
+    # from ``seam_margin`` before one of this one's seams has its seams where this one
+    # has none (:meth:`blend_across_seams`); 0: the transform has no seams
     seam_margin: int = 0
 
     # -- description -----------------------------------------------------------
@@ -105,14 +106,11 @@ class Transform(ABC):
     def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
         """Frame span ``[f0, f1)`` whose frames overlap samples ``[sample0, sample1)``."""
 
-    def scaled_across_seams(self, heard: torch.Tensor, audio: torch.Tensor,
-                            gains: torch.Tensor, bins: slice, frame0: int, sample0: int
-                            ) -> torch.Tensor:
-        """``heard``: the sound over ``[sample0, sample0 + heard.shape[-1])`` of
-        scaling cells ``[bins, frame0:frame0 + gains.shape[-1]]`` by ``gains`` (real);
-        ``audio``: the samples before the scaling, ``seam_margin`` more each side.
-        Returns it with what the transform's seams added to it taken out; a transform
-        without seams returns ``heard``."""
+    def blend_across_seams(self, heard: torch.Tensor, other: torch.Tensor, sample0: int
+                           ) -> torch.Tensor:
+        """``heard``: the sound of a change over ``[sample0, sample0 + heard.shape[-1])``;
+        ``other``: the same change rendered on the slicing shifted by ``seam_margin``.
+        Each where it has no seam; a transform without seams returns ``heard``."""
         return heard
 
     # -- physical units ----------------------------------------------------------

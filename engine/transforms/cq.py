@@ -216,6 +216,8 @@ class SlicedCQ(Transform):
                 f"slice_len={self.slice_len}, hop={self.hop})")
 
     def to(self, device: torch.device | str) -> "SlicedCQ":
+        if torch.device(device) == self.device:
+            return self  # building the filterbank takes ~35 ms
         return SlicedCQ(self.sample_rate, self.bpo, self.fmin, device, self.slice_len)
 
     def settings(self) -> dict:
@@ -318,30 +320,17 @@ class SlicedCQ(Transform):
     def seam_margin(self) -> int:
         return self.slice_len // 2
 
-    def scaled_across_seams(self, heard: torch.Tensor, audio: torch.Tensor,
-                            gains: torch.Tensor, bins: slice, frame0: int, sample0: int
-                            ) -> torch.Tensor:
-        """Each slice is analysed as periodic, so a scaling of its cells is heard with
-        a burst at its ends (erasing a steady 60 Hz tone across slices left -11 dB of
-        it there). The slicing shifted by half a slice has its ends at these slices'
-        middles, and the same bands on the same time grid: the same gains on its
-        cells render the change cleanly there. The two renderings are blended by
-        :func:`seam_weight`.
-        ``sample0`` must be a slice's start."""
-        half, length = self.slice_len // 2, heard.shape[-1]
-        if sample0 % self.slice_len:
-            raise ValueError("a span rendered across seams must start on a slice")
-        origin = (sample0 - half) // self.hop  # frame of the shifted slicing's frame 0
-        whole = self.n_slices(audio.shape[-1]) * self.slice_len  # the file's end: zeros
-        audio = torch.nn.functional.pad(audio, (0, whole - audio.shape[-1]))
-        shifted = self.forward_segment(audio, 0, self.n_frames(whole))
-        f0, f1 = frame0 - origin, frame0 - origin + gains.shape[-1]
-        change = torch.zeros_like(shifted)
-        change[..., bins, f0:f1] = shifted[..., bins, f0:f1] * (gains - 1)
-        other = self.inverse_span(change, 0, half, half + length, whole).double()
-        at = torch.arange(length, dtype=torch.float64, device=heard.device) % self.slice_len
+    def blend_across_seams(self, heard: torch.Tensor, other: torch.Tensor, sample0: int
+                           ) -> torch.Tensor:
+        """Each slice is analysed as periodic, so a stroke across slices is heard with a
+        burst at their ends (erasing a steady 60 Hz tone left -11 dB of it there, a
+        tone drawn across them -11 to -14 dB of noise about it). The slicing shifted by
+        half a slice has its ends at these slices' middles, and the same bands on the
+        same time grid: the two renderings are blended by :func:`seam_weight`."""
+        at = torch.arange(sample0, sample0 + heard.shape[-1], dtype=torch.float64,
+                          device=heard.device) % self.slice_len
         weight = seam_weight(at, self.slice_len)
-        return heard * weight + other.to(heard.device) * (1 - weight)
+        return heard * weight + other.to(heard.device, heard.dtype) * (1 - weight)
 
     def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
         start, stop = self.frame_span(frame0, frame1)

@@ -64,6 +64,8 @@ class STFT(Transform):
         return f"STFT(n_fft={self.n_fft}, hop={self.hop}, window={self.window_name!r})"
 
     def to(self, device: torch.device | str) -> "STFT":
+        if torch.device(device) == self.device:
+            return self
         return STFT(self.sample_rate, self.n_fft, self.hop, self.window_name, device)
 
     def settings(self) -> dict:
