@@ -434,3 +434,41 @@ def test_strokes_that_move_or_filter_content_sound_the_same_across_slice_edges(p
         assert off(painted, edge) > -20  # the dabs alone: a burst
         assert off(ended, edge) < -60  # measured -94 to -115 dB
         assert off(ended, edge + half) < -60
+
+
+def test_a_stroke_limited_to_a_selection_is_painted_again_within_the_same_cells():
+    """Painted again on the shifted slicing, a stroke keeps its selection: the cells
+    the selection allows are the file's, wherever the part painted again starts."""
+    from brushes.painter import Stroke
+    from brushes.registry import BRUSHES
+    from brushes.stroke import StrokePoint
+    from engine.resynth import Resynthesizer
+
+    t = np.arange(6 * SR) / SR
+    x = (0.5 * np.sin(2 * np.pi * 200 * t))[None].astype(np.float32)
+    doc = Document(Audio(x, SR), transform="cq", device="cpu")
+    synth = Resynthesizer(doc)
+    synth.full()
+    seconds = doc.transform.seconds_of
+
+    def selected(rect):  # 0.9 to 3.5 s: across the slice edges at 1.49 and 2.97 s
+        times = torch.tensor([seconds(f) for f in range(rect.frame0, rect.frame1)])
+        inside = ((times >= 0.9) & (times <= 3.5)).float()
+        return inside.expand(rect.bin1 - rect.bin0, -1).clone()
+
+    preset = find_preset("hard-eraser")
+    params, _ = BRUSHES[preset.brush].resolve(preset.params, "params")
+    stroke = Stroke(doc, BRUSHES[preset.brush], params, {}, None, limit=selected)
+    stroke.add([StrokePoint(0.5 + 0.1 * i, 200.0) for i in range(41)])
+    stroke.end()
+    y = synth.waveform()[0]
+
+    def db(at):  # of the tone, over 100 ms about ``at`` seconds
+        part = y[round(at * SR) - 2205:round(at * SR) + 2205]
+        return 10 * np.log10(np.mean(part ** 2) / 0.125)
+
+    edges = [e / SR for e in range(doc.transform.slice_len, len(t), doc.transform.slice_len)]
+    assert all(db(e) < -55 for e in edges if 1.3 < e < 3.4)  # erased at the edges too: -61,
+    # -63 dB (-11 dB without painting it again; 0.3 s from the selection's edge, where a
+    # 200 Hz band's atoms still reach, -32 dB)
+    assert db(0.8) > -1 and db(4.5) > -1  # kept outside the selection
