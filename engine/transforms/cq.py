@@ -276,22 +276,22 @@ class SlicedCQ(Transform):
         s0, s1 = self._slices(frame0, frame1)
         m, n = self.frames_per_slice, self.slice_len
         count, bins_, place, weight, _ = self._entries(slice(bins.start, bins.stop), "cpu")
-        k = bins_.double()
+        bin_omega, weight = 2 * math.pi * bins_.double() / n, weight.double()
         omega = 2 * math.pi * freq / self.sample_rate
         out = torch.zeros((count, s1 - s0, m), dtype=torch.complex64)
         buffer = torch.zeros(count * m, dtype=torch.complex128)
+        series = {}  # by the samples a slice has inside the file: whole slices share theirs
         for i, s in enumerate(range(s0, s1)):
-            valid = min(n, max(0, length - s * n))  # samples of the slice inside the file
+            valid = min(n, max(0, length - s * n))
             if valid == 0:
                 continue
-            psi = omega * s * n + phase
-            spectrum = 0.5 * amplitude * (
-                _geometric(omega - 2 * math.pi * k / n, valid) * complex(math.cos(psi),
-                                                                         math.sin(psi))
-                + _geometric(-omega - 2 * math.pi * k / n, valid) * complex(math.cos(psi),
-                                                                            -math.sin(psi)))
+            if valid not in series:
+                series[valid] = (_geometric(omega - bin_omega, valid) * weight,
+                                 _geometric(-omega - bin_omega, valid) * weight)
+            up, down = series[valid]
+            turn = complex(math.cos(omega * s * n + phase), math.sin(omega * s * n + phase))
             buffer.zero_()
-            buffer.scatter_(0, place, spectrum * weight.double())
+            buffer.scatter_(0, place, 0.5 * amplitude * (up * turn + down * turn.conjugate()))
             out[:, i] = torch.fft.ifft(buffer.view(count, m)).to(torch.complex64)
         first = s0 * m
         return out.flatten(-2)[:, frame0 - first:frame1 - first].to(self.device)
