@@ -95,11 +95,13 @@ def _moved(limit, shift: int, n_frames: int):
 def audio_before(doc: Document, canvas: StrokeCanvas, rect: Rect, start: int,
                  stop: int) -> torch.Tensor:
     """Samples ``[start, stop)`` of the document before the stroke (which changed only
-    ``rect``), zero outside the file."""
+    within ``rect``), zero outside the file."""
     t, n = doc.transform, doc.length
     lo, hi = max(start, 0), min(stop, n)
     f0, f1 = t.frames_needed(lo, hi, n)
     coeffs = doc.read_complex(Rect(0, doc.n_bins, f0, f1), canvas.channel).clone()
-    coeffs[:, rect.bins, rect.frame0 - f0:rect.frame1 - f0] = canvas.complex_before(rect)
+    rect = rect.intersect(Rect(0, doc.n_bins, f0, f1))
+    if not rect.empty:
+        coeffs[:, rect.bins, rect.frame0 - f0:rect.frame1 - f0] = canvas.complex_before(rect)
     audio = t.inverse_span(coeffs, f0, lo, hi, n)
     return torch.nn.functional.pad(audio, (lo - start, stop - hi))

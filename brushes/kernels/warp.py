@@ -1,20 +1,38 @@
 import math
+from collections import OrderedDict
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 
 from brushes.kernels.base import DabContext, Kernel, settle
 from brushes.params import Param
+from brushes.seams import audio_before
+from engine.coeffs import magnitude
+from engine.region import Rect
+
+PROMINENCE = 1.25  # a spectral peak stands this much above the mean of its two neighbours
+PATTERN_CHUNKS_KEPT = 4  # chunks of seam pattern a stroke keeps (constant-Q: 4.7 MB each)
 
 
 class Warp(Kernel):
     """Smear: each dab pulls the content under it along the stroke's motion,
     by ``strength`` of the distance moved since the previous dab, with the
-    dab's falloff. Complex values (real and imaginary parts) are resampled,
-    so phase moves with magnitude. Cumulative: it works on the current state."""
+    dab's falloff. Cumulative: it works on the current state.
+
+    Magnitude is moved by bilinear interpolation; phase the way a phase vocoder
+    moves it. A partial's cells (see :func:`_tonal`) take their phase from the
+    frame before plus the rate measured where their content came from, so a
+    steady partial dragged along itself stays as it was; other cells (a
+    transient, noise) take the phase of their source, advanced by the fraction
+    of a frame, so what is moved is delayed, not re-timed. Content moved by
+    ``d`` Hz turns ``d`` Hz faster: a frequency shift. On a sliced transform the
+    seams' pattern stays where it is (:func:`_seam_pattern`): a partial dragged
+    across a seam would carry its wavering along (-40 dB at 100 Hz)."""
 
     name = "warp"
-    help = "Smear: drag what is under the brush along the stroke (phase moves with it)."
+    help = ("Smear: drag what is under the brush along the stroke; a partial dragged "
+            "along itself stays, one dragged up or down bends.")
     params = (Param("strength", 0.8, 0.0, 1.0, "", "fraction of the brush motion the "
                     "content follows"),)
     wash = False
@@ -30,21 +48,113 @@ class Warp(Kernel):
         pad_b, pad_f = math.ceil(abs(d_bins)) + 1, math.ceil(abs(d_frames)) + 1
         wide = r.grow(pad_b, pad_f).clip(doc.n_bins, doc.n_frames)
         z = doc.read_complex(wide, ctx.canvas.channel)
-        planes = torch.cat([z.real, z.imag])[None]  # [1, 2ch, bins, frames]
-        height, width = planes.shape[-2:]
-        bins = torch.arange(wide.bin0, wide.bin1, device=z.device, dtype=torch.float32)
-        frames = torch.arange(wide.frame0, wide.frame1, device=z.device, dtype=torch.float32)
-        weight = torch.zeros(height, width, device=z.device)
-        weight[r.bin0 - wide.bin0:r.bin1 - wide.bin0, r.frame0 - wide.frame0:
-               r.frame1 - wide.frame0] = ctx.coverage
-        src_b = bins[:, None] - weight * d_bins
-        src_f = frames[None, :] - weight * d_frames
-        grid = torch.stack([(src_f - wide.frame0) / max(width - 1, 1) * 2 - 1,
-                            (src_b - wide.bin0) / max(height - 1, 1) * 2 - 1], -1)
-        moved = F.grid_sample(planes, grid[None], mode="bilinear", padding_mode="border",
-                              align_corners=True)[0]
-        channels = z.shape[0]
-        out = torch.complex(moved[:channels], moved[channels:])
-        out = out[:, r.bin0 - wide.bin0:r.bin1 - wide.bin0, r.frame0 - wide.frame0:
-                  r.frame1 - wide.frame0]
+        pattern = _seam_pattern(ctx, wide)
+        if pattern is not None:  # move the content, not this slicing's seam pattern
+            z = z - pattern
+        device = z.device
+        rows = torch.arange(r.bin0, r.bin1, device=device)[:, None] - wide.bin0
+        cols = torch.arange(r.frame0, r.frame1, device=device)[None] - wide.frame0
+        weight = ctx.coverage.to(torch.float64)
+        src_b = (rows - weight * d_bins).clamp(0, wide.bin1 - wide.bin0 - 1)
+        src_f = (cols - weight * d_frames).clamp(0, wide.frame1 - wide.frame0 - 1)
+        freqs = doc.transform.bin_frequencies().to(device)[wide.bin0:wide.bin1]
+        moved_hz = freqs[rows] - _lerp(freqs, src_b)
+        mag = _bilinear(magnitude(z), src_b, src_f)
+        phase = _moved_phase(doc, z, freqs, (rows, cols), (src_b, src_f), moved_hz,
+                             wide.frame0)
+        out = torch.polar(mag, phase)
+        if pattern is not None:
+            out = out + pattern[:, rows, cols]
         return settle(ctx, out, ctx.coverage)
+
+
+def _seam_pattern(ctx: DabContext, wide: Rect) -> torch.Tensor | None:
+    """What this slicing's coefficients over ``wide`` hold that an analysis with no
+    seam near them would not (:meth:`Transform.without_seams`), from the audio
+    before the stroke; kept in the stroke's state a chunk of frames at a time (the
+    last PATTERN_CHUNKS_KEPT). None on a transform without seams."""
+    doc, canvas = ctx.doc, ctx.canvas
+    t = doc.transform
+    if not t.seam_margin:
+        return None
+    size = t.chunk_frames
+    kept = canvas.state.setdefault("seam_pattern", OrderedDict())
+    parts = []
+    for k in range(wide.frame0 // size, -(-wide.frame1 // size)):
+        if k not in kept:
+            chunk = Rect(0, doc.n_bins, k * size, min((k + 1) * size, doc.n_frames))
+            before = canvas.complex_before(chunk)
+            changed = canvas.covered_rect()
+            clean = t.without_seams(before, chunk.frame0, slice(None),
+                                    partial(audio_before, doc, canvas, changed or chunk))
+            kept[k] = before - clean
+            if len(kept) > PATTERN_CHUNKS_KEPT:
+                kept.popitem(last=False)
+        kept.move_to_end(k)
+        parts.append(kept[k])
+    whole = torch.cat(parts, -1) if len(parts) > 1 else parts[0]
+    first = wide.frame0 // size * size
+    return whole[:, wide.bins, wide.frame0 - first:wide.frame1 - first]
+
+
+def _bilinear(values: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """``values [ch, H, W]`` at fractional ``rows``/``cols`` (in range) by bilinear
+    interpolation."""
+    height, width = values.shape[-2:]
+    grid = torch.stack([cols / max(width - 1, 1) * 2 - 1, rows / max(height - 1, 1) * 2 - 1],
+                       -1).float()
+    return F.grid_sample(values[None], grid[None], mode="bilinear", align_corners=True)[0]
+
+
+def _lerp(values: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+    low = at.floor().long().clamp(max=len(values) - 1)
+    high = (low + 1).clamp(max=len(values) - 1)
+    return values[low] + (at - low) * (values[high] - values[low])
+
+
+def _moved_phase(doc, z: torch.Tensor, freqs: torch.Tensor, dest, src, moved_hz,
+                 frame0: int) -> torch.Tensor:
+    """Phase of the cells ``dest`` (rows, cols of ``z``) given the content at the
+    fractional ``src``, shifted by ``moved_hz``. ``frame0``: the file frame of
+    ``z``'s column 0."""
+    rows, cols = dest
+    src_b, src_f = src
+    phase = z.angle()
+    width = z.shape[-1]
+    row = src_b.round().long()
+    if width < 2:
+        return phase[:, row, src_f.long()]
+    nominal = doc.transform.phase_advance(freqs).float()[:, None]
+    rate = nominal + torch.remainder(phase[..., 1:] - phase[..., :-1] - nominal + math.pi,
+                                     2 * math.pi) - math.pi  # [ch, bins, width - 1]
+    col = src_f.floor().long().clamp(max=width - 2)
+    turn = doc.transform.phase_advance(moved_hz)  # per frame, from the frequency shift
+    # a partial: the frame before's phase (its own, plus what was added before it
+    # along the row) advanced by the source's rate
+    before = (src_f - 0.5).floor().long().clamp(0, width - 2)
+    own = (cols - 1).clamp(min=0)
+    added = rate[:, row, before] + turn.float() - rate[:, rows, own]
+    along = phase[:, rows, cols] + torch.cumsum(added, -1)
+    # anything else: delayed by the fraction, shifted in frequency in the file's time
+    seconds = doc.transform.seconds_of(cols + frame0) + doc.origin / doc.sample_rate
+    shift = torch.remainder(2 * math.pi * moved_hz * seconds, 2 * math.pi).float()
+    delayed = phase[:, row, col] + (src_f - col).float() * rate[:, row, col] + shift
+    tonal = _tonal(magnitude(z), rate, nominal)[:, row, col]
+    return torch.where(tonal, along, delayed)
+
+
+def _tonal(mag: torch.Tensor, rate: torch.Tensor, nominal: torch.Tensor) -> torch.Tensor:
+    """Cells of a partial: a spectral peak standing out of its neighbours (an
+    impulse's or a flat noise's level is even across bins), or a cell whose rate
+    agrees with its louder neighbour's to within half their spacing (a partial's
+    lobe; an impulse has each bin at its own rate). ``[ch, bins, width - 1]``."""
+    pad = torch.zeros_like(mag[:, :1])
+    below, above = torch.cat([pad, mag[:, :-1]], 1), torch.cat([mag[:, 1:], pad], 1)
+    peak = (mag >= torch.maximum(below, above)) & (mag > PROMINENCE * (below + above) / 2)
+    spacing = (nominal[1:] - nominal[:-1]).abs()
+    apart = torch.remainder(rate[:, 1:] - rate[:, :-1] + math.pi, 2 * math.pi) - math.pi
+    agree = apart.abs() < spacing / 2  # bin k with k + 1 (a rate is known modulo 2 pi)
+    no = torch.zeros_like(agree[:, :1])
+    with_below, with_above = torch.cat([no, agree], 1), torch.cat([agree, no], 1)
+    louder_above = above[..., :-1] > below[..., :-1]
+    return peak[..., :-1] | torch.where(louder_above, with_above, with_below)

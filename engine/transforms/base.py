@@ -113,6 +113,15 @@ class Transform(ABC):
         Each where it has no seam; a transform without seams returns ``heard``."""
         return heard
 
+    def without_seams(self, z: torch.Tensor, frame0: int, bins: slice, audio_of
+                      ) -> torch.Tensor:
+        """``z``: coefficients ``[ch, bins, frames]`` from ``frame0``, as this transform
+        has them; returns them as an analysis with no seam near them would (a kernel
+        that moves content must not move a seam's pattern with it). ``audio_of(s0, s1)``
+        gives the current samples ``[ch, s1 - s0]`` (zero outside the signal). A
+        transform without seams returns ``z`` itself."""
+        return z
+
     # -- physical units ----------------------------------------------------------
     @abstractmethod
     def bin_frequencies(self) -> torch.Tensor:

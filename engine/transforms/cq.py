@@ -332,6 +332,24 @@ class SlicedCQ(Transform):
         weight = seam_weight(at, self.slice_len)
         return heard * weight + other.to(heard.device, heard.dtype) * (1 - weight)
 
+    def without_seams(self, z: torch.Tensor, frame0: int, bins: slice, audio_of
+                      ) -> torch.Tensor:
+        """Near a slice's end the coefficients of a steady tone waver (up to 87 % in
+        magnitude at 100 Hz, over a quarter second): where :func:`seam_weight` gives
+        this slicing less than all, ``z`` is blended with the frames of the current
+        audio on the slicing shifted by half a slice."""
+        m, frames = self.frames_per_slice, z.shape[-1]
+        at = (torch.arange(frame0, frame0 + frames, dtype=torch.float64) % m) * self.hop
+        weight = seam_weight(at, self.slice_len).to(z.device, torch.float32)
+        if bool((weight == 1).all()):
+            return z
+        start = ((frame0 * self.hop + self.seam_margin) // self.slice_len * self.slice_len
+                 - self.seam_margin)  # the shifted slice frame0 is in
+        first = frame0 - start // self.hop
+        stop = start + -(-(first + frames) // m) * self.slice_len
+        other = self.forward_frames(audio_of(start, stop), first, first + frames, bins)
+        return z * weight + other * (1 - weight)
+
     def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
         start, stop = self.frame_span(frame0, frame1)
         return max(0, start), min(length, stop)
