@@ -5,6 +5,7 @@ import math
 import random
 import time
 from collections import deque
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
@@ -205,10 +206,17 @@ class PaintSession:
             self.stroke.paint_dabs(slice_)
         if event.dabs:
             return False
-        self._queue.popleft()
         if event.phase != RELEASE:
+            self._queue.popleft()
             return False
-        step = self.stroke.end(f"{event.label} stroke" if event.label else None)
+        if event.ending is None:
+            event.ending = self.stroke.ending(f"{event.label} stroke" if event.label else None)
+        try:
+            next(event.ending)
+            return False  # the end goes on at the next step
+        except StopIteration as done:
+            step = done.value
+        self._queue.popleft()
         self.stroke = None
         if step.notice:
             self.notice(f"{event.label or step.label}: {step.notice}")
@@ -267,6 +275,7 @@ class _PenEvent:
     channel: int | None
     label: str | None
     dabs: list | None = None  # planned at its turn; the ones not painted yet
+    ending: Generator | None = None  # a release: the stroke's end, done a step a turn
 
 
 def _raise(name: str, error: Exception) -> None:

@@ -2,7 +2,7 @@
 their region only, and the finished stroke becomes one undo step."""
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
 import torch
 
@@ -13,7 +13,7 @@ from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
 from brushes.params import Curve
 from brushes.registry import KERNELS, Brush, get_brush
-from brushes.seams import rendered_across_seams
+from brushes.seams import SeamRendering
 from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
@@ -131,14 +131,31 @@ class Stroke:
         named ``label`` (default "<brush> stroke").
         If the kernel's finishing work fails, the stroke is rolled back and the error
         raised."""
+        steps = self.ending(label)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def ending(self, label: str | None = None) -> Generator[None, None, Step]:
+        """:meth:`end` in steps, each a bounded piece of work (on a transform with
+        seams, one call of painting the stroke again away from them), so a long
+        stroke's end can be spread over turns of the GUI; returns the step."""
+        doc = self.doc
         try:
-            if self.dirty is not None and self.doc.transform.confined_edits:
+            if self.dirty is not None and doc.transform.confined_edits:
                 frames = covered_frames(self.canvas)
-                confined = confine(self.doc, self.canvas, self.dirty, frames,
-                                   lambda heard, s0: rendered_across_seams(self, heard, s0)
-                                   ) if frames else None
+                across = None
+                if frames and doc.transform.seam_margin:
+                    again = SeamRendering(self, *doc.transform.samples_affected(
+                        self.dirty.frame0, self.dirty.frame1, doc.length))
+                    yield from again.steps()
+                    across = again.blended
+                confined = confine(doc, self.canvas, self.dirty, frames, across) \
+                    if frames else None
                 self.dirty = self.dirty.union(confined)
-            finished = self.kernel.finish(self.doc, self.canvas, self.params)
+            finished = self.kernel.finish(doc, self.canvas, self.params)
         except BaseException:
             self.rollback()
             raise

@@ -5,13 +5,14 @@ slice's edge is heard with a burst there: the cells it changed no longer sum to
 a signal that meets the next slice's (a tone drawn across slices came out with
 -11 to -14 dB of noise about it at every edge). The slicing shifted by the
 transform's ``seam_margin`` (half a slice) has its edges at these slices'
-middles, and the same bands on the same time grid. :func:`rendered_across_seams`
+middles, and the same bands on the same time grid. :class:`SeamRendering`
 paints the stroke's dabs again on a document of the before-stroke audio cut
 where that slicing starts, and the transform keeps each rendering where it is
 clean (:meth:`Transform.blend_across_seams`).
 """
 
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 
 import torch
@@ -24,37 +25,55 @@ from engine.region import Rect
 REPLAY_DABS = 64  # dabs a call when painting again: few calls, each over a bounded rect
 
 
-def rendered_across_seams(stroke, heard: torch.Tensor, sample0: int) -> torch.Tensor:
-    """``heard``: the sound of ``stroke``'s change (a :class:`brushes.painter.Stroke`,
-    not ended) over ``[sample0, sample0 + heard.shape[-1])``, ``sample0`` on a seam.
-    Returns that sound as the stroke paints it away from the seams."""
-    doc, t = stroke.doc, stroke.doc.transform
-    slice_len, sr = 2 * t.seam_margin, doc.sample_rate
-    reach = math.ceil(stroke.kernel.reach_s(stroke.params) * sr / slice_len) * slice_len
-    start = sample0 - t.seam_margin - reach  # where a slice of the shifted slicing starts
-    stop = sample0 + heard.shape[-1] + t.seam_margin + reach
-    part = Document(Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
-                    transform=t, device=doc.device, origin=start,
-                    content=audio_before(doc, stroke.canvas, stroke.dirty, start, stop)
-                    .cpu().numpy())
-    shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
-    limit = None if stroke.limit is None else _moved(stroke.limit, shift, doc.n_frames)
-    again = type(stroke)(part, stroke.brush, {**stroke.params, "channel": -1}, {}, None,
-                         limit=limit)
-    for dabs in _calls(stroke):
-        again.paint_dabs([replace(d, time=d.time - start / sr) for d in dabs])
-    if again.dirty is None:
-        return heard
-    a, b = sample0 - start, sample0 - start + heard.shape[-1]
-    fa, fb = t.frames_needed(a, b, part.length)
-    change = torch.zeros((part.channels, part.n_bins, fb - fa), dtype=torch.complex64,
-                         device=part.device)
-    r = again.dirty.intersect(Rect(0, part.n_bins, fa, fb))
-    if not r.empty:
-        change[:, r.bins, r.frame0 - fa:r.frame1 - fa] = \
-            part.read_complex(r) - again.canvas.complex_before(r)
-    other = t.inverse_span(change, fa, a, b, part.length)
-    return t.blend_across_seams(heard, other.double(), sample0)
+class SeamRendering:
+    """``stroke``'s change (a :class:`brushes.painter.Stroke`, not ended) over samples
+    ``[sample0, sample1)`` as the stroke paints it away from the seams: its dabs
+    painted again, a call at a time (:meth:`steps`, so a long stroke's end can be
+    spread over frames), then :meth:`blended` with the change as heard."""
+
+    def __init__(self, stroke, sample0: int, sample1: int):
+        t, sr = stroke.doc.transform, stroke.doc.sample_rate
+        slice_len = 2 * t.seam_margin
+        reach = math.ceil(stroke.kernel.reach_s(stroke.params) * sr / slice_len) * slice_len
+        self.stroke = stroke
+        self.start = sample0 - t.seam_margin - reach  # where a slice of the shifted slicing starts
+        self.stop = sample1 + t.seam_margin + reach
+        self.part = self.again = None
+
+    def steps(self) -> Iterator[None]:
+        """Make the document of the before-stroke audio (two steps), then paint the
+        dabs again, one call a step."""
+        stroke, start, stop = self.stroke, self.start, self.stop
+        doc, t, sr = stroke.doc, stroke.doc.transform, stroke.doc.sample_rate
+        content = audio_before(doc, stroke.canvas, stroke.dirty, start, stop).cpu().numpy()
+        yield
+        self.part = Document(Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
+                             transform=t, device=doc.device, origin=start, content=content)
+        shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
+        limit = None if stroke.limit is None else _moved(stroke.limit, shift, doc.n_frames)
+        self.again = type(stroke)(self.part, stroke.brush, {**stroke.params, "channel": -1}, {},
+                                  None, limit=limit)
+        yield
+        for dabs in _calls(stroke):
+            self.again.paint_dabs([replace(d, time=d.time - start / sr) for d in dabs])
+            yield
+
+    def blended(self, heard: torch.Tensor, sample0: int) -> torch.Tensor:
+        """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``,
+        ``sample0`` on a seam; returns it with each rendering where it is clean."""
+        part, t, again = self.part, self.part.transform, self.again
+        if again.dirty is None:
+            return heard
+        a, b = sample0 - self.start, sample0 - self.start + heard.shape[-1]
+        fa, fb = t.frames_needed(a, b, part.length)
+        change = torch.zeros((part.channels, part.n_bins, fb - fa), dtype=torch.complex64,
+                             device=part.device)
+        r = again.dirty.intersect(Rect(0, part.n_bins, fa, fb))
+        if not r.empty:
+            change[:, r.bins, r.frame0 - fa:r.frame1 - fa] = \
+                part.read_complex(r) - again.canvas.complex_before(r)
+        other = t.inverse_span(change, fa, a, b, part.length)
+        return t.blend_across_seams(heard, other.double(), sample0)
 
 
 def _calls(stroke) -> list[list]:

@@ -175,3 +175,44 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
     w.deleteLater()
     qtbot.wait(200)  # the deferred delete happens, and any turn would have fired
     assert session._closed and len(session._queue) == 0
+
+
+def test_a_stroke_on_constant_q_ends_over_several_turns_with_the_same_result(qtbot, window):
+    """Its end paints the stroke again away from the slices' edges (brushes.seams): a
+    tone-pen stroke's end took ~0.5 s in one turn of the event loop."""
+    stft_doc, panel = window.doc, window.analysis_panel
+    panel.transform.setCurrentIndex(panel.transform.findData("cq"))
+    qtbot.mouseClick(panel.apply, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.doc is not stft_doc, timeout=30000)
+    settle(qtbot, window)
+    choose_brush(window, "tone-pen")
+    session, doc = window.session, window.doc
+    original = doc.coefficients(0, doc.n_frames).clone()
+    steps = window.undo_stack.count()
+
+    def stroke():  # across the slices' edge at 1.486 s
+        canvas, start, end = window.canvas, point(window, 1.0, 1000), point(window, 2.2, 1000)
+        qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+        for i in range(1, 21):
+            qtbot.mouseMove(canvas, start + (end - start) * i / 20)
+            qtbot.waitUntil(lambda: not session._queue)  # every move painted: left, the end
+        qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+
+    turns = []
+    session.painted = lambda: (turns.append(window.undo_stack.count()), window.canvas.update())
+    stroke()
+    assert window.undo_stack.count() == steps and len(session._queue) == 1  # still ending
+    settle(qtbot, window)
+    assert window.undo_stack.count() == steps + 1
+    assert turns.count(steps) > 2  # the end took several turns, the window painted between
+    progressive = doc.coefficients(0, doc.n_frames).clone()
+    assert not torch.equal(progressive, original)
+
+    window.undo_action.trigger()
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), original)
+    session.budget = None  # the same stroke ended at once
+    stroke()
+    assert len(session._queue) == 0
+    settle(qtbot, window)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), progressive)
