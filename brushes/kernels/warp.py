@@ -91,10 +91,9 @@ def _seam_pattern(ctx: DabContext, wide: Rect) -> torch.Tensor | None:
             if len(kept) > PATTERN_CHUNKS_KEPT:
                 kept.popitem(last=False)
         kept.move_to_end(k)
-        parts.append(kept[k])
-    whole = torch.cat(parts, -1) if len(parts) > 1 else parts[0]
-    first = wide.frame0 // size * size
-    return whole[:, wide.bins, wide.frame0 - first:wide.frame1 - first]
+        lo, hi = max(wide.frame0 - k * size, 0), min(wide.frame1 - k * size, size)
+        parts.append(kept[k][:, wide.bins, lo:hi])
+    return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
 
 
 def _bilinear(values: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
