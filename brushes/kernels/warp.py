@@ -59,8 +59,9 @@ class Warp(Kernel):
         src_f = (cols - weight * d_frames).clamp(0, wide.frame1 - wide.frame0 - 1)
         freqs = doc.transform.bin_frequencies().to(device)[wide.bin0:wide.bin1]
         moved_hz = freqs[rows] - _lerp(freqs, src_b)
-        mag = _bilinear(magnitude(z), src_b, src_f)
-        phase = _moved_phase(doc, z, freqs, (rows, cols), (src_b, src_f), moved_hz,
+        level = magnitude(z)
+        mag = _bilinear(level, src_b, src_f)
+        phase = _moved_phase(doc, z, level, freqs, (rows, cols), (src_b, src_f), moved_hz,
                              wide.frame0)
         out = torch.polar(mag, phase)
         if pattern is not None:
@@ -111,11 +112,11 @@ def _lerp(values: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
     return values[low] + (at - low) * (values[high] - values[low])
 
 
-def _moved_phase(doc, z: torch.Tensor, freqs: torch.Tensor, dest, src, moved_hz,
-                 frame0: int) -> torch.Tensor:
-    """Phase of the cells ``dest`` (rows, cols of ``z``) given the content at the
-    fractional ``src``, shifted by ``moved_hz``. ``frame0``: the file frame of
-    ``z``'s column 0."""
+def _moved_phase(doc, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor, dest, src,
+                 moved_hz, frame0: int) -> torch.Tensor:
+    """Phase of the cells ``dest`` (rows, cols of ``z``, whose magnitude is ``level``)
+    given the content at the fractional ``src``, shifted by ``moved_hz``. ``frame0``:
+    the file frame of ``z``'s column 0."""
     rows, cols = dest
     src_b, src_f = src
     phase = z.angle()
@@ -138,7 +139,7 @@ def _moved_phase(doc, z: torch.Tensor, freqs: torch.Tensor, dest, src, moved_hz,
     seconds = doc.transform.seconds_of(cols + frame0) + doc.origin / doc.sample_rate
     shift = torch.remainder(2 * math.pi * moved_hz * seconds, 2 * math.pi).float()
     delayed = phase[:, row, col] + (src_f - col).float() * rate[:, row, col] + shift
-    tonal = _tonal(magnitude(z), rate, nominal)[:, row, col]
+    tonal = _tonal(level, rate, nominal)[:, row, col]
     return torch.where(tonal, along, delayed)
 
 
