@@ -13,6 +13,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
 from PySide6.QtWidgets import QLabel
 
+from app.damage import Damage, around, cells_box, scissor, union
 from app.glutil import Uniforms, load_program
 from app.selecting import TOOLS, SelectionDrag, outlines, thin
 from app.tiles import TileCache, level_for
@@ -61,7 +62,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._space_down = self._space_panned = False
         self._gl_ready = False
         self._lut_dirty = True
+        self.damage = Damage()
+        self._drawn: tuple = (None, None)  # the outline's and the playhead's boxes last drawn
+        self.redrawn: tuple = (True, None)  # the last frame's: (everything?, else its box)
         self.complete = False
+        self.setUpdateBehavior(QOpenGLWidget.UpdateBehavior.PartialUpdate)
         self.setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(320, 200)
@@ -75,7 +80,11 @@ class SpectrogramCanvas(QOpenGLWidget):
                      fit: bool = True) -> None:
         """``view_channel``: see :meth:`set_view_channel`; ``names``: one per channel;
         ``fit``: show the whole file (else keep the view: a re-analysis)."""
+        if self.doc is not None:
+            self.doc.remove_listener(self._edited)
         self.doc = doc
+        if doc is not None:
+            doc.add_listener(self._edited)
         self.channel_names = list(names)
         self.set_view_channel(view_channel)
         if doc is not None:
@@ -157,6 +166,46 @@ class SpectrogramCanvas(QOpenGLWidget):
         held = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
         return self.grid.snap(hz) if self.snap != held else hz
 
+    # -- what to redraw ------------------------------------------------------------
+    def update(self, *args) -> None:
+        """Redraw everything on the next frame (anything may have changed)."""
+        self.damage.everything()
+        super().update(*args)
+
+    def repaint_changes(self) -> None:
+        """Redraw only what changed since the last frame: the cells edited since, the
+        brush outline and the playhead where they were and where they are."""
+        super().update()
+
+    def set_playhead(self, seconds: float | None) -> None:
+        self.playhead = seconds
+        self.repaint_changes()
+
+    def _edited(self, rect, channels) -> None:
+        """Document listener: the edited cells are redrawn, in each lane showing them."""
+        for lane, channel in enumerate(self.lanes):
+            if channel is None or channel in channels:
+                self.damage.add(cells_box(self.view, self.doc, rect, lane * self.view.height))
+        super().update()
+
+    def _overlay_boxes(self) -> tuple:
+        """The boxes of the brush outline and the playhead as the next frame draws them."""
+        outline = playhead = None
+        if self._cursor is not None and self.tool == "paint":
+            outline = around(self._outline(), self.lane_at(self._cursor.y()) * self.view.height)
+        if self.playhead is not None:
+            x = self.view.x_of(self.playhead)
+            playhead = around([(x, 0.0), (x, float(self.height()))])
+        return outline, playhead
+
+    def _partial_box(self, box, drawn: tuple):
+        """``box`` with the overlays that moved since the last frame: where they were and
+        where they are now."""
+        for before, now in zip(self._drawn, drawn, strict=True):
+            if before != now:
+                box = union(box, union(before, now))
+        return box
+
     # -- GL ----------------------------------------------------------------------
     def initializeGL(self) -> None:
         self.program = load_program("spectrogram")
@@ -167,6 +216,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.vbo = GL.glGenBuffers(1)
         self.lut = GL.glGenTextures(1)
         self._gl_ready = True
+        self.damage.everything()
         for cache, channel in zip(self.lane_tiles, self.lanes, strict=True):
             cache.set_document(self.doc, channel)
         self._upload_lut()  # now, not in a document's first frame: the first costs ~120 ms
@@ -183,12 +233,26 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._lut_dirty = False
 
     def resizeGL(self, w: int, h: int) -> None:
+        self.damage.everything()  # a new framebuffer: nothing kept
         self.view.width, self.view.height = max(self.width(), 1), self.lane_height()
         self._place_labels()
 
     def paintGL(self) -> None:
-        """Each lane: its tiles, then the overlays (the view's height is a lane's)."""
+        """Each lane: its tiles, then the overlays (the view's height is a lane's); all of
+        them, or only inside the box of what changed (:mod:`app.damage`)."""
         self.view.width, self.view.height = max(self.width(), 1), self.lane_height()
+        full, box = self.damage.take()
+        drawn = self._overlay_boxes() if self.doc is not None else (None, None)
+        if not full:
+            box = self._partial_box(box, drawn)
+        self.redrawn = full, box
+        if full:
+            GL.glDisable(GL.GL_SCISSOR_TEST)
+        else:
+            GL.glEnable(GL.GL_SCISSOR_TEST)
+            GL.glScissor(*(scissor(box, self.width(), self.height(), self.devicePixelRatioF())
+                           if box else (0, 0, 0, 0)))
+        self._drawn = drawn
         GL.glClearColor(0.08, 0.08, 0.1, 1.0)
         GL.glClear(GL.GL_COLOR_BUFFER_BIT)
         if self.doc is None:
@@ -199,12 +263,17 @@ class SpectrogramCanvas(QOpenGLWidget):
         missing = False
         for lane, cache in enumerate(self.lane_tiles):
             missing |= self._draw_tiles(cache, lane, budget_end)
-        self.complete = not missing  # every visible tile was drawn in this frame
+        self.complete = not missing  # every visible tile was drawn, up to date, this frame
         self._draw_overlays()
         GL.glBindVertexArray(0)
+        GL.glDisable(GL.GL_SCISSOR_TEST)
         self.framePresented.emit(time.perf_counter())
-        if missing:
-            QTimer.singleShot(0, self.update)
+        if missing:  # the same again on the next frame
+            if full:
+                QTimer.singleShot(0, self.update)
+            else:
+                self.damage.add(box)
+                QTimer.singleShot(0, self.repaint_changes)
 
     def _draw_tiles(self, cache: TileCache, lane: int, budget_end: float) -> bool:
         doc, view = self.doc, self.view
@@ -244,6 +313,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             if tile is None:
                 missing = True
                 continue
+            missing |= tile.pending is not None  # drawn as it was before an edit
             r = tile.rect
             x0 = view.x_of((r.frame0 - 0.5) * hop_s)
             x1 = view.x_of((r.frame0 + tile.cols * tile.factor - 0.5) * hop_s)
@@ -373,7 +443,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             else:
                 self._drag = "paint"
                 self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, PRESS)
-        self.update()
+        self._repaint_for_drag()
 
     def mouseMoveEvent(self, event) -> None:
         pos = event.position()
@@ -391,7 +461,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             self._selecting.move(t, f, self.view)
             self.selection = self._selecting.selection()
         self._last = pos
-        self.update()
+        self._repaint_for_drag()
 
     def mouseReleaseEvent(self, event) -> None:
         if self._drag == "paint":
@@ -401,8 +471,9 @@ class SpectrogramCanvas(QOpenGLWidget):
             self._selecting.move(*self._at(event.position()), self.view)
             self.selection, self._selecting = self._selecting.selection(), None
             self.selectionChanged.emit(self.selection)
+            self.update()
         self._drag = None
-        self.update()
+        self.repaint_changes()
 
     def tabletEvent(self, event) -> None:
         """Pen input with pressure; the mouse events Qt synthesizes are then ignored."""
@@ -421,11 +492,19 @@ class SpectrogramCanvas(QOpenGLWidget):
             self.strokePoint.emit(t, f, event.pressure(), RELEASE)
             self._drag = None
         event.accept()
-        self.update()
+        self.repaint_changes()
 
     def leaveEvent(self, event) -> None:
         self._cursor = None
-        self.update()
+        self.repaint_changes()
+
+    def _repaint_for_drag(self) -> None:
+        """A pan or a selection changes what every pixel shows; painting and hovering,
+        only the edited cells and the outline."""
+        if self._drag in ("pan", "select"):
+            self.update()
+        else:
+            self.repaint_changes()
 
     def wheelEvent(self, event) -> None:
         steps = event.angleDelta().y() / 120

@@ -59,8 +59,7 @@ class Transport:
         self.player.scrub(self.session.synth.cached, doc.sample_rate, doc.channels,
                           doc.length, at)
         self.playhead_timer.start()
-        self.canvas.playhead = at / doc.sample_rate
-        self.canvas.update()
+        self.canvas.set_playhead(at / doc.sample_rate)
 
     def end_scrub(self) -> None:
         if self.player.tape is not None:
@@ -87,6 +86,5 @@ class Transport:
         if frame is None:
             self.playhead_timer.stop()
             return
-        self.canvas.playhead = frame / self.doc.sample_rate
-        self.canvas.update()
+        self.canvas.set_playhead(frame / self.doc.sample_rate)
 

@@ -230,7 +230,6 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         session.live = lambda: self.player.playing
         session.failed = self._stroke_failed
         session.notice = lambda text: self.statusBar().showMessage(text, 15000)
-        session.painted = self.canvas.update
         doc = session.doc
         names = list(doc.audio.layout) or list(channel_names(doc.channels))
         self.view_panel.set_channels(names, keep=not fit)
@@ -286,7 +285,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         if self.session:
             self.session.catch_up_soon()
         self.analysis_view.schedule()
-        self.canvas.update()
+        self.canvas.repaint_changes()  # the cells undone or redone (document listener)
         self._update_title()
 
     def _brush_changed(self) -> None:
