@@ -15,7 +15,7 @@ stroke painted, in its time, and nothing elsewhere.
 """
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 
 import torch
 
@@ -39,6 +39,15 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
     return rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
 
 
+def drain(steps: Generator):
+    """Run a generator of steps to its end; what it returns."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
 def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
             across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
             ) -> Rect | None:
@@ -47,6 +56,14 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     the rect rewritten, or None when nothing needed to be. ``across_seams(heard,
     sample0)``: the change's sound as the stroke paints it away from the transform's
     seams (brushes.seams), for a transform that has them; the change's sound is that."""
+    return drain(confining(doc, canvas, rect, frames, across_seams))
+
+
+def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
+              across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
+              ) -> Generator[None, None, Rect | None]:
+    """:func:`confine` in steps (each an inverse or a forward transform of the
+    stroke's span), so a stroke's end can be spread over turns of the GUI."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     region = Rect(0, doc.n_bins, *t.frames_needed(s0, s1, n))
@@ -54,6 +71,7 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     change = torch.zeros(before.shape[:1] + region.shape, dtype=before.dtype, device=doc.device)
     change[:, rect.bins, rect.frame0 - region.frame0:rect.frame1 - region.frame0] = now - before
     heard = t.inverse_span(change, region.frame0, s0, s1, n).double()
+    yield
     fade = max(round(FADE_S * sr), 1)
     first, last = round(t.seconds_of(frames[0]) * sr), round(t.seconds_of(frames[1] - 1) * sr)
     s = torch.arange(s0, s1, dtype=torch.float64, device=heard.device)
@@ -61,6 +79,7 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
     if across_seams is not None and t.seam_margin:
         outside = across_seams(heard, s0) * kept - heard  # the seams' bursts, and outside
+        yield
     else:
         outside = heard * (kept - 1)  # minus what lies outside
     if not bool((outside != 0).any()):
@@ -69,6 +88,7 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
     seg = torch.zeros(outside.shape[0], b - a, dtype=torch.float32, device=doc.device)
     seg[:, s0 - a:s1 - a] = outside.float()
     delta = t.forward_segment(seg, region.frame0, region.frame1)
+    yield
     keep = delta.abs() > FLOOR * t.full_scale
     bins = torch.nonzero(keep.any(0).any(1)).flatten()
     cols = torch.nonzero(keep.any(0).any(0)).flatten()

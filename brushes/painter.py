@@ -7,7 +7,7 @@ from collections.abc import Callable, Generator
 import torch
 
 from brushes.canvas import StrokeCanvas
-from brushes.confine import confine, covered_frames
+from brushes.confine import confining, covered_frames, drain
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
@@ -131,12 +131,7 @@ class Stroke:
         named ``label`` (default "<brush> stroke").
         If the kernel's finishing work fails, the stroke is rolled back and the error
         raised."""
-        steps = self.ending(label)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                return done.value
+        return drain(self.ending(label))
 
     def ending(self, label: str | None = None) -> Generator[None, None, Step]:
         """:meth:`end` in steps, each a bounded piece of work (on a transform with
@@ -152,7 +147,7 @@ class Stroke:
                         self.dirty.frame0, self.dirty.frame1, doc.length))
                     yield from again.steps()
                     across = again.blended
-                confined = confine(doc, self.canvas, self.dirty, frames, across) \
+                confined = (yield from confining(doc, self.canvas, self.dirty, frames, across)) \
                     if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(doc, self.canvas, self.params)
