@@ -268,12 +268,12 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_SCISSOR_TEST)
         self.framePresented.emit(time.perf_counter())
-        if missing:  # the same again on the next frame
+        if missing:  # the same again on the next frame (marked now: a grab may come first)
             if full:
-                QTimer.singleShot(0, self.update)
+                self.damage.everything()
             else:
                 self.damage.add(box)
-                QTimer.singleShot(0, self.repaint_changes)
+            QTimer.singleShot(0, self.repaint_changes)
 
     def _draw_tiles(self, cache: TileCache, lane: int, budget_end: float) -> bool:
         doc, view = self.doc, self.view
