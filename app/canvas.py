@@ -188,15 +188,20 @@ class SpectrogramCanvas(QOpenGLWidget):
                 self.damage.add(cells_box(self.view, self.doc, rect, lane * self.view.height))
         super().update()
 
-    def _overlay_boxes(self) -> tuple:
-        """The boxes of the brush outline and the playhead as the next frame draws them."""
-        outline = playhead = None
-        if self._cursor is not None and self.tool == "paint":
-            outline = around(self._outline(), self.lane_at(self._cursor.y()) * self.view.height)
+    def _cursor_outline(self) -> list | None:
+        """The brush outline in canvas pixels (in the pointer's lane), if it is shown."""
+        if self.doc is None or self._cursor is None or self.tool != "paint":
+            return None
+        dy = self.lane_at(self._cursor.y()) * self.view.height
+        return [(x, y + dy) for x, y in self._outline()]
+
+    def _overlay_boxes(self, outline: list | None) -> tuple:
+        """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
+        playhead = None
         if self.playhead is not None:
             x = self.view.x_of(self.playhead)
             playhead = around([(x, 0.0), (x, float(self.height()))])
-        return outline, playhead
+        return around(outline), playhead
 
     def _partial_box(self, box, drawn: tuple):
         """``box`` with the overlays that moved since the last frame: where they were and
@@ -242,7 +247,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         them, or only inside the box of what changed (:mod:`app.damage`)."""
         self.view.width, self.view.height = max(self.width(), 1), self.lane_height()
         full, box = self.damage.take()
-        drawn = self._overlay_boxes() if self.doc is not None else (None, None)
+        outline = self._cursor_outline()
+        drawn = self._overlay_boxes(outline) if self.doc is not None else (None, None)
         if not full:
             box = self._partial_box(box, drawn)
         self.redrawn = full, box
@@ -256,6 +262,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glClearColor(0.08, 0.08, 0.1, 1.0)
         GL.glClear(GL.GL_COLOR_BUFFER_BIT)
         if self.doc is None:
+            GL.glDisable(GL.GL_SCISSOR_TEST)
             return
         if self._lut_dirty:
             self._upload_lut()
@@ -264,7 +271,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         for lane, cache in enumerate(self.lane_tiles):
             missing |= self._draw_tiles(cache, lane, budget_end)
         self.complete = not missing  # every visible tile was drawn, up to date, this frame
-        self._draw_overlays()
+        self._draw_overlays(outline)
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_SCISSOR_TEST)
         self.framePresented.emit(time.perf_counter())
@@ -341,7 +348,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 
-    def _draw_overlays(self) -> None:
+    def _draw_overlays(self, outline: list | None) -> None:
         view = self.view
         GL.glUseProgram(self.overlay)
         self.overlay_uniforms.set("viewport", (float(view.width), float(self.height())))
@@ -361,9 +368,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self.playhead is not None:
             x = view.x_of(self.playhead)
             self._lines([(x, 0), (x, self.height())], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
-        if self._cursor is not None and self.tool == "paint":
-            lane = self.lane_at(self._cursor.y())
-            self._lines(self._outline(), (1, 1, 1, 1), GL.GL_LINE_LOOP, lane * view.height)
+        if outline is not None:
+            self._lines(outline, (1, 1, 1, 1), GL.GL_LINE_LOOP)
 
     def _draw_grid(self, dy: float) -> None:
         """A line per grid note; the key's notes brighter. Notes closer than 3 pixels

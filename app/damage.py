@@ -24,11 +24,11 @@ def union(a: Box | None, b: Box | None) -> Box | None:
     return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
 
 
-def around(points, dy: float = 0.0) -> Box | None:
-    """The box of ``points`` (x, y) moved down by ``dy``, with the margin."""
+def around(points) -> Box | None:
+    """The box of ``points`` (x, y), with the margin."""
     if not points:
         return None
-    xs, ys = [p[0] for p in points], [p[1] + dy for p in points]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
     return min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN
 
 
