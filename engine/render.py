@@ -162,10 +162,11 @@ def render(store_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: 
            transform, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False, blocks=None) -> np.ndarray:
     """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
-    lut = colormap_lut(colormap).view(torch.int32)[:, 0]  # one RGBA pixel per int32
+    lut = colormap_lut(colormap).numpy().view(np.int32)[:, 0]  # one RGBA pixel per int32
     pooled = pooled_magnitude(store_fb, rect, width, height, transform, log_freq, blocks)
-    index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().long().cpu()
-    return lut[index].contiguous().numpy().view(np.uint8).reshape(height, width, 4)
+    # uint8 indices into numpy's table: a third of the time of torch's int64 gather
+    index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().to(torch.uint8).cpu()
+    return lut[index.contiguous().numpy()].view(np.uint8).reshape(height, width, 4)
 
 
 def packed_rgba(mag: torch.Tensor, phase: torch.Tensor, *, ref: float, top_db: float = 0.0,
