@@ -50,8 +50,11 @@ def to_unit(mag: torch.Tensor, ref: float, top_db: float = 0.0,
                              "usual")
     if not math.isfinite(top_db):
         raise ParameterError(f"the top dB must be a number (got {top_db}); 0 is usual")
-    db = 20 * torch.log10(torch.clamp(mag / ref, min=1e-12))
-    return ((db - (top_db - range_db)) / range_db).clamp_(0.0, 1.0)
+    # (20 log10(max(mag / ref, 1e-12)) - floor) / range, in three passes over mag
+    scale = 20 / range_db
+    offset = -(20 * math.log10(ref) + top_db - range_db) / range_db
+    unit = torch.clamp(mag, min=1e-12 * ref).log10_().mul_(scale).add_(offset)
+    return unit.clamp_(0.0, 1.0)
 
 
 def _pool(x: torch.Tensor, dim: int, edges: torch.Tensor) -> torch.Tensor:
