@@ -4,7 +4,6 @@ The canvas knows pixels and the view; it reports pen input in seconds and
 Hz (``strokePoint``) and never edits the document itself.
 """
 
-import math
 import time
 
 import numpy as np
@@ -15,12 +14,13 @@ from PySide6.QtWidgets import QLabel
 
 from app.damage import Damage, around, cells_box, scissor, union
 from app.glutil import Uniforms, load_program
-from app.selecting import TOOLS, SelectionDrag, outlines, thin
+from app.overlays import OverlayPainter, brush_outline
+from app.selecting import TOOLS, SelectionDrag
 from app.tiles import TileCache, level_for
 from app.view import ViewState
 from brushes.selection import Selection
 from engine.document import Document
-from engine.pitch import NOTE_NAMES, PitchGrid
+from engine.pitch import PitchGrid
 from engine.render import colormap_lut
 
 PRESS, MOVE, RELEASE = 0, 1, 2
@@ -215,10 +215,9 @@ class SpectrogramCanvas(QOpenGLWidget):
     def initializeGL(self) -> None:
         self.program = load_program("spectrogram")
         self.uniforms = Uniforms(self.program)
-        self.overlay = load_program("overlay")
-        self.overlay_uniforms = Uniforms(self.overlay)
         self.vao = GL.glGenVertexArrays(1)
         self.vbo = GL.glGenBuffers(1)
+        self.overlays = OverlayPainter(self.vao, self.vbo)
         self.lut = GL.glGenTextures(1)
         self._gl_ready = True
         self.damage.everything()
@@ -271,7 +270,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         for lane, cache in enumerate(self.lane_tiles):
             missing |= self._draw_tiles(cache, lane, budget_end)
         self.complete = not missing  # every visible tile was drawn, up to date, this frame
-        self._draw_overlays(outline)
+        self.overlays.draw(self.view, self.height(), len(self.lanes),
+                           self.grid if self.show_grid else None, self.selection,
+                           self.playhead, outline)
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_SCISSOR_TEST)
         self.framePresented.emit(time.perf_counter())
@@ -348,75 +349,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 
-    def _draw_overlays(self, outline: list | None) -> None:
-        view = self.view
-        GL.glUseProgram(self.overlay)
-        self.overlay_uniforms.set("viewport", (float(view.width), float(self.height())))
-        GL.glBindVertexArray(self.vao)
-        GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self.vbo)
-        GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 8, None)
-        for lane in range(len(self.lanes)):
-            dy = lane * view.height
-            if self.show_grid:
-                self._draw_grid(dy)
-            if self.selection is not None:
-                for points, closed, colour in outlines(self.selection, view):
-                    self._lines(thin(points), colour,
-                                GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP, dy)
-            if lane:
-                self._lines([(0, dy), (view.width, dy)], (0.8, 0.8, 0.85, 1), GL.GL_LINES)
-        if self.playhead is not None:
-            x = view.x_of(self.playhead)
-            self._lines([(x, 0), (x, self.height())], (1.0, 0.3, 0.2, 1.0), GL.GL_LINES)
-        if outline is not None:
-            self._lines(outline, (1, 1, 1, 1), GL.GL_LINE_LOOP)
-
-    def _draw_grid(self, dy: float) -> None:
-        """A line per grid note; the key's notes brighter. Notes closer than 3 pixels
-        are left out (but never the key's)."""
-        view = self.view
-        lo = max(view.f_lo, 20.0) if view.log_freq else view.f_lo
-        root = self.grid.key
-        roots, others, last_y = [], [], None
-        for hz, midi in self.grid.notes(lo, view.f_hi):
-            y = view.y_of(hz)
-            is_root = NOTE_NAMES[midi % 12] == root
-            if not is_root and last_y is not None and abs(last_y - y) < 3:
-                continue
-            (roots if is_root else others).extend([(0, y), (view.width, y)])
-            last_y = y
-        for points, colour in ((others, (0.55, 0.55, 0.6, 1)), (roots, (1, 0.85, 0.3, 1))):
-            if points:
-                self._lines(points, colour, GL.GL_LINES, dy)
-
-    def _lines(self, points, colour, mode, dy: float = 0.0) -> None:
-        """``points`` in a lane's pixels; ``dy``: the lane's top. Opaque colours: the
-        framebuffer's alpha is what the window composes (a line of alpha 0.6 came
-        out dark grey)."""
-        data = np.array(points, np.float32) + np.array([0.0, dy], np.float32)
-        self.overlay_uniforms.set("line_colour", colour)
-        GL.glBufferData(GL.GL_ARRAY_BUFFER, data.nbytes, data, GL.GL_STREAM_DRAW)
-        GL.glDrawArrays(mode, 0, len(data))
-
     def _outline(self) -> list[tuple[float, float]]:
-        """The brush at its true size, its outline (where its effect is half): an ellipse
-        in seconds x Hz around the cursor."""
-        view = self.view
+        """The brush outline around the pointer (see :func:`app.overlays.brush_outline`)."""
         t, f = self._at(self._cursor)
-        f = self._snapped(f, self._modifiers)
-        rt, rf = self.brush_radius
-        if self.brush_cents > 0:
-            rf = f * (2 ** (self.brush_cents / 1200) - 1)
-        if self.doc is not None:  # as brushes.dab.Footprint: never under the resolution
-            transform = self.doc.transform
-            rt = max(rt, transform.seconds_of(1))
-            rf = max(rf, transform.resolution_hz(max(f, 0.0)))
-        points = []
-        for k in range(48):
-            a = 2 * math.pi * k / 48
-            hz = max(f + rf * math.sin(a), 1e-3)
-            points.append((view.x_of(t + rt * math.cos(a)), view.y_of(hz)))
-        return points
+        return brush_outline(self.view, t, self._snapped(f, self._modifiers), self.brush_radius,
+                             self.brush_cents, self.doc.transform if self.doc else None)
 
     # -- input ---------------------------------------------------------------------
     def pointer_seconds(self) -> float | None:
