@@ -220,7 +220,7 @@ class ViewPanel(QWidget):
         self.view_channel = QComboBox()
         self.paint_channel = QComboBox()
         self.show_grid = QCheckBox("pitch grid")
-        self.snap = QCheckBox("snap brush to the grid (Ctrl toggles)")
+        self.snap = QCheckBox("snap to the grid (Ctrl toggles)")
         self.a4 = _spin(A4_RANGE[0], A4_RANGE[1], 440.0, " Hz")
         self.scale = QComboBox()
         self.scale.addItems(list(SCALES))

@@ -31,7 +31,7 @@ class AnalysisView(QWidget):
             self.choice.addItem(kind.upper() if kind != "mel" else "Mel", kind)
         self.image = QLabel("Choose a view to see the visible span through nnAudio.")
         self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.image.setMinimumHeight(160)
+        self.image.setMinimumHeight(60)  # the window decides; a first run gives it 150 px
         layout = QVBoxLayout(self)
         layout.addWidget(self.choice)
         layout.addWidget(self.image, 1)

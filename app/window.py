@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QScrollArea,
+    QToolBar,
     QUndoView,
 )
 
@@ -35,6 +36,10 @@ from engine.document import Document
 from engine.layout import channel_names
 from engine.region import Rect
 from engine.resynth import Resynthesizer
+
+SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
+                "Lasso select tool": "Lasso", "Harmonic select tool": "Harmonic",
+                "Play / pause": "Play", "Fit to window": "Fit"}
 
 
 class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowState,
@@ -89,6 +94,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             dock.setWidget(widget)
             self.addDockWidget(area, dock)
             self.docks.append(dock)
+        self._arrange_docks()
         self.readout = QLabel()
         self.readout.setMinimumWidth(440)
         self.readout_timer = QTimer(self, singleShot=True, interval=50,
@@ -118,6 +124,19 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self._build_menus()
         self._brush_changed()
+
+    def _arrange_docks(self) -> None:
+        """The first-run layout (QSettings keeps the user's own after that): on the
+        right, the full height, the brush panel and under it the view, analysis and
+        selection panels as tabs; the nnAudio view a short strip under the canvas, which
+        keeps most of the window."""
+        brushes, view, analysis, selection, _, nn_view = self.docks
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(view, analysis)
+        self.tabifyDockWidget(analysis, selection)
+        view.raise_()
+        self.resizeDocks([brushes, view], [350, 410], Qt.Orientation.Vertical)
+        self.resizeDocks([nn_view], [150], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
         action = QAction(text, self, checkable=checkable)
@@ -178,12 +197,10 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self._action(e, "Invert selection", self.selection_panel.inverted.toggle, "Ctrl+I")
         self._action(e, "Clear selection", self.clear_selection, "Escape")
         v = bar.addMenu("&View")
-        self._action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+=")
-        self._action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-")
-        self._action(v, "&Fit to window", self.canvas.fit, "Ctrl+0")
+        zoom = [self._action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+="),
+                self._action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-"),
+                self._action(v, "&Fit to window", self.canvas.fit, "Ctrl+0")]
         v.addSeparator()
-        for dock in self.docks:  # every panel, shown or hidden
-            v.addAction(dock.toggleViewAction())
         p = bar.addMenu("&Play")
         # Space is a window shortcut: a focused check box or button cannot take it; a text
         # field (which types it) and the canvas (tap vs Space+drag) override it
@@ -194,8 +211,31 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self._action(p, "Play selection &alone", self.play_selection_alone, "Ctrl+Shift+Space")
         self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
         self.band_action = self._action(p, "Selected &band only", lambda: None, checkable=True)
-        self._action(p, "S&top", self.stop, "Ctrl+.")
+        stop = self._action(p, "S&top", self.stop, "Ctrl+.")
+        self.toolbar = self._toolbar([*self.tool_actions.values()],
+                                     [self.undo_action, self.redo_action], [play, stop], zoom)
+        for panel in (*self.docks, self.toolbar):  # every panel, shown or hidden
+            v.addAction(panel.toggleViewAction())
         self._refresh_recent()
+
+    def _toolbar(self, *groups: list[QAction]) -> QToolBar:
+        """The tools and the everyday actions as buttons (the menus' own actions, so
+        both stay in step); a tooltip names each one's shortcut."""
+        bar = QToolBar("Toolbar", self)
+        bar.setObjectName("Toolbar")  # saved and restored with the panels
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for i, group in enumerate(groups):
+            if i:
+                bar.addSeparator()
+            for action in group:
+                bar.addAction(action)
+                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                name = action.text().replace("&", "")
+                # a short fixed label (Undo's text grows with what it undoes)
+                action.setIconText(SHORT_LABELS.get(name, name))
+                action.setToolTip(f"{name} ({keys})" if keys else name)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        return bar
 
     # -- document --------------------------------------------------------------
     @property

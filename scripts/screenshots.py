@@ -4,6 +4,7 @@
 """
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from app.gui import configure_opengl  # noqa: E402
 
 def main() -> None:
     configure_opengl()
-    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtCore import QPoint, QSettings, Qt
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
@@ -23,6 +24,8 @@ def main() -> None:
     from app.window import MainWindow
 
     app = QApplication([])
+    settings = tempfile.mkdtemp()  # the first-run layout, not this machine's saved one
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, settings)
     window = MainWindow("cpu")
     window.resize(1400, 860)
     window.show()

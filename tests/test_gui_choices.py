@@ -5,6 +5,7 @@ and what happens when a file cannot be opened as it is."""
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -165,3 +166,38 @@ def test_without_a_document_the_window_says_what_to_do_and_cannot_export(qtbot, 
     qtbot.waitUntil(lambda: w.session is not None, timeout=20000)
     assert not w.area.empty.isVisible() and all(a.isEnabled() for a in w.document_actions)
     w.close()
+
+
+def test_the_first_run_layout_leaves_the_canvas_most_of_the_window(qtbot, window):
+    docks = {d.windowTitle(): d for d in window.docks}
+    tabbed = window.tabifiedDockWidgets(docks["View"])
+    assert docks["Analysis"] in tabbed and docks["Selection"] in tabbed
+    assert docks["Brushes"] not in tabbed
+    qtbot.wait(20)
+    # 490 of 800 px before (four stacked panels, a 210 px nnAudio strip), 533 now
+    assert window.canvas.height() >= 0.65 * window.height(), window.canvas.height()
+    assert docks["nnAudio view"].height() <= 170
+    save = window.brush_panel.save_button  # the panel's last widget
+    shown = save.visibleRegion().boundingRect()
+    assert shown.height() == save.height(), "the brush panel is cut off above its last button"
+
+
+def test_the_toolbar_buttons_are_the_menus_actions(qtbot, window):
+    bar = window.toolbar
+    button = {a.iconText(): bar.widgetForAction(a) for a in bar.actions() if a.iconText()}
+    assert {"Paint", "Rectangle", "Lasso", "Harmonic", "Undo", "Redo", "Play", "Stop",
+            "Zoom in", "Zoom out", "Fit"} <= set(button)
+    qtbot.mouseClick(button["Lasso"], Qt.MouseButton.LeftButton)
+    assert window.canvas.tool == "lasso" and window.tool_actions["lasso"].isChecked()
+    assert not window.tool_actions["paint"].isChecked()
+    qtbot.mouseClick(button["Paint"], Qt.MouseButton.LeftButton)
+    assert window.canvas.tool == "paint"
+    before = window.doc.magnitude.clone()
+    paint_whistle(qtbot, window)
+    assert button["Undo"].isEnabled() and button["Undo"].text() == "Undo"  # a fixed label
+    assert "Ctrl+Z" in window.undo_action.toolTip()
+    qtbot.mouseClick(button["Undo"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: torch.equal(window.doc.magnitude, before))
+    view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    next(a for a in view_menu.actions() if a.text() == "Toolbar").trigger()
+    assert not bar.isVisible()
