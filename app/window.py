@@ -20,6 +20,7 @@ from app.autosave import Autosaver
 from app.canvas import PRESS
 from app.editing import PaintSession
 from app.fileactions import FileActions
+from app.helpdialog import show_about, show_shortcuts
 from app.imageactions import ImageActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
@@ -216,6 +217,10 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
         for panel in (*self.docks, self.toolbar):  # every panel, shown or hidden
             v.addAction(panel.toggleViewAction())
+        h = bar.addMenu("&Help")
+        self._action(h, "&Keyboard and mouse…", lambda: show_shortcuts(self),
+                     QKeySequence.StandardKey.HelpContents)
+        self._action(h, "&About SpectroPaint", lambda: show_about(self, self.device))
         self._refresh_recent()
 
     def _toolbar(self, *groups: list[QAction]) -> QToolBar:

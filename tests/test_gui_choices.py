@@ -201,3 +201,23 @@ def test_the_toolbar_buttons_are_the_menus_actions(qtbot, window):
     view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
     next(a for a in view_menu.actions() if a.text() == "Toolbar").trigger()
     assert not bar.isVisible()
+
+
+def test_help_lists_the_menus_shortcuts_and_about_names_the_device(qtbot, window):
+    from PySide6.QtWidgets import QDialog
+
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: window.findChild(QDialog, "shortcuts") is not None)
+    dialog = window.findChild(QDialog, "shortcuts")
+    table = dialog.table
+    rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+    assert rows["Edit > Undo"] == "Ctrl+Z" and rows["Play > Play / pause"] == "Space"
+    assert rows["Edit > Lasso select tool"] == "A" and rows["File > Export audio…"] == "Ctrl+E"
+    assert "Scrub" in rows and "Pan" in rows  # the gestures no menu holds
+    assert not dialog.isModal()
+    dialog.close()
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    next(a for a in help_menu.actions() if "About" in a.text()).trigger()
+    about = window.findChild(QMessageBox, "about")
+    assert "Engine device: cpu" in about.text() and "torch" in about.text()
+    about.close()
