@@ -73,6 +73,7 @@ class Transport:
             return
         self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
         self.playhead_timer.start()
+        self.play_action.setIconText("Pause")
         if self.player.output.is_null:
             self.statusBar().showMessage("no audio output: playing silently "
                                          f"({self.player.output.reason})", 5000)
@@ -80,11 +81,12 @@ class Transport:
     def stop(self) -> None:
         self.player.stop()
         self.playhead_timer.stop()
+        self.play_action.setIconText("Play")
 
     def _tick_playhead(self) -> None:
         frame = self.player.position()
-        if frame is None:
-            self.playhead_timer.stop()
+        if frame is None:  # played to its end
+            self.stop()
             return
         self.canvas.set_playhead(frame / self.doc.sample_rate)
 

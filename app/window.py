@@ -205,7 +205,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         p = bar.addMenu("&Play")
         # Space is a window shortcut: a focused check box or button cannot take it; a text
         # field (which types it) and the canvas (tap vs Space+drag) override it
-        play = self._action(p, "Play / pause", self.toggle_play, "Space")
+        play = self.play_action = self._action(p, "Play / pause", self.toggle_play, "Space")
         play.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self._action(p, "Play from &cursor", self.play_from_cursor, "Shift+Space")
         self._action(p, "Play &selection", self.play_selection, "Ctrl+Space")

@@ -221,3 +221,15 @@ def test_help_lists_the_menus_shortcuts_and_about_names_the_device(qtbot, window
     about = window.findChild(QMessageBox, "about")
     assert "Engine device: cpu" in about.text() and "torch" in about.text()
     about.close()
+
+
+def test_the_play_button_says_pause_while_playing(qtbot, window):
+    button = window.toolbar.widgetForAction(window.play_action)
+    assert button.text() == "Play"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert window.player.playing and button.text() == "Pause"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert not window.player.playing and button.text() == "Play"
+    window.play_from(11.8)  # 0.2 s before the demo's end: it stops by itself
+    assert button.text() == "Pause"
+    qtbot.waitUntil(lambda: not window.player.playing and button.text() == "Play", timeout=3000)
