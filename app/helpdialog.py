@@ -3,6 +3,7 @@ actions so the list cannot drift from them, and the canvas's gestures), and Abou
 
 from importlib import metadata
 
+import torch
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
@@ -15,6 +16,8 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QVBoxLayout,
 )
+
+from engine.device import describe, pick_device
 
 GESTURES = (
     ("Paint", "left button (tablet pressure where a tablet is present)"),
@@ -69,10 +72,6 @@ def show_shortcuts(window: QMainWindow) -> None:
 
 
 def show_about(window: QMainWindow, device: str | None) -> None:
-    import torch
-
-    from engine.device import describe, pick_device
-
     try:
         version = metadata.version("spectropaint")
     except metadata.PackageNotFoundError:

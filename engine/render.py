@@ -168,7 +168,7 @@ def render(store_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: 
     lut = colormap_lut(colormap).numpy().view(np.int32)[:, 0]  # one RGBA pixel per int32
     pooled = pooled_magnitude(store_fb, rect, width, height, transform, log_freq, blocks)
     # uint8 indices into numpy's table: a third of the time of torch's int64 gather
-    index = (to_unit(pooled, ref, top_db, range_db) * 255).round_().to(torch.uint8).cpu()
+    index = to_unit(pooled, ref, top_db, range_db).mul_(255).round_().to(torch.uint8).cpu()
     return lut[index.contiguous().numpy()].view(np.uint8).reshape(height, width, 4)
 
 
