@@ -1,7 +1,9 @@
 """Which torch device the engine computes on: CUDA > MPS > CPU, overridable
 by an explicit name or the SPECPAINT_DEVICE environment variable, with a
-fall-back to the CPU when the GPU runs out of memory."""
+fall-back to the CPU when the GPU runs out of memory. A backend that cannot do
+what the engine and the brushes need (:func:`missing_support`) is never chosen."""
 
+import functools
 import os
 import warnings
 from collections.abc import Callable
@@ -12,6 +14,7 @@ import torch
 from engine.errors import DeviceError
 
 ENV_VAR = "SPECPAINT_DEVICE"
+PRIORITY = ("cuda", "mps", "cpu")
 T = TypeVar("T")
 
 
@@ -20,14 +23,35 @@ def _mps_available() -> bool:
     return bool(mps and mps.is_available())
 
 
+@functools.cache
+def missing_support(device: torch.device) -> str | None:
+    """Why ``device`` cannot run SpectroPaint, or None. The brushes compute their
+    statistics in float64 on the document's device (the steady repairs' fits, the
+    confinement of a constant-Q stroke) and the transforms need complex64 FFTs; MPS
+    has no float64 (pytorch/pytorch#122602), so it would fail in the middle of a
+    stroke. A few tiny operations, checked against the CPU's results."""
+    try:
+        ramp = torch.arange(8, dtype=torch.float64, device=device)
+        spectrum = torch.fft.rfft(ramp.float() * 0.5)
+        ok = torch.allclose(spectrum.cpu(), torch.fft.rfft(torch.arange(8.0) * 0.5),
+                            atol=1e-5) and float((ramp * ramp).sum()) == 140.0
+    except Exception as e:  # whatever the backend raises, it cannot be used
+        first = str(e).strip().split(". ")[0].splitlines()[0] if str(e).strip() else ""
+        return (first[:150] + "..." if len(first) > 150 else first) or type(e).__name__
+    return None if ok else "its float64 and FFT results differ from the CPU's"
+
+
+def _available(kind: str) -> bool:
+    return torch.cuda.is_available() if kind == "cuda" else _mps_available()
+
+
 def pick_device(name: str | None = None) -> torch.device:
     """``name`` (or $SPECPAINT_DEVICE): "auto", "cpu", "cuda", "cuda:N" or "mps"."""
     name = (name or os.environ.get(ENV_VAR) or "auto").strip().lower()
     if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if _mps_available():
-            return torch.device("mps")
+        for kind in PRIORITY[:-1]:
+            if _available(kind) and missing_support(torch.device(kind)) is None:
+                return torch.device(kind)
         return torch.device("cpu")
     try:
         device = torch.device(name)
@@ -46,10 +70,10 @@ def pick_device(name: str | None = None) -> torch.device:
                           "use --device cpu or auto")
     elif device.type not in ("cpu", "cuda", "mps"):
         raise DeviceError(f"unsupported device '{name}'; use auto, cpu, cuda, cuda:N or mps")
+    if device.type != "cpu" and (why := missing_support(device)) is not None:
+        raise DeviceError(f"device '{name}' cannot run SpectroPaint here ({why}); "
+                          "use --device cpu or auto")
     return device
-
-
-PRIORITY = ("cuda", "mps", "cpu")
 
 
 def inventory(name: str | None = None) -> list[str]:
@@ -59,19 +83,25 @@ def inventory(name: str | None = None) -> list[str]:
     if torch.cuda.is_available():
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
+            why = missing_support(torch.device("cuda", i))
             lines.append(f"cuda:{i}  {p.name}, {p.total_memory / 2**30:.1f} GiB, compute "
-                         f"capability {p.major}.{p.minor}")
+                         f"capability {p.major}.{p.minor}"
+                         + ("" if why is None else f"; not usable: {why}"))
     else:
         build = f"with CUDA {torch.version.cuda}" if torch.version.cuda else "for the CPU"
         lines.append(f"cuda    not available (torch {torch.__version__}, built {build})")
-    lines.append("mps     " + ("available" if _mps_available() else "not available"))
+    mps = "not available"
+    if _mps_available():
+        why = missing_support(torch.device("mps"))
+        mps = "available" if why is None else f"available; not usable: {why}"
+    lines.append("mps     " + mps)
     lines.append(f"cpu     {os.cpu_count()} core(s), torch uses {torch.get_num_threads()} "
                  f"thread(s); OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')}")
-    lines.append("order   " + " > ".join(PRIORITY) + " (the first available)")
+    lines.append("order   " + " > ".join(PRIORITY) + " (the first available and usable)")
     source = "--device" if name else f"${ENV_VAR}" if os.environ.get(ENV_VAR) else None
     try:
         chosen = pick_device(name)
-        why = f"asked for by {source}" if source else "the first available in that order"
+        why = f"asked for by {source}" if source else "the first usable in that order"
         lines.append(f"chosen  {describe(chosen)}: {why}")
     except DeviceError as e:
         lines.append(f"chosen  none: {e}")

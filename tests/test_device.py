@@ -73,3 +73,25 @@ def test_cuda_document_matches_cpu():
     out = Resynthesizer(gpu).full().numpy()
     from engine.metrics import snr_db
     assert snr_db(x, out) >= 100
+
+
+def test_a_backend_that_cannot_compute_is_reported_and_never_chosen(monkeypatch):
+    """MPS has no float64, which the brushes' statistics use on the document's device:
+    a backend failing the probe is skipped by auto and refused by name, with why."""
+    from engine.device import inventory, missing_support
+
+    assert missing_support(torch.device("cpu")) is None
+    assert "meta tensor" in missing_support(torch.device("meta"))  # computes no values
+    monkeypatch.delenv("SPECPAINT_DEVICE", raising=False)
+    # a machine that reports MPS (and CUDA) but cannot run this build's ops on them
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    if not torch.cuda.is_available():
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert pick_device().type == "cpu"
+    with pytest.raises(DeviceError, match=r"device 'mps' cannot run SpectroPaint here "
+                                          r"\(.+\); use --device cpu or auto"):
+        pick_device("mps")
+    lines = inventory()
+    assert any(line.startswith("mps     available; not usable: ") for line in lines)
+    assert "chosen  cpu: the first usable in that order" in lines
