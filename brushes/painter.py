@@ -39,6 +39,7 @@ class Stroke:
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
         self.painted: list[list[Dab]] = []  # each call's dabs: to paint again (brushes.seams)
+        self.applied: list[tuple] = []  # each apply()'s (rect, mask, dabs): the same
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -98,11 +99,21 @@ class Stroke:
                           doc.device)
         if self.limit is not None:
             mask = mask * self.limit(rect)
-        return self.apply(rect, mask, dabs)
+        return self._write(rect, mask, dabs)
 
     def apply(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
-        """The kernel over ``rect`` with ``mask`` ([bins, frames], opacity included) as
-        the dabs' coverage: the footprints' union, or a selection's weights."""
+        """The kernel over ``rect`` at once, with ``mask`` ([bins, frames], opacity
+        included) as the coverage (a selection's weights): part of the stroke like
+        its dabs, so its end confines it and renders it away from seams."""
+        self.applied.append((rect, mask, dabs))
+        changed = self._write(rect, mask, dabs)
+        if not changed.empty:
+            self.dirty = changed.union(self.dirty)
+        return changed
+
+    def _write(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
+        """The kernel over ``rect`` with ``mask`` as the dabs' coverage: the
+        footprints' union, or a selection's weights; the rect written."""
         doc = self.doc
         self.canvas.touch(rect)
         wash = self.kernel.wash

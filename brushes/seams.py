@@ -57,6 +57,21 @@ class SeamRendering:
         for dabs in _calls(stroke):
             self.again.paint_dabs([replace(d, time=d.time - start / sr) for d in dabs])
             yield
+        for rect, mask, dabs in stroke.applied:  # a selection filled at once
+            self._apply_again(rect, mask, [replace(d, time=d.time - start / sr) for d in dabs],
+                              shift)
+            yield
+
+    def _apply_again(self, rect: Rect, mask: torch.Tensor, dabs: list, shift: int) -> None:
+        """:meth:`Stroke.apply` of ``rect`` (file frames) on the shifted document, whose
+        frame 0 is the file's frame ``shift``: the part of it that document holds."""
+        part = self.part
+        there = Rect(rect.bin0, rect.bin1, rect.frame0 - shift, rect.frame1 - shift)
+        inside = there.intersect(Rect(0, part.n_bins, 0, part.n_frames))
+        if not inside.empty:
+            cols = slice(inside.frame0 - there.frame0, inside.frame1 - there.frame0)
+            self.again.apply(inside, mask[inside.bin0 - there.bin0:inside.bin1 - there.bin0,
+                                          cols], dabs)
 
     def blended(self, heard: torch.Tensor, sample0: int) -> torch.Tensor:
         """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``,

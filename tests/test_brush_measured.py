@@ -472,3 +472,58 @@ def test_a_stroke_limited_to_a_selection_is_painted_again_within_the_same_cells(
     # -63 dB (-11 dB without painting it again; 0.3 s from the selection's edge, where a
     # 200 Hz band's atoms still reach, -32 dB)
     assert db(0.8) > -1 and db(4.5) > -1  # kept outside the selection
+
+
+def _fill_on_cq(x: np.ndarray, selection, **params):
+    """The audio of ``x`` (mono) on a constant-Q document before and after filling
+    ``selection`` with the gain brush, as the GUI's Fill does; the slice length."""
+    from brushes.selection import fill
+    from engine.resynth import Resynthesizer
+
+    doc = Document(Audio(x[None].astype(np.float32), SR), transform="cq", device="cpu")
+    synth = Resynthesizer(doc)
+    before = synth.full().numpy()[0].copy()
+    fill(doc, selection, "gain", params)
+    return before, synth.waveform()[0].copy(), doc.transform.slice_len
+
+
+def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
+    """A selection filled at once was not confined like a stroke: -40 dB on 20-200 Hz
+    over 2-3 s changed the audio 0.5 s before it by -15 to -21 dB (the band's long
+    atoms, and the slice heard as periodic); now below -100 dB, as for a stroke."""
+    from brushes.selection import Selection
+
+    rng = np.random.default_rng(0)
+    t = np.arange(6 * SR) / SR
+    x = 0.2 * np.sin(2 * np.pi * 45 * t) + 0.2 * np.sin(2 * np.pi * 1000 * t) \
+        + 0.01 * rng.standard_normal(len(t))
+    before, after, _ = _fill_on_cq(x, Selection.rect(2.0, 3.0, 20.0, 200.0), gain_db=-40.0)
+
+    def change_db(a, b):
+        part = slice(round(a * SR), round(b * SR))
+        return 10 * np.log10(np.mean((after[part] - before[part]) ** 2)
+                             / np.mean(before[part] ** 2) + 1e-30)
+
+    for a, b in [(0.0, 1.5), (1.5, 1.985), (3.015, 3.5), (3.5, 6.0)]:
+        assert change_db(a, b) < -100, (a, b)  # measured -117 to -135 dB
+    assert -3.5 < change_db(2.2, 2.8) < -2.5  # the 45 Hz half of the power, gone
+
+
+@pytest.mark.parametrize("hz", [45.0, 100.0])
+def test_filling_a_selection_across_constant_q_slices_leaves_no_burst_at_their_edges(hz):
+    """Erasing a hum by filling its band left it at -9 to -17 dB at every slice edge
+    (-60 dB between them): a fill is now painted again on the shifted slicing too."""
+    from brushes.selection import Selection
+
+    t = np.arange(7 * SR) / SR
+    x = 0.2 * np.sin(2 * np.pi * hz * t)
+    _, after, slice_len = _fill_on_cq(x, Selection.rect(0.5, 6.5, hz / 1.3, hz * 1.3),
+                                      gain_db=-60.0)
+
+    def db(at):  # of the tone, over 100 ms about sample ``at``
+        return 10 * np.log10(np.mean(after[at - 2205:at + 2205] ** 2) / 0.02)
+
+    edges = list(range(slice_len, 6 * SR, slice_len))
+    assert len(edges) == 4
+    assert all(db(e) < -57 for e in edges)  # measured -59.4 to -60.0
+    assert all(db(e + slice_len // 2) < -59 for e in edges[:-1])
