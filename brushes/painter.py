@@ -39,7 +39,7 @@ class Stroke:
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
         self.painted: list[list[Dab]] = []  # each call's dabs: to paint again (brushes.seams)
-        self.applied: list[tuple] = []  # each apply()'s (rect, mask, dabs): the same
+        self.applied: list[tuple] = []  # each apply()'s (rect, mask, dabs): to apply again
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
