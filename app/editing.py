@@ -95,7 +95,7 @@ class PaintSession:
         self.failed = _raise  # called with (brush name, error) when a stroke fails
         self.notice = lambda text: None  # called with what a finished stroke tells the user
         self.painted = lambda: None  # called after each turn that painted
-        self._queue: deque[_PenEvent] = deque()
+        self._queue: deque[_PenEvent | _Job] = deque()
         self._last_point: StrokePoint | None = None  # the pen's last position
         self._scheduled = self._closed = False
 
@@ -157,6 +157,14 @@ class PaintSession:
         if not self._scheduled:  # else it waits its turn: events cannot add up to a freeze
             self.work()
 
+    def run(self, steps: Generator, name: str, label: str) -> None:
+        """Queue work done a step at a time within the turns' budget, like a stroke
+        (filling a selection: ``brushes.selection.filling``), whose steps return the
+        undo step; ``name`` (the brush) is what a failure reports."""
+        self._queue.append(_Job(steps, (name,), label))
+        if not self._scheduled:
+            self.work()
+
     def finish(self) -> None:
         """Paint everything queued now (before an undo, an export, a save)."""
         budget, self.budget = self.budget, None
@@ -187,8 +195,16 @@ class PaintSession:
             self._schedule()
         self.painted()
 
-    def _step(self, event: "_PenEvent") -> bool:
+    def _step(self, event: "_PenEvent | _Job") -> bool:
         """Paint one slice of ``event``; True when it ended a stroke."""
+        if isinstance(event, _Job):
+            try:
+                next(event.steps)
+                return False
+            except StopIteration as done:
+                self._queue.popleft()
+                self._push(done.value, event.label)
+                return True
         if event.phase == PRESS and self.stroke is None:
             name, params, curves = event.settings
             brush = get_brush(name)
@@ -218,17 +234,21 @@ class PaintSession:
             step = done.value
         self._queue.popleft()
         self.stroke = None
+        self._push(step, event.label)
+        return True
+
+    def _push(self, step: Step, label: str | None) -> None:
         if step.notice:
-            self.notice(f"{event.label or step.label}: {step.notice}")
+            self.notice(f"{label or step.label}: {step.notice}")
         if step.patches:
             self.undo_stack.push(StrokeCommand(self.doc, step))
             self._keep_within_limit()
-        return True
 
     def _drop_stroke(self) -> None:
         """After a failure: forget the failed stroke's queued events."""
+        if isinstance(self._queue.popleft(), _Job):  # the event that failed (rolled back)
+            return
         self.stroke = None
-        self._queue.popleft()  # the event that failed
         while self._queue and self._queue[0].phase != PRESS:
             self._queue.popleft()
 
@@ -276,6 +296,14 @@ class _PenEvent:
     label: str | None
     dabs: list | None = None  # planned at its turn; the ones not painted yet
     ending: Generator | None = None  # a release: the stroke's end, done a step a turn
+
+
+@dataclass
+class _Job:
+    steps: Generator  # its last step returns the undo step
+    settings: tuple  # (brush name,): what a failure names
+    label: str
+    phase: int = PRESS  # a failed stroke's queued events end before it
 
 
 def _raise(name: str, error: Exception) -> None:

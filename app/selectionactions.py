@@ -2,11 +2,7 @@
 panel's settings applied to the selection, filling it with the current brush
 (one undo step) and playing it alone."""
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
-
-from app.editing import StrokeCommand
-from brushes.selection import Selection, fill
+from brushes.selection import Selection, filling
 from engine.errors import SpectroPaintError
 
 TOOL_NAMES = {"paint": "Paint", "select": "Rectangle select", "lasso": "Lasso select",
@@ -55,24 +51,16 @@ class SelectionActions:
             return
         if self.editing_blocked("Fill"):
             return
-        self.session.finish()
         brush, params, _ = self.brush_panel.current()
-        channel = self.paint_channel()
-        # on the GUI thread, and long on a constant-Q document (its end is confined and
-        # rendered away from seams like a stroke's: 0.7 s for 10 s of a 20-200 Hz band)
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        label = f"fill selection: {self.brush_panel.label()}"
         try:
-            step = fill(self.doc, sel, brush, params, channel,
-                        label=f"fill selection: {self.brush_panel.label()}")
+            steps = filling(self.doc, sel, brush, params, self.paint_channel(), label=label)
         except SpectroPaintError as e:
             self.show_error(str(e))
             return
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        if step.patches:
-            self.undo_stack.push(StrokeCommand(self.doc, step))
-        self.session.catch_up()
-        self.canvas.update()
+        # a step a turn, like a stroke: long on a constant-Q document (its end is confined
+        # and rendered away from seams: seconds for a minute of a band), never a freeze
+        self.session.run(steps, brush, label)
 
     def play_selection_alone(self) -> None:
         self.play_selection(alone=True)

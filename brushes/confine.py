@@ -25,6 +25,7 @@ from engine.region import Rect
 
 FADE_S = 0.01  # a change's sound fades out over this, outside the stroke's time
 FLOOR = 1e-7  # corrections below this fraction of full scale (-140 dB) are not written
+PART_SAMPLES = 1 << 17  # samples a step of the end of a long stroke (3 s at 44.1 kHz)
 
 
 def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
@@ -62,44 +63,101 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
 def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
               across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
               ) -> Generator[None, None, Rect | None]:
-    """:func:`confine` in steps (each an inverse or a forward transform of the
-    stroke's span), so a stroke's end can be spread over turns of the GUI."""
+    """:func:`confine` in steps, each over a part of the stroke's span (the sound of
+    ``PART_SAMPLES``, or a forward transform and a write of as many), so a long
+    stroke's end can be spread over turns of the GUI."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
-    region = Rect(0, doc.n_bins, *t.frames_needed(s0, s1, n))
-    before, now = canvas.complex_before(rect), doc.read_complex(rect, canvas.channel)
-    change = torch.zeros(before.shape[:1] + region.shape, dtype=before.dtype, device=doc.device)
-    change[:, rect.bins, rect.frame0 - region.frame0:rect.frame1 - region.frame0] = now - before
-    heard = t.inverse_span(change, region.frame0, s0, s1, n).double()
-    yield
     fade = max(round(FADE_S * sr), 1)
     first, last = round(t.seconds_of(frames[0]) * sr), round(t.seconds_of(frames[1] - 1) * sr)
-    s = torch.arange(s0, s1, dtype=torch.float64, device=heard.device)
-    ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
-    kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
-    if across_seams is not None and t.seam_margin:
-        outside = across_seams(heard, s0) * kept - heard  # the seams' bursts, and outside
+
+    def change(fa: int, fb: int) -> torch.Tensor:
+        return changed_cells(doc, canvas, rect, fa, fb)
+
+    outside = None
+    for a, b in sample_parts(s0, s1):
+        heard = inverse_part(t, change, a, b, n).double()
+        s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
+        ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
+        kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
+        if outside is None:
+            outside = torch.zeros(heard.shape[:1] + (s1 - s0,), dtype=torch.float32,
+                                  device=heard.device)
+        if across_seams is not None and t.seam_margin:  # the seams' bursts, and outside
+            outside[:, a - s0:b - s0] = across_seams(heard, a) * kept - heard
+        else:
+            outside[:, a - s0:b - s0] = heard * (kept - 1)  # minus what lies outside
         yield
-    else:
-        outside = heard * (kept - 1)  # minus what lies outside
-    if not bool((outside != 0).any()):
+    if outside is None or not bool((outside != 0).any()):
         return None
-    a, b = t.frame_span(region.frame0, region.frame1)
-    seg = torch.zeros(outside.shape[0], b - a, dtype=torch.float32, device=doc.device)
-    seg[:, s0 - a:s1 - a] = outside.float()
-    delta = t.forward_segment(seg, region.frame0, region.frame1)
-    yield
-    keep = delta.abs() > FLOOR * t.full_scale
+    written = None
+    for fa, fb in frame_parts(t, *t.frames_needed(s0, s1, n)):  # a transform and a write
+        pa, pb = t.frame_span(fa, fb)
+        lo, hi = max(pa, s0), min(pb, s1)
+        if hi > lo:
+            seg = torch.zeros(outside.shape[0], pb - pa, dtype=torch.float32, device=doc.device)
+            seg[:, lo - pa:hi - pa] = outside[:, lo - s0:hi - s0]
+            written = _correct(doc, canvas, fa, t.forward_segment(seg, fa, fb), written)
+            yield
+    return written
+
+
+def changed_cells(doc: Document, canvas: StrokeCanvas, rect: Rect, fa: int, fb: int
+                  ) -> torch.Tensor:
+    """The stroke's change (the document now minus before it) over all bins of frames
+    ``[fa, fb)``; zero outside ``rect``."""
+    out = torch.zeros((len(doc.channel_indices(canvas.channel)), doc.n_bins, fb - fa),
+                      dtype=torch.complex64, device=doc.device)
+    r = rect.intersect(Rect(0, doc.n_bins, fa, fb))
+    if not r.empty:
+        out[:, r.bins, r.frame0 - fa:r.frame1 - fa] = \
+            doc.read_complex(r, canvas.channel) - canvas.complex_before(r)
+    return out
+
+
+def _correct(doc: Document, canvas: StrokeCanvas, fa: int, delta: torch.Tensor,
+             written: Rect | None) -> Rect | None:
+    """Add ``delta`` (frames from ``fa``) where it is above ``FLOOR``; ``written`` with
+    the rect written added."""
+    keep = delta.abs() > FLOOR * doc.transform.full_scale
     bins = torch.nonzero(keep.any(0).any(1)).flatten()
     cols = torch.nonzero(keep.any(0).any(0)).flatten()
     if len(bins) == 0:
-        return None
-    written = Rect(int(bins[0]), int(bins[-1]) + 1, region.frame0 + int(cols[0]),
-                   region.frame0 + int(cols[-1]) + 1)
-    canvas.touch(written)  # the undo patch must hold every cell rewritten
-    inner = (slice(None), slice(written.bin0, written.bin1),
-             slice(written.frame0 - region.frame0, written.frame1 - region.frame0))
-    now = doc.read_complex(written, canvas.channel)
-    return doc.write_complex(written, torch.where(keep[inner], now + delta[inner], now),
-                             channel=canvas.channel)
+        return written
+    rect = Rect(int(bins[0]), int(bins[-1]) + 1, fa + int(cols[0]), fa + int(cols[-1]) + 1)
+    canvas.touch(rect)  # the undo patch must hold every cell rewritten
+    inner = (slice(None), slice(rect.bin0, rect.bin1), slice(rect.frame0 - fa, rect.frame1 - fa))
+    now = doc.read_complex(rect, canvas.channel)
+    doc.write_complex(rect, torch.where(keep[inner], now + delta[inner], now),
+                      channel=canvas.channel)
+    return rect.union(written)
 
+
+def heard_in_parts(t, frames_of: Callable[[int, int], torch.Tensor], s0: int, s1: int,
+                   n: int) -> Generator[None, None, torch.Tensor]:
+    """Samples ``[s0, s1)`` of the coefficients ``frames_of(fa, fb)`` gives, a part a
+    step (see :func:`inverse_part`)."""
+    pieces = []
+    for a, b in sample_parts(s0, s1):
+        pieces.append(inverse_part(t, frames_of, a, b, n))
+        yield
+    return torch.cat(pieces, -1)
+
+
+def inverse_part(t, frames_of: Callable[[int, int], torch.Tensor], a: int, b: int, n: int
+                 ) -> torch.Tensor:
+    """Samples ``[a, b)`` of the coefficients ``frames_of(fa, fb)`` gives for the
+    frames they need. The transform's inverse is local: parts are the whole bit for
+    bit."""
+    fa, fb = t.frames_needed(a, b, n)
+    return t.inverse_span(frames_of(fa, fb), fa, a, b, n)
+
+
+def sample_parts(s0: int, s1: int) -> list[tuple[int, int]]:
+    return [(a, min(a + PART_SAMPLES, s1)) for a in range(s0, s1, PART_SAMPLES)]
+
+
+def frame_parts(t, frame0: int, frame1: int) -> list[tuple[int, int]]:
+    """``[frame0, frame1)`` in runs of about ``PART_SAMPLES`` of audio each."""
+    step = max(1, math.ceil(t.frame_of(PART_SAMPLES / t.sample_rate)))
+    return [(f, min(f + step, frame1)) for f in range(frame0, frame1, step)]

@@ -12,12 +12,13 @@ clean (:meth:`Transform.blend_across_seams`).
 """
 
 import math
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import replace
 
 import torch
 
 from brushes.canvas import StrokeCanvas
+from brushes.confine import changed_cells, drain, heard_in_parts, inverse_part
 from engine.audio import Audio
 from engine.document import Document
 from engine.region import Rect
@@ -41,12 +42,12 @@ class SeamRendering:
         self.part = self.again = None
 
     def steps(self) -> Iterator[None]:
-        """Make the document of the before-stroke audio (two steps), then paint the
-        dabs again, one call a step."""
+        """Make the document of the before-stroke audio (a part of it a step, then one
+        step), then paint the dabs again, one call a step."""
         stroke, start, stop = self.stroke, self.start, self.stop
         doc, t, sr = stroke.doc, stroke.doc.transform, stroke.doc.sample_rate
-        content = audio_before(doc, stroke.canvas, stroke.dirty, start, stop).cpu().numpy()
-        yield
+        content = (yield from audio_before_in_parts(doc, stroke.canvas, stroke.dirty, start,
+                                                    stop)).cpu().numpy()
         self.part = Document(Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
                              transform=t, device=doc.device, origin=start, content=content)
         shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
@@ -74,20 +75,17 @@ class SeamRendering:
                                           cols], dabs)
 
     def blended(self, heard: torch.Tensor, sample0: int) -> torch.Tensor:
-        """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``,
-        ``sample0`` on a seam; returns it with each rendering where it is clean."""
+        """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``;
+        returns it with each rendering where it is clean."""
         part, t, again = self.part, self.part.transform, self.again
         if again.dirty is None:
             return heard
-        a, b = sample0 - self.start, sample0 - self.start + heard.shape[-1]
-        fa, fb = t.frames_needed(a, b, part.length)
-        change = torch.zeros((part.channels, part.n_bins, fb - fa), dtype=torch.complex64,
-                             device=part.device)
-        r = again.dirty.intersect(Rect(0, part.n_bins, fa, fb))
-        if not r.empty:
-            change[:, r.bins, r.frame0 - fa:r.frame1 - fa] = \
-                part.read_complex(r) - again.canvas.complex_before(r)
-        other = t.inverse_span(change, fa, a, b, part.length)
+        a = sample0 - self.start
+
+        def change(fa: int, fb: int) -> torch.Tensor:
+            return changed_cells(part, again.canvas, again.dirty, fa, fb)
+
+        other = inverse_part(t, change, a, a + heard.shape[-1], part.length)
         return t.blend_across_seams(heard, other.double(), sample0)
 
 
@@ -130,12 +128,20 @@ def audio_before(doc: Document, canvas: StrokeCanvas, rect: Rect, start: int,
                  stop: int) -> torch.Tensor:
     """Samples ``[start, stop)`` of the document before the stroke (which changed only
     within ``rect``), zero outside the file."""
-    t, n = doc.transform, doc.length
-    lo, hi = max(start, 0), min(stop, n)
-    f0, f1 = t.frames_needed(lo, hi, n)
-    coeffs = doc.read_complex(Rect(0, doc.n_bins, f0, f1), canvas.channel).clone()
-    rect = rect.intersect(Rect(0, doc.n_bins, f0, f1))
-    if not rect.empty:
-        coeffs[:, rect.bins, rect.frame0 - f0:rect.frame1 - f0] = canvas.complex_before(rect)
-    audio = t.inverse_span(coeffs, f0, lo, hi, n)
+    return drain(audio_before_in_parts(doc, canvas, rect, start, stop))
+
+
+def audio_before_in_parts(doc: Document, canvas: StrokeCanvas, rect: Rect, start: int,
+                          stop: int) -> Generator[None, None, torch.Tensor]:
+    """:func:`audio_before`, a part a step."""
+    lo, hi = max(start, 0), min(stop, doc.length)
+
+    def coefficients(fa: int, fb: int) -> torch.Tensor:
+        coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), canvas.channel).clone()
+        r = rect.intersect(Rect(0, doc.n_bins, fa, fb))
+        if not r.empty:
+            coeffs[:, r.bins, r.frame0 - fa:r.frame1 - fa] = canvas.complex_before(r)
+        return coeffs
+
+    audio = yield from heard_in_parts(doc.transform, coefficients, lo, hi, doc.length)
     return torch.nn.functional.pad(audio, (lo - start, stop - hi))

@@ -5,11 +5,13 @@ units (seconds, Hz), so a selection fits any analysis; a selection becomes a
 weight per cell (``mask``) for playing it alone or filling it with a brush."""
 
 import math
+from collections.abc import Generator
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
 
+from brushes.confine import drain
 from brushes.dab import Dab
 from brushes.history import History, Step
 from brushes.painter import Stroke
@@ -24,6 +26,8 @@ MAX_POINTS = 20000  # a lasso or a fundamental's path
 PARTIALS_RANGE = (1, 64)
 WIDTH_RANGE = (1.0, 600.0)  # cents, each side of a partial
 FEATHER_RANGE = (0.0, 5000.0)  # ms or Hz
+FILL_CELLS = 1 << 20  # cells a step when filling with a kernel that acts per cell
+FILL_DABS = 8  # dabs a step when filling with a stroke
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,15 @@ def fill(doc: Document, selection: Selection, brush_name: str, params: dict | No
     acts per cell (gain, blur, ...) is applied to every cell at once; one that acts
     along a stroke (heal, tone, warp, harmonic) paints a stroke through the selection
     (see :func:`_through`) whose every dab is limited to it."""
+    return drain(filling(doc, selection, brush_name, params, channel, history, label))
+
+
+def filling(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
+            channel: int | None = None, history: History | None = None,
+            label: str | None = None) -> Generator[None, None, Step]:
+    """:func:`fill` in steps, each a bounded piece of work (a run of frames, a slice
+    of dabs, a step of the stroke's end), so the GUI can spread it over turns; returns
+    the step. Refuses a bad brush, parameter or selection before its first step."""
     brush = get_brush(brush_name)
     values, unknown = brush.resolve({**(params or {}),
                                      "channel": -1 if channel is None else channel}, "params")
@@ -143,20 +156,36 @@ def fill(doc: Document, selection: Selection, brush_name: str, params: dict | No
     rect = selection.cells(doc)
     if rect.empty:
         raise ParameterError("the selection holds no cell of this document")
-    label = label or f"fill selection: {brush_name}"
+    return _filling(doc, selection, brush, values, rect, history,
+                    label or f"fill selection: {brush_name}")
+
+
+def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rect,
+             history: History | None, label: str) -> Generator[None, None, Step]:
     kernel = brush.kernel
     if kernel is None or not (kernel.wash and kernel.batchable):
         values, points = _through(doc, selection, rect, values)
         stroke = Stroke(doc, brush, values, {}, history, path_length(points, values),
                         limit=lambda r: selection.mask(doc, r))
-        stroke.add(points)
-        return stroke.end(label)
-    weight = selection.mask(doc, rect) * max(values["opacity"], 0.0)
+        dabs = stroke.dabs_to(points)
+        for i in range(0, len(dabs), FILL_DABS):
+            stroke.paint_dabs(dabs[i:i + FILL_DABS])
+            yield
+        return (yield from stroke.ending(label))
     stroke = Stroke(doc, brush, values, {}, history)
     centre = Dab(doc.transform.seconds_of((rect.frame0 + rect.frame1) / 2),
                  doc.hz_of((rect.bin0 + rect.bin1) / 2), values)
-    stroke.apply(rect, weight, [centre])
-    return stroke.end(label)
+    frames = max(1, FILL_CELLS // rect.shape[0]) if kernel.local else rect.shape[1]
+    for f in range(rect.frame0, rect.frame1, frames):  # a wash kernel reads the cells
+        part = Rect(rect.bin0, rect.bin1, f, min(f + frames, rect.frame1))  # as they were
+        try:  # before: the runs add up to the rect at once (if local)
+            stroke.apply(part, selection.mask(doc, part) * max(values["opacity"], 0.0),
+                         [centre])
+        except BaseException:
+            stroke.rollback()  # all or nothing, like a stroke
+            raise
+        yield
+    return (yield from stroke.ending(label))
 
 
 def _through(doc: Document, selection: Selection, rect: Rect,

@@ -527,3 +527,25 @@ def test_filling_a_selection_across_constant_q_slices_leaves_no_burst_at_their_e
     assert len(edges) == 4
     assert all(db(e) < -57 for e in edges)  # measured -59.4 to -60.0
     assert all(db(e + slice_len // 2) < -59 for e in edges[:-1])
+
+
+def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
+    """A stroke's end on constant-Q (confined, painted again away from the seams) is
+    done a part of ``PART_SAMPLES`` a step, so a long stroke or fill never holds the
+    GUI for seconds; the parts give the whole's cells bit for bit."""
+    import brushes.confine as confine
+    from brushes.selection import Selection, fill
+
+    rng = np.random.default_rng(3)
+    x = (0.1 * rng.standard_normal((2, 8 * SR))).astype(np.float32)
+
+    def painted(part_samples: int):
+        monkeypatch.setattr(confine, "PART_SAMPLES", part_samples)
+        ed = Editor(Document(Audio(x, SR), transform="cq", device="cpu"))
+        ed.paint("soft-eraser", [(0.5, 300.0), (7.5, 900.0)], radius_hz=200.0)
+        fill(ed.doc, Selection.rect(2.0, 6.0, 40.0, 3000.0, feather_ms=50.0), "gain",
+             {"gain_db": -20.0})
+        return ed.doc.coefficients(0, ed.doc.n_frames).clone()
+
+    whole = painted(1 << 30)
+    assert torch.equal(painted(20000), whole)  # 17 parts of the 8 s

@@ -49,13 +49,17 @@ class DabContext:
 class Kernel:
     """A brush's effect. ``wash`` kernels compute their rect from the
     before-stroke state and the coverage (see brushes.canvas); ``batchable``
-    ones do not depend on where a dab is, so one event's dabs are one call."""
+    ones do not depend on where a dab is, so one event's dabs are one call;
+    ``local`` ones make each cell from the cells near it, so a rect done in parts
+    is the rect done at once, to rounding (a selection is filled a run of frames at
+    a time; blur's convolutions differ by 1e-7 of full scale)."""
 
     name: str = ""
     help: str = ""
     params: tuple[Param, ...] = ()
     wash = True
     batchable = True
+    local = True
 
     def reach_s(self, params: dict) -> float:
         """How far (seconds) from its dabs the kernel reads the document."""

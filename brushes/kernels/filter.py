@@ -27,6 +27,7 @@ class Filter(Kernel):
               Param("cutoff", 0.2, 0.01, 1.4, "", "cutoff, as a fraction of the highest "
                     "spatial frequency"),
               Param("bandwidth", 0.2, 0.01, 1.4, "", "width of the band (bandpass only)"))
+    local = False  # the 2-D spectrum of the whole rect
 
     def effect(self, ctx: DabContext):
         mag, p = ctx.before_mag, ctx.params
