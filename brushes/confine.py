@@ -21,6 +21,7 @@ import torch
 
 from brushes.canvas import StrokeCanvas
 from engine.document import Document
+from engine.progress import drain
 from engine.region import Rect
 
 FADE_S = 0.01  # a change's sound fades out over this, outside the stroke's time
@@ -38,15 +39,6 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
     if len(covered) == 0:
         return None
     return rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
-
-
-def drain(steps: Generator):
-    """Run a generator of steps to its end; what it returns."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
 
 
 def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],

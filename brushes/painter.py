@@ -7,7 +7,7 @@ from collections.abc import Callable, Generator
 import torch
 
 from brushes.canvas import StrokeCanvas
-from brushes.confine import confining, covered_frames, drain
+from brushes.confine import confining, covered_frames
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
@@ -17,6 +17,7 @@ from brushes.seams import SeamRendering
 from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
+from engine.progress import drain
 from engine.region import Rect
 from engine.stats import timed
 

@@ -18,9 +18,10 @@ from dataclasses import replace
 import torch
 
 from brushes.canvas import StrokeCanvas
-from brushes.confine import changed_cells, drain, heard_in_parts, inverse_part
+from brushes.confine import changed_cells, heard_in_parts, inverse_part
 from engine.audio import Audio
 from engine.document import Document
+from engine.progress import drain
 from engine.region import Rect
 
 REPLAY_DABS = 64  # dabs a call when painting again: few calls, each over a bounded rect
@@ -42,14 +43,15 @@ class SeamRendering:
         self.part = self.again = None
 
     def steps(self) -> Iterator[None]:
-        """Make the document of the before-stroke audio (a part of it a step, then one
-        step), then paint the dabs again, one call a step."""
+        """Make the document of the before-stroke audio (a part of it a step, then
+        its analysis a chunk a step), then paint the dabs again, one call a step."""
         stroke, start, stop = self.stroke, self.start, self.stop
         doc, t, sr = stroke.doc, stroke.doc.transform, stroke.doc.sample_rate
         content = (yield from audio_before_in_parts(doc, stroke.canvas, stroke.dirty, start,
                                                     stop)).cpu().numpy()
-        self.part = Document(Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
-                             transform=t, device=doc.device, origin=start, content=content)
+        self.part = yield from Document.analysing(
+            Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
+            transform=t, device=doc.device, origin=start, content=content)
         shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
         limit = None if stroke.limit is None else _moved(stroke.limit, shift, doc.n_frames)
         self.again = type(stroke)(self.part, stroke.brush, {**stroke.params, "channel": -1}, {},

@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import torch
 
-from brushes.confine import drain
 from brushes.dab import Dab
 from brushes.history import History, Step
 from brushes.painter import Stroke
@@ -19,6 +18,7 @@ from brushes.registry import get_brush
 from brushes.stroke import StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
+from engine.progress import drain
 from engine.region import Rect
 
 KINDS = ("rect", "lasso", "harmonic")
@@ -26,7 +26,7 @@ MAX_POINTS = 20000  # a lasso or a fundamental's path
 PARTIALS_RANGE = (1, 64)
 WIDTH_RANGE = (1.0, 600.0)  # cents, each side of a partial
 FEATHER_RANGE = (0.0, 5000.0)  # ms or Hz
-FILL_CELLS = 1 << 20  # cells a step when filling with a kernel that acts per cell
+FILL_CELLS = 1 << 19  # cells a step when filling with a kernel that acts per cell
 FILL_DABS = 8  # dabs a step when filling with a stroke
 
 

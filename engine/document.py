@@ -18,7 +18,7 @@ accumulated in a dirty rect (:meth:`take_dirty`).
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 
 import numpy as np
 import torch
@@ -29,7 +29,7 @@ from engine.coeffs import magnitude, polar_parts
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.overview import BlockMaxima
-from engine.progress import CancelFlag, ProgressFn, scaled, step
+from engine.progress import CancelFlag, ProgressFn, drain, scaled, step
 from engine.region import Rect
 from engine.stats import timed
 from engine.transforms import make as make_transform
@@ -77,6 +77,26 @@ class Document:
         is (a part of it, cut to paint a stroke again on another slicing:
         brushes.seams); a brush whose sound depends on where it is in the file (a
         tone's phase) reckons from it."""
+        self._setup(audio, transform, device, content, origin, settings)
+
+        def analyze(dev: torch.device) -> None:
+            drain(self._analysis(dev, progress, cancel))
+
+        _, self.device = with_cpu_fallback(analyze, self.device)
+
+    @classmethod
+    def analysing(cls, audio: Audio, *, transform: "Transform", device: torch.device,
+                  content: np.ndarray | None = None, origin: int = 0
+                  ) -> Generator[None, None, "Document"]:
+        """The constructor a chunk of the analysis a step (a part of a file analysed
+        while the GUI goes on: brushes.seams); returns the document."""
+        doc = cls.__new__(cls)
+        doc._setup(audio, transform, device, content, origin, {})
+        yield from doc._analysis(doc.device, None, None)
+        return doc
+
+    def _setup(self, audio: Audio, transform, device, content, origin: int,
+               settings: dict) -> None:
         self.audio, self.origin = audio, origin
         self._content = content
         self.sample_rate = audio.sample_rate
@@ -89,11 +109,6 @@ class Document:
         self._dirty: Rect | None = None
         self._overview = BlockMaxima()
 
-        def analyze(dev: torch.device) -> None:
-            self._analyze(dev, progress, cancel)
-
-        _, self.device = with_cpu_fallback(analyze, self.device)
-
     @classmethod
     def open(cls, path: str | os.PathLike, *, allow_truncated: bool = False,
              progress: ProgressFn | None = None, cancel: CancelFlag | None = None,
@@ -104,7 +119,8 @@ class Document:
         return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
 
     @timed("analysis")
-    def _analyze(self, device: torch.device, progress, cancel) -> None:
+    def _analysis(self, device: torch.device, progress, cancel) -> Iterator[None]:
+        """Analyse the content a chunk of frames a step."""
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)
         self._original_chunks: OrderedDict = OrderedDict()  # see _original_chunk
@@ -119,6 +135,7 @@ class Document:
             f1 = min(frames, f0 + chunk)
             self._coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1) \
                 .transpose(-1, -2)
+            yield
         step(1.0, progress, None)
 
     def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,

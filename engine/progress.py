@@ -8,7 +8,7 @@ clean-up (removing a temporary file, keeping the old document) runs.
 """
 
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Protocol
 
 from engine.errors import Cancelled
@@ -45,3 +45,13 @@ def put_unless_stopped(q: queue.Queue, item, stop: CancelFlag) -> bool:
         except queue.Full:
             continue
     return False
+
+
+def drain(steps: Generator):
+    """Run a generator of steps (work a caller with a time budget spreads over turns
+    of an event loop) to its end; what it returns."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
