@@ -41,6 +41,9 @@ class Stroke:
         self.dirty: Rect | None = None
         self.painted: list[list[Dab]] = []  # each call's dabs: to paint again (brushes.seams)
         self.applied: list[tuple] = []  # each apply()'s (rect, mask, dabs): to apply again
+        # the frames the stroke is heard in, where the transform confines edits (None:
+        # those it covered; a filled rectangle paints beyond its time: brushes.selection)
+        self.heard_frames: tuple[int, int] | None = None
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -152,7 +155,7 @@ class Stroke:
         doc = self.doc
         try:
             if self.dirty is not None and doc.transform.confined_edits:
-                frames = covered_frames(self.canvas)
+                frames = self.heard_frames or covered_frames(self.canvas)
                 across = None
                 if frames and doc.transform.seam_margin:
                     again = SeamRendering(self, *doc.transform.samples_affected(

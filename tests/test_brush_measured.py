@@ -549,3 +549,27 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
 
     whole = painted(1 << 30)
     assert torch.equal(painted(20000), whole)  # 17 parts of the 8 s
+
+
+@pytest.mark.parametrize("hz", [60.0, 440.0, 2000.0])
+def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
+    """The cells just outside a rectangle sound inside it through their atoms, which
+    wrap around their slice: a -60 dB fill of a 440 Hz tone over 1-4 s left it at -11
+    to -13 dB within 0.1 s of its edges (-21 to -27 dB when painted 8 atom lengths
+    beyond them). The fill is now painted over every frame that sounds in its time
+    and heard only there (the change fades over 10 ms past its edge frames)."""
+    from brushes.selection import Selection
+
+    t = np.arange(6 * SR) / SR
+    x = 0.2 * np.sin(2 * np.pi * hz * t)
+    before, after, _ = _fill_on_cq(x, Selection.rect(1.0, 4.0, hz / 1.3, hz * 1.3),
+                                   gain_db=-60.0)
+
+    def level_db(signal, a, b):
+        part = slice(round(a * SR), round(b * SR))
+        return 10 * np.log10(np.mean(signal[part] ** 2) / np.mean(before[part] ** 2) + 1e-30)
+
+    inside = [level_db(after, a, a + 0.02) for a in np.arange(1.02, 3.98, 0.02)]
+    assert max(inside) < -55  # measured -59 to -60 dB, up to 20 ms from either edge
+    for a, b in [(0.0, 0.985), (4.015, 6.0)]:
+        assert level_db(after - before, a, b) < -100, (a, b)  # measured -113 to -125 dB
