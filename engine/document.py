@@ -80,7 +80,7 @@ class Document:
         self._setup(audio, transform, device, content, origin, settings)
 
         def analyze(dev: torch.device) -> None:
-            drain(self._analysis(dev, progress, cancel))
+            self._analyze(dev, progress, cancel)
 
         _, self.device = with_cpu_fallback(analyze, self.device)
 
@@ -119,6 +119,9 @@ class Document:
         return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
 
     @timed("analysis")
+    def _analyze(self, device: torch.device, progress, cancel) -> None:
+        drain(self._analysis(device, progress, cancel))
+
     def _analysis(self, device: torch.device, progress, cancel) -> Iterator[None]:
         """Analyse the content a chunk of frames a step."""
         self.transform = self.transform.to(device)

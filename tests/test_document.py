@@ -1,5 +1,7 @@
 """The document: lossless until touched, the region API, incremental = full."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -140,3 +142,17 @@ def test_edit_changes_only_the_samples_it_affects(rng):
     assert torch.equal(after[:, :s0], before[:, :s0])
     assert torch.equal(after[:, s1:], before[:, s1:])
     assert not torch.equal(after[:, s0:s1], before[:, s0:s1])
+
+
+def test_the_analysis_stage_counts_the_analysis_done_a_chunk_a_step():
+    """``--stats``' "analysis" is the constructor's analysis (it is now a generator a
+    stroke's end can run a chunk a step; timing the generator's creation counted ~0)."""
+    from engine import stats
+    from engine.audio import Audio
+
+    x = np.random.default_rng(0).standard_normal((2, 20 * 44100)).astype(np.float32)
+    before = stats._totals["analysis"]
+    start = time.perf_counter()
+    Document(Audio(x, 44100), transform="cq", device="cpu")
+    took = time.perf_counter() - start
+    assert stats._totals["analysis"] - before > 0.5 * took
