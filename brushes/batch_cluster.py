@@ -64,8 +64,9 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     """The batch over ``workers`` processes, each decoding, painting and writing a
     group of files at a time (a worker holds one file at once, or up to a group of
     short ones it paints stacked; this process holds none and keeps the journal).
-    Ctrl+C: groups not started are dropped, groups under way finish, then
-    KeyboardInterrupt goes on up."""
+    Ctrl+C: no group is submitted after it, groups submitted and not yet taken by the
+    pool are cancelled, the rest finish and are journaled, then KeyboardInterrupt goes
+    on up."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -79,11 +80,11 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                with _interrupt_after():
+                with _interrupt_after() as interrupted:
                     for future in done:
                         _add(_outcome(future, group_of[future], "a worker process died "
                                       "(killed, or out of memory)"), journal, status)
-                        if queued:
+                        if queued and not interrupted:  # a group submitted now would run
                             try:
                                 future = pool.submit(process_group, queued[0], settings)
                             except BrokenProcessPool:  # a worker died: the rest are not run
@@ -129,14 +130,15 @@ def _worker_lost(error: Exception) -> bool:
 def _interrupt_after():
     """Ctrl+C while a finished group is journaled takes effect once all of it is: its
     files are written, and one left out of the journal would be reported as not run
-    while its output stands. Only the main thread receives signals."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    while its output stands. Yields a list that is not empty once Ctrl+C was pressed,
+    for the caller to start nothing new. Only the main thread receives signals."""
     caught = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
     previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
     try:
-        yield
+        yield caught
     finally:
         signal.signal(signal.SIGINT, previous)
     if caught:
