@@ -193,21 +193,35 @@ def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rec
 def _beyond_edges(doc: Document, selection: Selection, rect: Rect
                   ) -> tuple[tuple[int, int] | None, Selection, Rect]:
     """Where the transform confines edits to their time (constant-Q), the cells just
-    outside a hard-edged rectangle still sound inside it through their atoms, which
+    outside a selection's time edges still sound inside it through their atoms, which
     wrap around their slice (a -60 dB fill of a 440 Hz tone left it at -12 dB 0.1 s
-    inside its end, -21 to -27 dB when painted 8 atom lengths beyond). The fill is
-    painted over every frame that sounds in its time, on either slicing (the one
-    shifted by ``seam_margin`` renders it too: brushes.seams), and heard only in the
-    rectangle's frames. Returns (those frames, or None to hear the fill where it is
-    painted; the selection and the cells to paint)."""
-    if not (doc.transform.confined_edits and selection.kind == "rect"
+    inside its end, -21 to -27 dB when painted 8 atom lengths beyond). A hard-edged
+    rectangle or harmonic selection (whose every band starts and ends at the same
+    times) is painted over every frame that sounds in its time, on either slicing (the
+    one shifted by ``seam_margin`` renders it too: brushes.seams), and heard only in its
+    own frames; a harmonic selection's fundamental is held at its first and last
+    pitch. Returns (those frames, or None to hear the fill where it is painted; the
+    selection and the cells to paint). A lasso's bands start and end at different
+    times, which one span of time cannot confine; inverted or feathered selections
+    are painted where they are too."""
+    if not (doc.transform.confined_edits and selection.kind in ("rect", "harmonic")
             and not selection.inverted and selection.feather_ms == 0):
         return None, selection, rect
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = (round(t.seconds_of(f) * sr) for f in (rect.frame0, rect.frame1))
     f0, f1 = t.frames_needed(max(s0 - t.seam_margin, 0), min(s1 + t.seam_margin, n), n)
-    _, _, f_lo, f_hi = selection.span()
-    wider = selection.changed(points=((t.seconds_of(f0), f_lo), (t.seconds_of(f1 - 1), f_hi)))
+    first, last = float(t.seconds_of(f0)), float(t.seconds_of(f1 - 1))
+    if selection.kind == "rect":
+        _, _, f_lo, f_hi = selection.span()
+        points = ((first, f_lo), (last, f_hi))
+    else:
+        times, hz = selection.path()
+        before = [(first, float(hz[0]))] if first < times[0] else []
+        after = [(last, float(hz[-1]))] if last > times[-1] else []
+        points = (*before, *zip(times.tolist(), hz.tolist(), strict=True), *after)
+        if len(points) > MAX_POINTS:
+            return None, selection, rect
+    wider = selection.changed(points=points)
     return (rect.frame0, rect.frame1), wider, wider.cells(doc)
 
 

@@ -573,3 +573,25 @@ def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
     assert max(inside) < -55  # measured -59 to -60 dB, up to 20 ms from either edge
     for a, b in [(0.0, 0.985), (4.015, 6.0)]:
         assert level_db(after - before, a, b) < -100, (a, b)  # measured -113 to -125 dB
+
+
+def test_a_filled_harmonic_selection_on_constant_q_takes_hum_down_to_its_edges():
+    """As a rectangle: a harmonic selection's bands all start and end at the same
+    times. A -60 dB fill of 60 Hz hum (4 partials) over 1-4 s left it at -9 dB 20 ms
+    inside either edge and -24 dB 0.1 s in; now painted beyond and heard only there."""
+    from brushes.selection import Selection
+
+    t = np.arange(6 * SR) / SR
+    x = sum(0.1 / k * np.sin(2 * np.pi * 60 * k * t + k) for k in range(1, 5))
+    selection = Selection("harmonic", ((1.0, 60.0), (2.5, 60.0), (4.0, 60.0)), partials=4)
+    before, after, _ = _fill_on_cq(x, selection, gain_db=-60.0)
+
+    def level_db(signal, a, b):
+        part = slice(round(a * SR), round(b * SR))
+        return 10 * np.log10(np.mean(signal[part] ** 2) / np.mean(before[part] ** 2) + 1e-30)
+
+    inside = [level_db(after, a, a + 0.02) for a in np.arange(1.02, 3.98, 0.02)]
+    assert max(inside[:5] + inside[-5:]) < -48  # measured -53 to -59 dB within 0.1 s
+    assert max(inside) < -45  # measured -51 dB at worst, mid-selection, as before
+    for a, b in [(0.0, 0.985), (4.015, 6.0)]:
+        assert level_db(after - before, a, b) < -100, (a, b)  # measured -119 dB
