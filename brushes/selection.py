@@ -172,6 +172,9 @@ def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rec
             stroke.paint_dabs(dabs[i:i + FILL_DABS])
             yield
         return (yield from stroke.ending(label))
+    pieces = _pieces_of_inverted(doc, selection)
+    if pieces is not None:
+        return (yield from _filling_pieces(doc, pieces, brush, values, history, label))
     stroke = Stroke(doc, brush, values, {}, history)
     heard, selection, rect = _beyond_edges(doc, selection, rect)
     stroke.heard_frames = heard
@@ -223,6 +226,52 @@ def _beyond_edges(doc: Document, selection: Selection, rect: Rect
             return None, selection, rect
     wider = selection.changed(points=points)
     return (rect.frame0, rect.frame1), wider, wider.cells(doc)
+
+
+def _pieces_of_inverted(doc: Document, selection: Selection) -> list[Selection] | None:
+    """An inverted hard-edged rectangle, on a transform that confines edits to their
+    time, as the hard-edged rectangles that tile it: every band before and after its
+    time, and below and above its band during it. Each is then filled beyond its time
+    edges and heard only in them (:func:`_beyond_edges`); filled at once, a -60 dB
+    erase around a tone kept over 1-4 s changed it by -11 to -36 dB for 0.9 s inside
+    either edge, and left it at -8 dB for 0.1 s outside. None for any other selection."""
+    if not (doc.transform.confined_edits and selection.kind == "rect" and selection.inverted
+            and selection.feather_ms == 0 and selection.feather_hz == 0):
+        return None
+    (t0, f_lo), (t1, f_hi) = selection.points
+    times = _frame_seconds(doc, doc.full_rect())
+    hz = _centre_hz(doc, doc.full_rect())
+    before, after = np.searchsorted(times, t0) - 1, np.searchsorted(times, t1, side="right")
+    below, above = np.searchsorted(hz, f_lo) - 1, np.searchsorted(hz, f_hi, side="right")
+    pieces = []
+    if before >= 0:
+        pieces.append(Selection.rect(times[0], times[before], hz[0], hz[-1]))
+    if after < len(times):
+        pieces.append(Selection.rect(times[after], times[-1], hz[0], hz[-1]))
+    if before + 1 <= after - 1:
+        during = times[before + 1], times[after - 1]
+        if below >= 0:
+            pieces.append(Selection.rect(*during, hz[0], hz[below]))
+        if above < len(hz):
+            pieces.append(Selection.rect(*during, hz[above], hz[-1]))
+    return [p.changed(points=tuple((float(t), float(f)) for t, f in p.points)) for p in pieces]
+
+
+def _filling_pieces(doc: Document, pieces: list[Selection], brush, values: dict,
+                    history: History | None, label: str) -> Generator[None, None, Step]:
+    """The pieces filled one after another as one step: each is confined to its own
+    time and works on the audio the ones before it left."""
+    step = Step(label, None if values["channel"] < 0 else int(values["channel"]))
+    try:
+        for piece in pieces:
+            done = yield from _filling(doc, piece, brush, values, piece.cells(doc), None, label)
+            step.patches += done.patches
+    except BaseException:
+        step.undo(doc)  # all or nothing, like a stroke
+        raise
+    if history is not None and step.patches:
+        history.push(step)
+    return step
 
 
 def _through(doc: Document, selection: Selection, rect: Rect,
