@@ -116,14 +116,14 @@ class Selection:
         """Weight in [0, 1] of every cell of ``rect`` (default :meth:`cells`):
         ``[bins, frames]`` float32 on the document's device."""
         rect = (rect or self.cells(doc)).clip(doc.n_bins, doc.n_frames)
-        grow = _feather_cells(doc, self) if not self.inverted else (0, 0)
+        grow = _feather_cells(doc, self)
         inner = Rect(rect.bin0 - grow[0], rect.bin1 + grow[0], rect.frame0 - grow[1],
                      rect.frame1 + grow[1])  # feathering looks this far past the rect
         hz = _centre_hz(doc, inner)
         t = _frame_seconds(doc, inner)
         hard = {"rect": _inside_rect, "lasso": _inside_lasso,
                 "harmonic": _inside_harmonic}[self.kind](self, doc, hz, t)
-        soft = _feather(hard.astype(np.float32), *_feather_cells(doc, self))
+        soft = _feather(hard.astype(np.float32), *grow)
         soft = soft[grow[0]:grow[0] + rect.shape[0], grow[1]:grow[1] + rect.shape[1]]
         soft = np.ascontiguousarray(soft)
         if self.inverted:  # in place: a fresh array as large as the document is slow to fault in

@@ -143,17 +143,20 @@ def test_filling_a_selection_is_one_exact_undo_step(rng):
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
 
 
-@pytest.mark.parametrize("brush,params", [("gain", {"gain_db": -20.0}),
-                                          ("filter", {"cutoff": 0.1})])
+@pytest.mark.parametrize("brush,params,inverted", [("gain", {"gain_db": -20.0}, False),
+                                                   ("gain", {"gain_db": -20.0}, True),
+                                                   ("filter", {"cutoff": 0.1}, False)])
 def test_a_fill_done_a_run_of_frames_a_step_equals_it_done_at_once(rng, monkeypatch,
-                                                                    brush, params):
+                                                                    brush, params, inverted):
     """The GUI fills a step a turn: a kernel that makes each cell from those near it
     (gain) a run of frames at a time; one that filters the whole rect's 2-D spectrum
-    (filter) still at once, or the runs would change its result."""
+    (filter) still at once, or the runs would change its result. An inverted
+    feathered selection's weights were feathered within each run alone (a run that
+    cut through its inside erased a strip of what it keeps, up to 0.47 of the way)."""
     import brushes.selection as selection
 
     x = (0.1 * rng.standard_normal((1, 4 * RATE))).astype(np.float32)
-    sel = Selection.rect(0.5, 3.5, 300.0, 5000.0, feather_ms=50.0)
+    sel = Selection.rect(0.5, 3.5, 300.0, 5000.0, feather_ms=50.0, inverted=inverted)
 
     def filled(cells: int) -> torch.Tensor:
         monkeypatch.setattr(selection, "FILL_CELLS", cells)
