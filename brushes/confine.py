@@ -53,11 +53,13 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
 
 
 def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
-              across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
-              ) -> Generator[None, None, Rect | None]:
+              across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
+              gate=None) -> Generator[None, None, Rect | None]:
     """:func:`confine` in steps, each over a part of the stroke's span (the sound of
     ``PART_SAMPLES``, or a forward transform and a write of as many), so a long
-    stroke's end can be spread over turns of the GUI."""
+    stroke's end can be spread over turns of the GUI. ``gate``: a
+    :class:`brushes.gate.BandGate` keeps the change's sound where a selection is,
+    band by band, in place of the fade outside ``frames``."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     fade = max(round(FADE_S * sr), 1)
@@ -67,16 +69,22 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
         return changed_cells(doc, canvas, rect, fa, fb)
 
     outside = None
+    seams = across_seams if across_seams is not None and t.seam_margin else None
     for a, b in sample_parts(s0, s1):
-        heard = inverse_part(t, change, a, b, n).double()
-        s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
-        ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
-        kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
+        if gate is not None:
+            wanted, heard = yield from _gated(doc, canvas, rect, gate, seams, a, b)
+        else:
+            heard = inverse_part(t, change, a, b, n).double()
+            s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
+            ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
+            kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
         if outside is None:
             outside = torch.zeros(heard.shape[:1] + (s1 - s0,), dtype=torch.float32,
                                   device=heard.device)
-        if across_seams is not None and t.seam_margin:  # the seams' bursts, and outside
-            outside[:, a - s0:b - s0] = across_seams(heard, a) * kept - heard
+        if gate is not None:
+            outside[:, a - s0:b - s0] = wanted - heard
+        elif seams is not None:  # the seams' bursts, and outside
+            outside[:, a - s0:b - s0] = seams(heard, a) * kept - heard
         else:
             outside[:, a - s0:b - s0] = heard * (kept - 1)  # minus what lies outside
         yield
@@ -94,16 +102,51 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
     return written
 
 
-def changed_cells(doc: Document, canvas: StrokeCanvas, rect: Rect, fa: int, fb: int
+def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, seams, a: int, b: int
+           ) -> Generator[None, None, tuple[torch.Tensor, torch.Tensor]]:
+    """Samples ``[a, b)`` of the change's sound as the gate keeps it, and as heard, a
+    group of bands a step."""
+    def sound_of(bands: slice, weights: torch.Tensor | None) -> torch.Tensor:
+        """The sound of the change in ``bands``, times ``weights`` per band if given."""
+        def cells(fa: int, fb: int) -> torch.Tensor:
+            return changed_cells(doc, canvas, rect, fa, fb, bands, weights)
+        return inverse_part(doc.transform, cells, a, b, doc.length).double()
+
+    heard = sound_of(slice(None), None)
+    yield
+    steady, changing = gate.parts(a, b)
+
+    def kept(bands: slice, weights: torch.Tensor | None) -> torch.Tensor:
+        alone = sound_of(bands, weights)
+        return alone if seams is None else seams(alone, a, bands, weights)
+
+    if steady is None:  # every band at full weight
+        wanted = heard if seams is None else seams(heard, a)
+    elif bool(steady.any()):
+        wanted = kept(slice(None), steady)
+    else:
+        wanted = torch.zeros_like(heard)
+    for bands, gain in changing:
+        yield
+        wanted = wanted + kept(bands, None) * gain()
+    return wanted, heard
+
+
+def changed_cells(doc: Document, canvas: StrokeCanvas, rect: Rect, fa: int, fb: int,
+                  bands: slice = slice(None), weights: torch.Tensor | None = None
                   ) -> torch.Tensor:
     """The stroke's change (the document now minus before it) over all bins of frames
-    ``[fa, fb)``; zero outside ``rect``."""
+    ``[fa, fb)``; zero outside ``rect`` and ``bands``, times ``weights`` per bin if
+    given."""
     out = torch.zeros((len(doc.channel_indices(canvas.channel)), doc.n_bins, fb - fa),
                       dtype=torch.complex64, device=doc.device)
-    r = rect.intersect(Rect(0, doc.n_bins, fa, fb))
+    b0, b1, _ = bands.indices(doc.n_bins)
+    r = rect.intersect(Rect(b0, b1, fa, fb))
     if not r.empty:
-        out[:, r.bins, r.frame0 - fa:r.frame1 - fa] = \
-            doc.read_complex(r, canvas.channel) - canvas.complex_before(r)
+        change = doc.read_complex(r, canvas.channel) - canvas.complex_before(r)
+        if weights is not None:
+            change *= weights[r.bins, None]
+        out[:, r.bins, r.frame0 - fa:r.frame1 - fa] = change
     return out
 
 

@@ -44,6 +44,7 @@ class Stroke:
         # the frames the stroke is heard in, where the transform confines edits (None:
         # those it covered; a filled rectangle paints beyond its time: brushes.selection)
         self.heard_frames: tuple[int, int] | None = None
+        self.gate = None  # or heard where a selection is, band by band (brushes.gate)
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -162,8 +163,8 @@ class Stroke:
                         self.dirty.frame0, self.dirty.frame1, doc.length))
                     yield from again.steps()
                     across = again.blended
-                confined = (yield from confining(doc, self.canvas, self.dirty, frames, across)) \
-                    if frames else None
+                confined = (yield from confining(doc, self.canvas, self.dirty, frames, across,
+                                                 self.gate)) if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(doc, self.canvas, self.params)
         except BaseException:

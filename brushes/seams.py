@@ -85,16 +85,18 @@ class SeamRendering:
             self.again.apply(inside, mask[inside.bin0 - wide.bin0:inside.bin1 - wide.bin0,
                                           cols], dabs)
 
-    def blended(self, heard: torch.Tensor, sample0: int) -> torch.Tensor:
-        """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``;
-        returns it with each rendering where it is clean."""
+    def blended(self, heard: torch.Tensor, sample0: int, bands: slice = slice(None),
+                weights: torch.Tensor | None = None) -> torch.Tensor:
+        """``heard``: the change's sound over ``[sample0, sample0 + heard.shape[-1])``
+        (of ``bands`` only, times ``weights`` per bin if given); returns it with each
+        rendering where it is clean."""
         part, t, again = self.part, self.part.transform, self.again
         if again.dirty is None:
             return heard
         a = sample0 - self.start
 
         def change(fa: int, fb: int) -> torch.Tensor:
-            return changed_cells(part, again.canvas, again.dirty, fa, fb)
+            return changed_cells(part, again.canvas, again.dirty, fa, fb, bands, weights)
 
         other = inverse_part(t, change, a, a + heard.shape[-1], part.length)
         return t.blend_across_seams(heard, other.double(), sample0)

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from brushes.dab import Dab
+from brushes.gate import BandGate
 from brushes.history import History, Step
 from brushes.painter import Stroke
 from brushes.registry import get_brush
@@ -178,14 +179,20 @@ def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rec
     stroke = Stroke(doc, brush, values, {}, history)
     heard, selection, rect = _beyond_edges(doc, selection, rect)
     stroke.heard_frames = heard
+    def weights(part: Rect) -> torch.Tensor:
+        return selection.mask(doc, part)
+
+    if heard is None and doc.transform.confined_edits:
+        stroke.gate = BandGate(doc, weights, rect, sharp=selection.feather_ms == 0)
+        yield from stroke.gate.grouping()
+        weights, rect = stroke.gate.painted, stroke.gate.rect
     centre = Dab(doc.transform.seconds_of((rect.frame0 + rect.frame1) / 2),
                  doc.hz_of((rect.bin0 + rect.bin1) / 2), values)
     frames = max(1, FILL_CELLS // rect.shape[0]) if kernel.local else rect.shape[1]
     for f in range(rect.frame0, rect.frame1, frames):  # a wash kernel reads the cells
         part = Rect(rect.bin0, rect.bin1, f, min(f + frames, rect.frame1))  # as they were
         try:  # before: the runs add up to the rect at once (if local)
-            stroke.apply(part, selection.mask(doc, part) * max(values["opacity"], 0.0),
-                         [centre])
+            stroke.apply(part, weights(part) * max(values["opacity"], 0.0), [centre])
         except BaseException:
             stroke.rollback()  # all or nothing, like a stroke
             raise
@@ -203,10 +210,10 @@ def _beyond_edges(doc: Document, selection: Selection, rect: Rect
     times) is painted over every frame that sounds in its time, on either slicing (the
     one shifted by ``seam_margin`` renders it too: brushes.seams), and heard only in its
     own frames; a harmonic selection's fundamental is held at its first and last
-    pitch. Returns (those frames, or None to hear the fill where it is painted; the
-    selection and the cells to paint). A lasso's bands start and end at different
-    times, which one span of time cannot confine; inverted or feathered selections
-    are painted where they are too."""
+    pitch. Returns (those frames, or None; the selection and the cells to paint).
+    A lasso's bands, or a feathered or inverted selection's, start and end at their
+    own times, which one span of time cannot confine: brushes.gate does it band by
+    band."""
     if not (doc.transform.confined_edits and selection.kind in ("rect", "harmonic")
             and not selection.inverted and selection.feather_ms == 0):
         return None, selection, rect
