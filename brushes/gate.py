@@ -110,12 +110,8 @@ class BandGate:
             yield
         most = MERGE_S * self.doc.sample_rate / self.doc.transform.hop
         groups, drift = [], 0.0
-        for r in range(rows):
-            if not painted[r]:
-                drift = math.inf
-                continue
-            if groups and drift + (float(apart[r - 1]) if r else 0.0) <= most \
-                    and groups[-1][1] == r:
+        for r in torch.nonzero(painted).flatten().tolist():
+            if groups and groups[-1][1] == r and drift + float(apart[r - 1]) <= most:
                 groups[-1] = (groups[-1][0], r + 1)
                 drift += float(apart[r - 1])
             else:
