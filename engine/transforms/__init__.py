@@ -3,9 +3,12 @@
 import torch
 
 from engine.errors import ParameterError
+from engine.first_calls import settle
 from engine.transforms.base import Transform
 from engine.transforms.cq import SlicedCQ
 from engine.transforms.stft import STFT
+
+settle()  # before any transform computes (engine.first_calls)
 
 KINDS = ("stft", "cq")
 # the settings each kind takes, with the defaults the CLI and the GUI show

@@ -9,8 +9,8 @@ computed from only the frames that touch it equals, bit for bit, the same
 span of the whole inverse: that is what makes incremental resynthesis exact.
 """
 
-import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -22,19 +22,22 @@ N_FFT_RANGE = (256, 16384)
 MAIN_LOBE_BINS = {"hann": 2, "hamming": 2, "blackman": 3, "blackman-harris": 4}
 
 
-def blackman_harris(n: int, dtype=torch.float32) -> torch.Tensor:
-    """4-term Blackman-Harris, periodic (DFT-even) like torch's other windows."""
-    a = (0.35875, 0.48829, 0.14128, 0.01168)
-    x = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
-    w = a[0] - a[1] * torch.cos(x) + a[2] * torch.cos(2 * x) - a[3] * torch.cos(3 * x)
-    return w.to(dtype)
+def cosine_sum(n: int, a: tuple[float, ...]) -> torch.Tensor:
+    """A periodic (DFT-even) window ``sum_k (-1)^k a[k] cos(2 pi k i / n)``, float32,
+    computed in float64 by numpy: the same bits in every process. (torch 2.13's
+    ``hann_window``, the first cosine a process computes, had its second half wrong
+    by up to 7.6e-5 in about one process in ten, one thread's part of the output:
+    bench/bench_first_calls.py.)"""
+    x = 2 * np.pi * np.arange(n) / n
+    w = sum((-1) ** k * c * np.cos(k * x) for k, c in enumerate(a))
+    return torch.from_numpy(w.astype(np.float32))
 
 
 WINDOWS = {
-    "hann": lambda n: torch.hann_window(n, periodic=True),
-    "hamming": lambda n: torch.hamming_window(n, periodic=True),
-    "blackman": lambda n: torch.blackman_window(n, periodic=True),
-    "blackman-harris": blackman_harris,
+    "hann": lambda n: cosine_sum(n, (0.5, 0.5)),
+    "hamming": lambda n: cosine_sum(n, (0.54, 0.46)),
+    "blackman": lambda n: cosine_sum(n, (0.42, 0.5, 0.08)),
+    "blackman-harris": lambda n: cosine_sum(n, (0.35875, 0.48829, 0.14128, 0.01168)),
 }
 
 
