@@ -9,7 +9,6 @@ computed from only the frames that touch it equals, bit for bit, the same
 span of the whole inverse: that is what makes incremental resynthesis exact.
 """
 
-
 import numpy as np
 import torch
 import torch.nn.functional as F
