@@ -54,12 +54,14 @@ def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, 
 
 def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
               across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
-              gate=None) -> Generator[None, None, Rect | None]:
+              gate=None, envelope: Callable[[int, int], torch.Tensor] | None = None
+              ) -> Generator[None, None, Rect | None]:
     """:func:`confine` in steps, each over a part of the stroke's span (the sound of
     ``PART_SAMPLES``, or a forward transform and a write of as many), so a long
     stroke's end can be spread over turns of the GUI. ``gate``: a
     :class:`brushes.gate.BandGate` keeps the change's sound where a selection is,
-    band by band, in place of the fade outside ``frames``."""
+    band by band, in place of the fade outside ``frames``. ``envelope(a, b)``: the
+    share of the change kept at samples ``[a, b)`` within them (brushes.ends)."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     fade = max(round(FADE_S * sr), 1)
@@ -78,6 +80,8 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
             s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
             ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
             kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
+            if envelope is not None:
+                kept = kept * envelope(a, b).to(kept.device)
         if outside is None:
             outside = torch.zeros(heard.shape[:1] + (s1 - s0,), dtype=torch.float32,
                                   device=heard.device)

@@ -9,6 +9,7 @@ import torch
 from brushes.canvas import StrokeCanvas
 from brushes.confine import confining, covered_frames
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
+from brushes.ends import paint_beyond_ends
 from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
 from brushes.params import Curve
@@ -130,6 +131,14 @@ class Stroke:
         doc.write_complex(rect, result, channel=self.channel)
         return rect
 
+    def _ends_to_paint(self) -> bool:
+        """Whether the end paints beyond the stroke's time ends (brushes.ends): a
+        stroke (not a filled selection, which paints beyond its own edges) of a kernel
+        whose cells depend only on its coverage, on a transform with seams."""
+        return (self.heard_frames is None and self.gate is None and not self.applied
+                and self.kernel.wash and self.kernel.batchable
+                and bool(self.doc.transform.seam_margin))
+
     def rollback(self) -> Rect | None:
         """Undo everything the stroke wrote (after an error: a stroke is all or nothing);
         the rect restored."""
@@ -157,6 +166,10 @@ class Stroke:
         try:
             if self.dirty is not None and doc.transform.confined_edits:
                 frames = self.heard_frames or covered_frames(self.canvas)
+                envelope = None
+                if self._ends_to_paint():
+                    ends = yield from paint_beyond_ends(self)
+                    frames, envelope = (ends.frames, ends.envelope) if ends else (None, None)
                 across = None
                 if frames and doc.transform.seam_margin:
                     again = SeamRendering(self, *doc.transform.samples_affected(
@@ -164,7 +177,7 @@ class Stroke:
                     yield from again.steps()
                     across = again.blended
                 confined = (yield from confining(doc, self.canvas, self.dirty, frames, across,
-                                                 self.gate)) if frames else None
+                                                 self.gate, envelope)) if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = self.kernel.finish(doc, self.canvas, self.params)
         except BaseException:
