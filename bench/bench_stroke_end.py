@@ -28,10 +28,15 @@ SR = 44100
 DABS = 200
 
 
-def painted_stroke(audio: Audio, brush_name: str) -> Stroke:
+BRUSHES = {"gain": ("gain", {}), "tone": ("tone", {}),  # row: brush, parameters
+           "heal, attenuate": ("heal", {}), "heal, steady": ("heal", {"mode": "steady"})}
+
+
+def painted_stroke(audio: Audio, row: str) -> Stroke:
     doc = Document(audio, transform=make(SR, "cq"))
+    brush_name, params = BRUSHES[row]
     brush = get_brush(brush_name)
-    values, _ = brush.resolve({"channel": -1}, "brush")
+    values, _ = brush.resolve({**params, "channel": -1}, "brush")
     stroke = Stroke(doc, brush, values, {}, None, seed=1)
     for i in range(DABS + 1):
         stroke.paint_dabs(stroke.dabs_to([StrokePoint(1.0 + 2.5 * i / DABS, 1000.0, 1.0)]))
@@ -55,12 +60,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    audio = Audio((0.1 * rng.standard_normal((2, 60 * SR))).astype(np.float32), SR)
+    t = np.arange(60 * SR) / SR  # noise, and a tone for heal's steady mode to take
+    audio = Audio((0.1 * rng.standard_normal((2, 60 * SR)) + 0.1 * np.sin(2 * np.pi * 1000 * t))
+                  .astype(np.float32), SR)
     print(f"{DABS}-dab stroke on a 1-minute stereo constant-Q document; median of "
           f"{args.runs}\n")
     print("| brush | steps | longest step | whole end, in steps | whole end, one call |")
     print("|---|---:|---:|---:|---:|")
-    for name in ("gain", "tone"):
+    for name in BRUSHES:
         painted_stroke(audio, name).end()  # warm-up
         runs = [step_times(painted_stroke(audio, name)) for _ in range(args.runs)]
         at_once = []

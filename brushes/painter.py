@@ -179,7 +179,7 @@ class Stroke:
                 confined = (yield from confining(doc, self.canvas, self.dirty, frames, across,
                                                  self.gate, envelope)) if frames else None
                 self.dirty = self.dirty.union(confined)
-            finished = self.kernel.finish(doc, self.canvas, self.params)
+            finished = yield from self.kernel.finishing(doc, self.canvas, self.params)
         except BaseException:
             self.rollback()
             raise

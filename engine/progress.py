@@ -8,12 +8,16 @@ clean-up (removing a temporary file, keeping the old document) runs.
 """
 
 import queue
+import threading
 from collections.abc import Callable, Generator
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from engine.errors import Cancelled
 
 ProgressFn = Callable[[float], None]
+T = TypeVar("T")
+WAIT_S = 0.005  # a step of off_thread waits this long for its work, then yields
+_draining = threading.local()  # on while drain() runs steps in this thread
 
 
 class CancelFlag(Protocol):
@@ -49,9 +53,42 @@ def put_unless_stopped(q: queue.Queue, item, stop: CancelFlag) -> bool:
 
 def drain(steps: Generator):
     """Run a generator of steps (work a caller with a time budget spreads over turns
-    of an event loop) to its end; what it returns."""
-    while True:
+    of an event loop) to its end; what it returns. Its :func:`off_thread` steps run
+    in place: nothing waits for a turn."""
+    was = getattr(_draining, "on", False)
+    _draining.on = True
+    try:
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+    finally:
+        _draining.on = was
+
+
+def off_thread(work: Callable[[], T]) -> Generator[None, None, T]:
+    """``work()`` on a thread of its own, as steps (see :func:`drain`): each waits up
+    to ``WAIT_S`` for it and yields while it runs, so an event loop that runs a step
+    a turn stays responsive; returns its result, or raises its error. ``work`` must
+    only read what the caller's steps do not write meanwhile (a stroke's end: the
+    document and the stroke's canvas; the caller writes its result). Under
+    :func:`drain` (a script, the CLI, a batch) it runs in place, as one step."""
+    if getattr(_draining, "on", False):
+        return work()
+    done, outcome = threading.Event(), {}
+
+    def run() -> None:
         try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
+            outcome["value"] = work()
+        except BaseException as e:  # raised in the caller's step
+            outcome["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="spectropaint-step", daemon=True).start()
+    while not done.wait(WAIT_S):
+        yield
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

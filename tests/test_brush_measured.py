@@ -551,6 +551,61 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
     assert torch.equal(painted(20000), whole)  # 17 parts of the 8 s
 
 
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+@pytest.mark.parametrize("preset", ["tone-remover", "spot-repair"])
+def test_a_heal_stroke_s_end_stepped_as_the_gui_steps_it_equals_it_drained(preset, transform):
+    """Attenuate and steady repair a stroke when it ends, from all of it: for a 20 s
+    stroke on constant-Q 1-2 s of work, which the GUI ran in one step (the window
+    froze). Stepped as the GUI steps a stroke's end, the repair is now worked out on
+    a thread while the steps go on, and written a run of frames a step; the cells
+    equal the end drained in place (a script, the CLI) bit for bit, and undo gives
+    back every cell."""
+    import threading
+
+    from brushes.history import History
+    from brushes.painter import Stroke
+    from brushes.registry import get_brush
+    from brushes.stroke import StrokePoint
+
+    rng = np.random.default_rng(5)
+    t = np.arange(5 * SR) / SR
+    x = (0.1 * np.sin(2 * np.pi * 1000 * t) + 0.02 * rng.standard_normal((2, len(t))))
+    p = find_preset(preset)
+
+    def stroke_on(doc, history=None):
+        values, _ = get_brush(p.brush).resolve({**p.params, "channel": -1}, "params")
+        stroke = Stroke(doc, get_brush(p.brush), values, {}, history)
+        for k in range(151):  # 1-4 s, an event every 20 ms
+            stroke.add([StrokePoint(1.0 + 0.02 * k, 1000.0)])
+        return stroke
+
+    def document():
+        return Document(Audio(x.astype(np.float32), SR), transform=transform, device="cpu")
+
+    drained = document()
+    stroke_on(drained).end()
+    stepped = document()
+    history = History(stepped)
+    ending = stroke_on(stepped, history).ending()
+    steps = while_working = 0
+    while True:
+        try:
+            next(ending)
+        except StopIteration:
+            break
+        steps += 1
+        while_working += any(th.name == "spectropaint-step" for th in threading.enumerate())
+    assert while_working >= 2, (steps, while_working)  # the GUI turned while it worked
+    everything = drained.full_rect()
+    assert torch.equal(stepped.read_complex(everything, None),
+                       drained.read_complex(everything, None))
+    assert not torch.equal(stepped.read_complex(everything, None),
+                           document().read_complex(everything, None))  # it repaired
+    history.undo()
+    assert torch.equal(stepped.read_complex(everything, None),
+                       document().read_complex(everything, None))
+
+
 @pytest.mark.parametrize("hz", [60.0, 440.0, 2000.0])
 def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
     """The cells just outside a rectangle sound inside it through their atoms, which

@@ -1,5 +1,6 @@
 """What a kernel is given and what it returns."""
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -75,9 +76,12 @@ class Kernel:
         (yet)."""
         raise NotImplementedError
 
-    def finish(self, doc: Document, canvas: StrokeCanvas, params: dict) -> Rect | None:
-        """Called once when the stroke ends, with all it covered; returns the rect
-        rewritten (most kernels: nothing to do)."""
+    def finishing(self, doc: Document, canvas: StrokeCanvas, params: dict
+                  ) -> Generator[None, None, Rect | None]:
+        """Run once when the stroke ends, with all it covered, in steps (as
+        :meth:`brushes.painter.Stroke.ending`); returns the rect rewritten (most
+        kernels: nothing to do)."""
+        yield from ()
         return None
 
 

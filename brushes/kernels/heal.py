@@ -13,19 +13,21 @@
   frames those samples reach, so the view, resynthesis and undo stay exact.
 
 ``attenuate`` and ``steady`` need the whole stroke: they are applied when it
-ends (:meth:`Heal.finish`); until then a dab only records what it covers.
+ends (:meth:`Heal.finishing`); until then a dab only records what it covers.
 """
 
 import math
+from collections.abc import Generator
 
 import numpy as np
 import torch
 
 from brushes import attenuate, declick, steady
-from brushes.confine import confine, covered_frames
+from brushes.confine import confining, covered_frames, frame_parts
 from brushes.dab import radius_hz
 from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
+from engine.progress import off_thread
 from engine.region import Rect
 
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
@@ -71,23 +73,31 @@ class Heal(Kernel):
         return None  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
-    def finish(self, doc, canvas, params: dict) -> Rect | None:
+    def finishing(self, doc, canvas, params: dict) -> Generator[None, None, Rect | None]:
+        """The repair of attenuate and steady, worked out off the GUI thread (a 20 s
+        stroke on constant-Q: 1-2 s); the document is written in the steps."""
         rect, frames = canvas.covered_rect(), covered_frames(canvas)
         if params["mode"] not in ("attenuate", "steady") or frames is None:
             return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
-            removed = _steady_removed(doc, canvas, rect, coverage,
-                                      canvas.state.get("painted", set()))
+            painted = canvas.state.get("painted", set())
+            removed = yield from off_thread(
+                lambda: _steady_removed(doc, canvas, rect, coverage, painted))
             if removed is None:
+                canvas.state["notice"] = NO_TONE
                 canvas.forget()  # no tone found: the stroke is no undo step
-            return removed
-        mag, phase = _attenuated(doc, canvas, rect, params, coverage)
-        canvas.touch(rect)  # a bounding rect: it may hold tiles no dab reached
-        written = doc.write_complex(rect, torch.polar(mag, phase), channel=canvas.channel)
+                return None
+            region, coeffs = removed
+            return (yield from _written_in_parts(
+                doc, canvas, region, lambda cols: coeffs[..., cols]))
+        mag, phase = yield from off_thread(
+            lambda: _attenuated(doc, canvas, rect, params, coverage))
+        written = yield from _written_in_parts(
+            doc, canvas, rect, lambda cols: torch.polar(mag[..., cols], phase[..., cols]))
         # heard only within the stroke's time, on any transform: an attenuation's atoms
         # reach half a window (or, on constant-Q, up to a slice) beyond it
-        return written.union(confine(doc, canvas, rect, frames))
+        return written.union((yield from confining(doc, canvas, rect, frames)))
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
@@ -138,6 +148,21 @@ class Heal(Kernel):
         return doc.transform.forward_segment(wave.float().to(doc.device), r.frame0, r.frame1)
 
 
+def _written_in_parts(doc, canvas, rect: Rect, coefficients) -> Generator[None, None, Rect]:
+    """Write ``coefficients(cols)`` (the new cells of ``rect``'s frame columns ``cols``)
+    a run of frames (about 3 s of audio) a step, each run's tiles saved for undo first
+    (``rect`` may hold tiles no dab reached); the rect written."""
+    written = None
+    for fa, fb in frame_parts(doc.transform, rect.frame0, rect.frame1):
+        part = Rect(rect.bin0, rect.bin1, fa, fb)
+        canvas.touch(part)
+        cols = slice(fa - rect.frame0, fb - rect.frame0)
+        written = doc.write_complex(part, coefficients(cols), channel=canvas.channel) \
+            .union(written)
+        yield
+    return written
+
+
 def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor, int]:
     """The current audio that frames ``[frame0, frame1)`` are analysed from (float64
     ``[ch, n]`` on the CPU, zero outside the file) and the sample it starts at."""
@@ -152,10 +177,10 @@ def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor
 
 
 def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
-                    painted: set) -> Rect | None:
+                    painted: set) -> tuple[Rect, torch.Tensor] | None:
     """Find the steady tone along each painted line (the strongest within the brush's
-    reach of it) and subtract it from the audio; the rect of frames rewritten (every
-    bin of them), or None when there is none."""
+    reach of it) and subtract it from the audio; the rect of frames to rewrite (every
+    bin of them) and its new coefficients, or None when there is none. Reads only."""
     t = doc.transform
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
@@ -170,20 +195,17 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
             chosen.append(max(near, key=lambda g: g[0].power))
     groups = chosen
     if not groups:
-        canvas.state["notice"] = NO_TONE
         return None
     frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
     first = round(t.seconds_of(frames[0]) * doc.sample_rate)
     last = round(t.seconds_of(frames[1] - 1) * doc.sample_rate) + 1
     region = Rect(0, doc.n_bins, *t.frames_needed(max(first, 0), min(last, doc.length),
                                                   doc.length))
-    canvas.touch(region)  # the undo patch must hold every cell rewritten
     wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
     for g in groups:
         ab = steady.fit(g, t, doc.length)
         wave -= steady.waveform(g, ab, t, wave, start)
-    coeffs = t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
-    return doc.write_complex(region, coeffs, channel=canvas.channel)
+    return region, t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
 
 
 def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
