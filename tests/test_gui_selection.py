@@ -129,9 +129,13 @@ def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
     window.save_project(path=project)
     qtbot.waitUntil(lambda: project.exists() and not window.worker.isRunning(), timeout=20000)
     window.clear_selection()
+    before = window.session
     window.open_path(project)
-    qtbot.waitUntil(lambda: window.project_path == project and not window.worker.isRunning(),
+    # the project's document is in once its session is (the worker's thread ends before its
+    # result reaches the window: the project path, set by the save, says nothing)
+    qtbot.waitUntil(lambda: window.session is not before and not window.worker.isRunning(),
                     timeout=20000)
+    assert window.project_path == project
     assert window.canvas.selection == sel
     assert window.selection_panel.partials.value() == 5
     assert window.selection_panel.feather_ms.value() == 20.0
