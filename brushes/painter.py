@@ -46,6 +46,7 @@ class Stroke:
         # those it covered; a filled rectangle paints beyond its time: brushes.selection)
         self.heard_frames: tuple[int, int] | None = None
         self.gate = None  # or heard where a selection is, band by band (brushes.gate)
+        self.live = None  # or its dabs painted on the shifted slicing too (brushes.live_seams)
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -75,11 +76,13 @@ class Stroke:
                 painted = self._paint(group)
                 if not painted.empty:
                     changed = painted.union(changed)
+            if changed is not None:
+                self.dirty = changed.union(self.dirty)
+                if self.live is not None:
+                    self.live.paint(dabs, changed)
         except BaseException:
             self.rollback()
             raise
-        if changed is not None:
-            self.dirty = changed.union(self.dirty)
         return changed
 
     def _groups(self, dabs: list[Dab]) -> list[list[Dab]]:

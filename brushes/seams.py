@@ -50,10 +50,10 @@ class SeamRendering:
         content = (yield from audio_before_in_parts(doc, stroke.canvas, stroke.dirty, start,
                                                     stop)).cpu().numpy()
         self.part = yield from Document.analysing(
-            Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
+            Audio(channel_samples(doc.audio.samples, stroke.channel, start, stop), sr),
             transform=t, device=doc.device, origin=start, content=content)
         shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
-        limit = None if stroke.limit is None else _moved(stroke.limit, shift, doc.n_frames)
+        limit = None if stroke.limit is None else moved_limit(stroke.limit, shift, doc.n_frames)
         self.again = type(stroke)(self.part, stroke.brush, {**stroke.params, "channel": -1}, {},
                                   None, limit=limit)
         yield
@@ -112,7 +112,7 @@ def _calls(stroke) -> list[list]:
     return [dabs[i:i + REPLAY_DABS] for i in range(0, len(dabs), REPLAY_DABS)]
 
 
-def _samples(x, channel: int | None, start: int, stop: int):
+def channel_samples(x, channel: int | None, start: int, stop: int):
     """``x[:, start:stop]`` (one channel's, if given), zero outside it."""
     x = x if channel is None else x[channel:channel + 1]
     out = torch.zeros((x.shape[0], stop - start), dtype=torch.float32)
@@ -122,7 +122,7 @@ def _samples(x, channel: int | None, start: int, stop: int):
     return out.numpy()
 
 
-def _moved(limit, shift: int, n_frames: int):
+def moved_limit(limit, shift: int, n_frames: int):
     """A selection's weights for a document whose frame 0 is ``limit``'s ``shift``;
     zero beyond the file's ``n_frames``."""
     def moved(rect: Rect) -> torch.Tensor:

@@ -9,6 +9,7 @@ in chunks, so incremental and full results are identical sample for sample.
 
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -20,6 +21,7 @@ from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
 PIECE_FRAMES = 64  # frames per piece of an update with a deadline (~5 ms on CPU)
+Overlay = Callable[[torch.Tensor, int], torch.Tensor]
 
 
 class Resynthesizer:
@@ -30,6 +32,13 @@ class Resynthesizer:
         self._building = False  # a full resynthesis runs (maybe in a worker): edits queue
         self._built = threading.Event()
         self._lock = threading.Lock()  # a reader's block is all before or all after a splice
+        # frames a piece of a timed update: at least what one sample needs (a constant-Q
+        # slice's), so no piece computes the same samples as another
+        fa, fb = document.transform.frames_needed(0, 1, document.length)
+        self._piece = max(PIECE_FRAMES, fb - fa)
+        # while a stroke is painted on a transform with seams: its sound blended in
+        # (brushes.live_seams), given a span's samples and its first sample's index
+        self.overlay: Overlay | None = None
         document.add_listener(self._on_edit)
 
     def close(self) -> None:
@@ -40,6 +49,14 @@ class Resynthesizer:
             if self._wave is not None or self._building:
                 self._pending.append((rect.frame0, rect.frame1))
 
+    def redo(self, sample0: int, sample1: int) -> None:
+        """Splice ``[sample0, sample1)`` again at the next update (what the overlay
+        changed there, or stopped changing)."""
+        frames = self.doc.transform.frames_needed(sample0, sample1, self.doc.length)
+        with self._lock:
+            if self._wave is not None or self._building:
+                self._pending.append(frames)
+
     @property
     def ready(self) -> bool:
         """Whether the waveform exists (a full resynthesis has finished)."""
@@ -49,7 +66,8 @@ class Resynthesizer:
         t, n = self.doc.transform, self.doc.length
         fa, fb = t.frames_needed(sample0, sample1, n)
         coeffs = self.doc.coefficients(fa, fb)
-        return t.inverse_span(coeffs, fa, sample0, sample1, n).cpu()
+        sound = t.inverse_span(coeffs, fa, sample0, sample1, n)
+        return (sound if self.overlay is None else self.overlay(sound, sample0)).cpu()
 
     @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
@@ -85,7 +103,8 @@ class Resynthesizer:
     def update(self, deadline: float | None = None) -> list[tuple[int, int]]:
         """Apply queued edits to the cached waveform; returns the sample spans redone.
         With a ``deadline`` (a ``time.perf_counter()`` value), it works in pieces of
-        PIECE_FRAMES and stops once it has passed; the rest stays queued (``behind``).
+        PIECE_FRAMES (or a constant-Q slice) and stops once it has passed; the rest stays
+        queued (``behind``).
         Pieces give the same samples as one span (each is exact)."""
         if self._wave is None:
             if self._building:  # in a worker: wait for it, then splice what queued
@@ -103,9 +122,10 @@ class Resynthesizer:
                     with self._lock:
                         self._pending[:0] = [(f0, f1)] + pending
                     break
-                if f1 - f0 > PIECE_FRAMES:
-                    pending.insert(0, (f0 + PIECE_FRAMES, f1))
-                    f1 = f0 + PIECE_FRAMES
+                end = (f0 // self._piece + 1) * self._piece
+                if f1 > end:
+                    pending.insert(0, (end, f1))
+                    f1 = end
             s0, s1 = self.doc.transform.samples_affected(f0, f1, self.doc.length)
             if s1 > s0:
                 span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
