@@ -3,7 +3,7 @@
 A stroke's end renders it again on the slicing shifted by half a slice
 (:mod:`brushes.seams`); until then, on a constant-Q document, a stroke across a
 slice's edge was heard with a burst there: erasing a tone while it played left
--11 to -13 dB of it at every edge the pen had passed. :class:`LiveSeams` paints
+-9 to -15 dB of it at every edge the pen had passed. :class:`LiveSeams` paints
 each call's dabs also on one-slice documents of the before-stroke audio, one per
 slice of the shifted slicing the stroke reaches (each centred on a seam), and
 :meth:`LiveSeams.blended` gives the resynthesizer each rendering where it is
