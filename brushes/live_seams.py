@@ -17,9 +17,8 @@ from dataclasses import replace
 import torch
 
 from brushes.dab import Dab
-from brushes.seams import audio_before, channel_samples, moved_limit
-from engine.audio import Audio
-from engine.document import Document
+from brushes.seams import stroke_shifted
+from engine.progress import drain
 from engine.region import Rect
 
 
@@ -29,17 +28,9 @@ class _Part:
     that reads that far: a whole number of slices) and the stroke painted on it."""
 
     def __init__(self, stroke, start: int, stop: int, reach: int):
-        doc, sr = stroke.doc, stroke.doc.sample_rate
         self.start, self.stop, self.origin = start, stop, start - reach
-        a, b = self.origin, stop + reach
-        content = audio_before(doc, stroke.canvas, stroke.dirty, a, b).cpu().numpy()
-        self.doc = Document(Audio(channel_samples(doc.audio.samples, stroke.channel, a, b), sr),
-                            transform=doc.transform, device=doc.device, origin=a,
-                            content=content)
-        shift = round(doc.transform.frame_of(a / sr))  # exact: a is a slice's middle
-        limit = None if stroke.limit is None else moved_limit(stroke.limit, shift, doc.n_frames)
-        self.stroke = type(stroke)(self.doc, stroke.brush, {**stroke.params, "channel": -1}, {},
-                                   None, limit=limit)
+        self.stroke = drain(stroke_shifted(stroke, self.origin, stop + reach))
+        self.doc = self.stroke.doc
         self._sound: torch.Tensor | None = None
         self.doc.add_listener(self._written)
 

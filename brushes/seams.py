@@ -45,17 +45,10 @@ class SeamRendering:
     def steps(self) -> Iterator[None]:
         """Make the document of the before-stroke audio (a part of it a step, then
         its analysis a chunk a step), then paint the dabs again, one call a step."""
-        stroke, start, stop = self.stroke, self.start, self.stop
-        doc, t, sr = stroke.doc, stroke.doc.transform, stroke.doc.sample_rate
-        content = (yield from audio_before_in_parts(doc, stroke.canvas, stroke.dirty, start,
-                                                    stop)).cpu().numpy()
-        self.part = yield from Document.analysing(
-            Audio(channel_samples(doc.audio.samples, stroke.channel, start, stop), sr),
-            transform=t, device=doc.device, origin=start, content=content)
-        shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
-        limit = None if stroke.limit is None else moved_limit(stroke.limit, shift, doc.n_frames)
-        self.again = type(stroke)(self.part, stroke.brush, {**stroke.params, "channel": -1}, {},
-                                  None, limit=limit)
+        stroke, start, sr = self.stroke, self.start, self.stroke.doc.sample_rate
+        self.again = yield from stroke_shifted(stroke, start, self.stop)
+        self.part = self.again.doc
+        shift = round(self.part.transform.frame_of(start / sr))  # exact: a slice's middle
         yield
         for dabs in _calls(stroke):
             self.again.paint_dabs([replace(d, time=d.time - start / sr) for d in dabs])
@@ -112,7 +105,24 @@ def _calls(stroke) -> list[list]:
     return [dabs[i:i + REPLAY_DABS] for i in range(0, len(dabs), REPLAY_DABS)]
 
 
-def channel_samples(x, channel: int | None, start: int, stop: int):
+def stroke_shifted(stroke, start: int, stop: int) -> Generator[None, None, object]:
+    """A new stroke like ``stroke`` (not ended) on a document of its before-stroke
+    audio over samples ``[start, stop)``, ``start`` a slice's middle (so that
+    document's slicing is the shifted one), made a part a step (its audio, then its
+    analysis a chunk a step)."""
+    doc, t, sr = stroke.doc, stroke.doc.transform, stroke.doc.sample_rate
+    content = (yield from audio_before_in_parts(doc, stroke.canvas, stroke.dirty, start,
+                                                stop)).cpu().numpy()
+    part = yield from Document.analysing(
+        Audio(_samples(doc.audio.samples, stroke.channel, start, stop), sr),
+        transform=t, device=doc.device, origin=start, content=content)
+    shift = round(t.frame_of(start / sr))  # frames; exact: start is a slice's middle
+    limit = None if stroke.limit is None else _moved(stroke.limit, shift, doc.n_frames)
+    return type(stroke)(part, stroke.brush, {**stroke.params, "channel": -1}, {}, None,
+                        limit=limit)
+
+
+def _samples(x, channel: int | None, start: int, stop: int):
     """``x[:, start:stop]`` (one channel's, if given), zero outside it."""
     x = x if channel is None else x[channel:channel + 1]
     out = torch.zeros((x.shape[0], stop - start), dtype=torch.float32)
@@ -122,7 +132,7 @@ def channel_samples(x, channel: int | None, start: int, stop: int):
     return out.numpy()
 
 
-def moved_limit(limit, shift: int, n_frames: int):
+def _moved(limit, shift: int, n_frames: int):
     """A selection's weights for a document whose frame 0 is ``limit``'s ``shift``;
     zero beyond the file's ``n_frames``."""
     def moved(rect: Rect) -> torch.Tensor:
