@@ -21,7 +21,7 @@ def tone_db(y: np.ndarray, at: int) -> float:
 def test_erasing_a_tone_on_constant_q_while_it_plays_is_heard_without_bursts(
         qtbot, window, write_audio):
     """A hard-eraser stroke along a 440 Hz tone, heard event by event as the GUI
-    splices it: every slice edge the pen had passed held -11 dB of the tone until the
+    splices it: every slice edge the pen had passed held -9 to -15 dB of the tone until the
     stroke ended (each slice analysed as periodic). Now below -50 dB from when the pen
     leaves the shifted slice about the edge (measured -86 dB); the ended stroke's
     sound is the document's, and undo brings the tone back."""
