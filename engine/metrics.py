@@ -5,6 +5,13 @@ import numpy as np
 BLOCK = 1 << 16  # samples per float64 block: 512 KB, in cache; no whole-file float64 copies
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` without BLAS: OpenBLAS runs a dot product this long on its threads,
+    which then spin, taking the cores from the work beside it (a batch's painting
+    thread: 200 files took 5.6 s with ``@``, 4.2-4.7 s with this). As fast alone."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
     """Signal-to-noise ratio of ``test`` against ``reference`` in dB (inf when equal)."""
     ref, est = np.asarray(reference).ravel(), np.asarray(test).ravel()
@@ -14,7 +21,7 @@ def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
     for a in range(0, ref.size, BLOCK):
         r = ref[a:a + BLOCK].astype(np.float64)
         e = est[a:a + BLOCK].astype(np.float64) - r
-        signal, noise = signal + float(r @ r), noise + float(e @ e)
+        signal, noise = signal + _dot(r, r), noise + _dot(e, e)
     return ratio_db(signal, noise)
 
 
@@ -50,12 +57,12 @@ def si_sdr_db(reference: np.ndarray, test: np.ndarray) -> float:
     cross = power = 0.0
     for r, e in blocks():
         r, e = r - mean_r, e - mean_e
-        cross, power = cross + float(e @ r), power + float(r @ r)
+        cross, power = cross + _dot(e, r), power + _dot(r, r)
     if power == 0.0:
         return float("-inf")
     alpha = cross / power
     residual = 0.0
     for r, e in blocks():
         d = (e - mean_e) - alpha * (r - mean_r)
-        residual += float(d @ d)
+        residual += _dot(d, d)
     return ratio_db(alpha * alpha * power, residual)
