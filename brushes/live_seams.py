@@ -21,11 +21,14 @@ from brushes.seams import stroke_shifted
 from engine.progress import drain
 from engine.region import Rect
 
+SETTLE = 1  # slices between the pen's and the furthest part that keeps its document
+
 
 class _Part:
     """One slice of the shifted slicing, ``[start, stop)`` in file samples: a document
     of the before-stroke audio there (and ``reach`` samples either side, for a kernel
-    that reads that far: a whole number of slices) and the stroke painted on it."""
+    that reads that far: a whole number of slices) and the stroke painted on it; once
+    :meth:`settle` d, only its sound."""
 
     def __init__(self, stroke, start: int, stop: int, reach: int):
         self.start, self.stop, self.origin = start, stop, start - reach
@@ -41,6 +44,17 @@ class _Part:
         self.stroke.paint_dabs([replace(d, time=d.time - self.origin / self.doc.sample_rate)
                                 for d in dabs])
 
+    def settle(self) -> None:
+        """Keep the sound, drop the document and stroke (a stereo part's document and
+        stroke take about 6.6 MiB, its sound 0.5 MiB)."""
+        self.sound()
+        self.doc.remove_listener(self._written)
+        self.doc = self.stroke = None
+
+    @property
+    def settled(self) -> bool:
+        return self.doc is None
+
     def sound(self) -> torch.Tensor:
         """Its samples ``[start, stop)``, ``[channels, n]`` (kept until it is painted
         again)."""
@@ -55,7 +69,9 @@ class _Part:
 class LiveSeams:
     """While ``stroke`` (a :class:`brushes.painter.Stroke` on a transform with seams)
     is painted: its dabs painted again on the shifted slicing, one slice at a time as
-    the stroke reaches it. ``heard(sample0, sample1)`` is told each span whose sound
+    the stroke reaches it. A part more than SETTLE slices from the pen keeps only its
+    sound (a long stroke held 4.5 MiB a second of painted audio, stereo) and is made
+    again if the stroke comes back. ``heard(sample0, sample1)`` is told each span whose sound
     changed that the document's own writes do not name (to splice it again)."""
 
     def __init__(self, stroke, heard: Callable[[int, int], None]):
@@ -74,16 +90,19 @@ class LiveSeams:
         reach = -(-reach // self.width) * self.width  # a clone's source, in slices
         a = round(t.seconds_of(changed.frame0 - 1) * sr)
         b = round(t.seconds_of(changed.frame1) * sr)
-        for seam in range((a + self.margin) // self.width,
-                          (b + self.margin) // self.width + 1):
+        first, last = (a + self.margin) // self.width, (b + self.margin) // self.width
+        for seam in range(first, last + 1):
             part = self.parts.get(seam)
-            if part is None:
+            if part is None or part.settled:  # (made again, with every dab near it)
                 start = seam * self.width - self.margin
                 part = self.parts[seam] = _Part(stroke, start, start + self.width, reach)
                 part.paint(_near([d for call in stroke.painted for d in call], part, sr))
             else:
                 part.paint(_near(dabs, part, sr))
             self.heard(max(part.start, 0), min(part.stop, doc.length))
+        for seam, part in self.parts.items():
+            if not part.settled and not first - SETTLE <= seam <= last + SETTLE:
+                part.settle()
 
     def blended(self, sound: torch.Tensor, sample0: int) -> torch.Tensor:
         """``sound``: the document's samples ``[channels, n]`` from ``sample0``; returns
