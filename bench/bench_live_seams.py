@@ -38,7 +38,9 @@ SR = 44100
 EVENTS = 126
 
 
-def event_times(doc: Document, brush_name: str, live: bool) -> list[float]:
+def started_stroke(doc: Document, brush_name: str, live: bool) -> tuple:
+    """A stroke of ``brush_name`` on ``doc`` and the resynthesizer it is spliced into,
+    as the GUI starts one (heard across the seams if ``live``)."""
     synth = Resynthesizer(doc)
     synth.full()
     brush = get_brush(brush_name)
@@ -47,6 +49,11 @@ def event_times(doc: Document, brush_name: str, live: bool) -> list[float]:
     if live:
         stroke.live = LiveSeams(stroke, synth.redo)
         synth.overlay = stroke.live.blended
+    return stroke, synth
+
+
+def event_times(doc: Document, brush_name: str, live: bool) -> list[float]:
+    stroke, synth = started_stroke(doc, brush_name, live)
     times = []
     for i in range(EVENTS):
         start = time.perf_counter()
@@ -63,18 +70,12 @@ def held_mib(live: bool, settle: int, seconds: int = 60) -> float:
     first, MiB. Run in a fresh process: a process's heap keeps what it once grew to."""
     def rss() -> float:
         gc.collect()
-        return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
     live_seams.SETTLE = settle
     doc = Document(test_audio(120), transform="cq", device="cpu")
-    synth = Resynthesizer(doc)
-    synth.full()
-    brush = get_brush("gain")
-    values, _ = brush.resolve({"channel": -1}, "brush")
-    stroke = Stroke(doc, brush, values, {}, None, seed=1)
-    if live:
-        stroke.live = LiveSeams(stroke, synth.redo)
-        synth.overlay = stroke.live.blended
+    stroke, synth = started_stroke(doc, "gain", live)
     before = rss()
     for i in range(seconds * 50):
         stroke.add([StrokePoint(1.0 + 0.02 * i, 1000.0, 1.0)])

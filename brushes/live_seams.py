@@ -70,7 +70,7 @@ class LiveSeams:
     """While ``stroke`` (a :class:`brushes.painter.Stroke` on a transform with seams)
     is painted: its dabs painted again on the shifted slicing, one slice at a time as
     the stroke reaches it. A part more than SETTLE slices from the pen keeps only its
-    sound (a long stroke held 4.5 MiB a second of painted audio, stereo) and is made
+    sound (a long stroke held about 5 MiB a second of painted audio, stereo) and is made
     again if the stroke comes back. ``heard(sample0, sample1)`` is told each span whose sound
     changed that the document's own writes do not name (to splice it again)."""
 
