@@ -134,12 +134,29 @@ def test_16_bit_exports_are_tpdf_dithered(tmp_path):
     d = sf.read(tmp_path / "d.wav")[0]
     p = sf.read(tmp_path / "p.wav")[0]
     assert len(np.unique(p)) <= 2 < len(np.unique(d))  # undithered: a two-level distortion
-    noise_rms = np.sqrt(np.mean((d - quiet[0]) ** 2)) * 32768
-    assert 0.5 < noise_rms < 1.0  # TPDF of +-1 LSB plus rounding: about 0.7 LSB RMS
+    error = (d - quiet[0]) * 32768
+    assert abs(error.mean()) < 0.02  # no DC: libsndfile's own conversion floored, -0.5 LSB
+    assert 0.45 < np.sqrt(np.mean(error ** 2)) < 0.55  # TPDF of +-1 LSB and rounding: 0.5
     tone = np.abs(np.sum(d * np.exp(-2j * np.pi * 1000 * t))) / len(t) * 2
     assert tone == pytest.approx(10 ** (-100 / 20), rel=0.3)  # the tone survives in the noise
     export(quiet, 48000, tmp_path / "again.wav", bit_depth="16")
     assert (tmp_path / "again.wav").read_bytes() == (tmp_path / "d.wav").read_bytes()
+
+
+@pytest.mark.parametrize("bits,steps", [("16", 1 << 15), ("24", 1 << 23)])
+def test_integer_exports_round_each_sample_to_the_nearest_step(tmp_path, rng, bits, steps):
+    """Undithered, every sample lands within half a step of what was given, full scale
+    included (libsndfile 1.2, given floats, floors: up to a whole step low, half on
+    average), and a sample already on a step comes back as it was."""
+    x = rng.uniform(-0.999, 0.999, (2, 50_000)).astype(np.float32)
+    x[:, :4] = [[1.0, -1.0, 3 / steps, -7 / steps], [0.0, 2.5 / steps, -2.5 / steps, 0.5]]
+    export(x, 44100, tmp_path / "q.wav", bit_depth=bits, dither=False, block_frames=7_000)
+    back = sf.read(tmp_path / "q.wav", dtype="float64", always_2d=True)[0].T
+    error = (back - x) * steps
+    assert back[0, 0] == (steps - 1) / steps and back[0, 1] == -1.0  # full scale, clipped
+    assert np.all(np.abs(error[:, 2:]) <= 0.5) and abs(error.mean()) < 0.01
+    assert back[0, 2] * steps == 3 and back[0, 3] * steps == -7 and back[1, 3] == 0.5
+    assert back[1, 1] * steps == 2 and back[1, 2] * steps == -2  # ties to even
 
 
 def test_24_bit_and_float_exports_are_not_dithered(tmp_path, rng):
