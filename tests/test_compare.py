@@ -41,17 +41,18 @@ def test_a_scaled_copy_in_closed_form(noise, gain):
     assert m["mrstft"] == pytest.approx(abs(gain - 1) + abs(math.log(gain)), rel=1e-4)
 
 
-def test_si_sdr_of_orthogonal_noise_in_closed_form(noise, rng):
-    """ref + e with e orthogonal to ref (means removed) and ||e||^2 = ||ref||^2 / 100:
-    20 dB, whatever the test's scale."""
+@pytest.mark.parametrize("db", [20.0, 79.0, 81.0, 120.0])  # either side of EXACT_BELOW
+def test_si_sdr_of_orthogonal_noise_in_closed_form(noise, rng, db):
+    """ref + e with e orthogonal to ref (means removed) and ||e||^2 = ||ref||^2 / 10^(db/10):
+    db dB, whatever the test's scale; above 80 dB the residual is summed exactly."""
     ref = noise[0] - noise[0].mean()
     e = rng.normal(0, 1, ref.size)
     e -= e.mean()
     e -= (e @ ref) / (ref @ ref) * ref
-    e *= math.sqrt((ref @ ref) / 100 / (e @ e))
+    e *= math.sqrt((ref @ ref) / 10 ** (db / 10) / (e @ e))
     for scale in (1.0, 0.3):
         m = compare(ref[None], scale * (ref + e)[None], RATE, perceptual=False).metrics
-        assert m["si_sdr_db"] == pytest.approx(20.0, abs=1e-6)
+        assert m["si_sdr_db"] == pytest.approx(db, abs=1e-6)
 
 
 def test_spectral_distances_are_zero_for_the_same_signal(noise):
