@@ -109,7 +109,7 @@ class STFT(Transform):
         # frames-major [..., count, n_fft]: contiguous when coefficients are stored that way
         x = frames[..., fa - frame0:fb - frame0].transpose(-1, -2)
         w = self.window.to(x.device)
-        y = torch.fft.irfft(x, n=self.n_fft, dim=-1) * w
+        y = torch.fft.irfft(x, n=self.n_fft, dim=-1).mul_(w)  # in place: no 2nd frames' copy
         if self.n_fft % self.hop == 0:
             y, env = self._overlap_add_blocks(y, fa, length)
         else:
@@ -124,16 +124,31 @@ class STFT(Transform):
         count, r_max, hop = y.shape[-2], self.n_fft // self.hop, self.hop
         y = y.reshape(*y.shape[:-2], count, r_max, hop)
         out = y.new_zeros(*y.shape[:-3], count + r_max - 1, hop)
-        w2 = (self.window * self.window).to(y.device).reshape(r_max, hop)
-        # env of block j sums w2[r] over the frames j - r that exist in the whole signal
-        total = self.n_frames(length)
-        blocks = torch.arange(fa, fa + count + r_max - 1, device=y.device)
-        env = y.new_zeros(count + r_max - 1, hop)
         for r in range(r_max):
             out[..., r:r + count, :] += y[..., r, :]
-            valid = ((blocks - r >= 0) & (blocks - r < total)).to(y.dtype)[:, None]
-            env += w2[r] * valid
-        return out.flatten(-2), env.flatten()
+        return out.flatten(-2), self._block_envelope(fa, count + r_max - 1, length, y.device)
+
+    def _block_envelope(self, fa: int, rows: int, length: int, device) -> torch.Tensor:
+        """The summed squared window of blocks ``fa .. fa + rows``: block j sums w2[r]
+        over the frames j - r that exist in the whole signal, in the order of r. Every
+        frame exists for the blocks inside the file, so they share one sum; only those
+        of its first and last frames are summed each."""
+        r_max, hop = self.n_fft // self.hop, self.hop
+        w2 = (self.window * self.window).to(device).reshape(r_max, hop)
+        inside = torch.zeros(hop, device=device)
+        for r in range(r_max):
+            inside += w2[r]
+        env = inside.expand(rows, hop).contiguous()
+        total = self.n_frames(length)
+        blocks = torch.arange(fa, fa + rows, device=device)
+        edge = torch.nonzero((blocks < r_max - 1) | (blocks >= total)).flatten()
+        if len(edge):
+            sums = torch.zeros(len(edge), hop, device=device)
+            for r in range(r_max):
+                exists = (blocks[edge] - r >= 0) & (blocks[edge] - r < total)
+                sums += w2[r] * exists.to(sums.dtype)[:, None]
+            env[edge] = sums
+        return env.flatten()
 
     def _overlap_add_fold(self, y: torch.Tensor):
         count = y.shape[-2]
