@@ -140,14 +140,16 @@ class STFT(Transform):
             inside += w2[r]
         env = inside.expand(rows, hop).contiguous()
         total = self.n_frames(length)
-        blocks = torch.arange(fa, fa + rows, device=device)
-        edge = torch.nonzero((blocks < r_max - 1) | (blocks >= total)).flatten()
-        if len(edge):
-            sums = torch.zeros(len(edge), hop, device=device)
-            for r in range(r_max):
-                exists = (blocks[edge] - r >= 0) & (blocks[edge] - r < total)
-                sums += w2[r] * exists.to(sums.dtype)[:, None]
-            env[edge] = sums
+        # rows before lead or from tail on miss a frame (found on the host: no device sync)
+        lead, tail = min(rows, max(0, r_max - 1 - fa)), min(rows, max(0, total - fa))
+        for a, b in ((0, lead), (max(lead, tail), rows)):
+            if b > a:
+                blocks = torch.arange(fa + a, fa + b, device=device)
+                sums = torch.zeros(b - a, hop, device=device)
+                for r in range(r_max):
+                    exists = (blocks - r >= 0) & (blocks - r < total)
+                    sums += w2[r] * exists.to(sums.dtype)[:, None]
+                env[a:b] = sums
         return env.flatten()
 
     def _overlap_add_fold(self, y: torch.Tensor):
