@@ -50,7 +50,7 @@ def _analysis_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.render import COLORMAPS
+    from engine.colormaps import COLORMAPS
 
     parser = argparse.ArgumentParser(prog="specpaint", description="Paint on spectrograms.")
     parser.add_argument("--device", default=None,

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 from brushes.params import Param
 from brushes.presets import Preset, all_presets
 from brushes.registry import BRUSHES
+from engine.colormaps import COLORMAPS
 from engine.pitch import A4_RANGE, NOTE_NAMES, SCALES, PitchGrid
-from engine.render import COLORMAPS
 from engine.transforms.cq import BPO_RANGE, FMIN_RANGE
 from engine.transforms.stft import WINDOWS
 

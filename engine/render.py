@@ -23,12 +23,11 @@ import torch
 
 from engine import overview
 from engine.coeffs import magnitude
+from engine.colormaps import COLORMAPS
 from engine.errors import ParameterError
 from engine.region import Rect
 
 CHUNK_FRAMES = 4096  # frames of a complex store turned into magnitude at a time
-
-COLORMAPS = ("viridis", "magma", "inferno", "plasma", "cividis", "gray")
 
 
 @cache
