@@ -61,6 +61,10 @@ def default_jobs(device: str | None) -> int:
 
 
 def cmd_batch(args, quick_stroke) -> int:
+    if args.jobs != 1 and not args.scheduler:  # before the imports below (brushes.batch_workers)
+        from brushes.batch_workers import start_early
+
+        start_early(args.device)
     from brushes.batch import (
         Journal,
         Settings,

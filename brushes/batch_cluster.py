@@ -11,52 +11,17 @@ machine share (see docs/batch.md); the cluster needs the ``cluster`` extra:
 ``pip install "spectropaint[cluster]"``.
 """
 
-import os
 import signal
 import threading
 from contextlib import contextmanager
 
 from brushes.batch import Job, Journal, Record, Settings, process_group
+from brushes.batch_workers import one_thread_each, pool_context, worker_setup
 from engine.errors import ParameterError
 
 GROUP = 8  # files per cluster task: few enough to spread, enough to pay a task's overhead
 PROCESS_GROUP = 4  # files per task of a local worker process
 CONNECT_TIMEOUT = "20s"
-
-
-def _worker_setup() -> None:
-    """A worker process paints with one thread (the processes share the cores), leaves
-    Ctrl+C to the batch (which lets it finish its files) and dies with the batch (a
-    batch killed with kill -9 leaves no worker behind writing files)."""
-    import ctypes
-    import sys
-
-    import torch
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    torch.set_num_threads(1)
-    if sys.platform == "linux":
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-@contextmanager
-def _one_thread_each():
-    """One thread a worker for every numeric library, in the environment the workers
-    start with (read when the libraries load): OpenBLAS's threads (numpy's dot
-    products) spin while they wait, and 2 workers with 2 threads each on 2 cores took
-    10.5 s for 100 files against 6.4 s with one each."""
-    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-    saved = {name: os.environ.get(name) for name in names}
-    os.environ.update({name: "1" for name in names})
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
@@ -67,14 +32,12 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     Ctrl+C: no group is submitted after it, groups submitted and not yet taken by the
     pool are cancelled, the rest finish and are journaled, then KeyboardInterrupt goes
     on up."""
-    import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
-    context = multiprocessing.get_context("spawn")  # no fork of a process torch has threads in
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_setup) as pool:
-        with _one_thread_each():  # the workers start at the first submit
+    with ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=worker_setup) as pool:
+        with one_thread_each():  # the workers (and the forkserver) start at the first submit
             group_of = {pool.submit(process_group, g, settings): g for g in groups[:2 * workers]}
         queued, pending = groups[2 * workers:], set(group_of)
         try:

@@ -215,8 +215,14 @@ def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
     root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
     proc = start_batch(root, out)
     wait_for_records(out, 3, proc)
+    workers = _workers(proc.pid)
+    assert workers, "the batch paints in worker processes"
     proc.kill()
     proc.wait()
+    deadline = time.monotonic() + 10  # no worker goes on painting and writing files
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_alive, workers)), "a worker outlived the batch killed with -9"
     done = [e for e in journal(out) if e["status"] == "done"]
     assert 3 <= len(done) < COUNT
     for e in done:  # every file the journal calls done is whole
@@ -395,8 +401,7 @@ def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, r
     root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
     proc = start_batch(root, out)
     wait_for_records(out, 1, proc)
-    workers = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-               if _parent(pid) == proc.pid and b"spawn_main" in _cmdline(pid)]
+    workers = _workers(proc.pid)
     assert workers, "the batch runs worker processes"
     os.kill(workers[0], signal.SIGKILL)  # as the kernel's out-of-memory killer would
     _, err = proc.communicate(timeout=120)
@@ -428,6 +433,23 @@ def test_a_task_that_raises_is_not_reported_as_a_dead_worker(tmp_path):
     assert bug.error.startswith("the task painting this file failed: ValueError: a bug")
     assert lost.error.startswith("a worker process died: BrokenProcessPool")
     assert bug.error.endswith("--resume runs this file again")
+
+
+def _workers(batch: int) -> list[int]:
+    """The batch's worker processes: children of its forkserver (the child of the
+    batch that serves forks)."""
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    servers = {pid for pid in pids if _parent(pid) == batch and b"forkserver" in _cmdline(pid)}
+    return [pid for pid in pids if _parent(pid) in servers]
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _parent(pid: int) -> int | None:
