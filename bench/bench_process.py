@@ -34,8 +34,18 @@ sf.write(sys.argv[2], y.T, sr, subtype="FLOAT")
 TARGET_TIME, TARGET_MEMORY = 0.6, 1.0  # of librosa's, in the same run
 
 
-WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
-           "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+WRAPPER = """
+import ctypes, os, resource, subprocess, sys
+if sys.platform == "linux":  # orphans (a batch's forkserver and its workers) come to us
+    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+subprocess.run(sys.argv[1:], check=True, capture_output=True)
+try:
+    while True:  # reap them, so their peaks count too
+        os.wait()
+except ChildProcessError:
+    pass
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
 
 
 def specpaint() -> list[str]:
@@ -46,8 +56,9 @@ def specpaint() -> list[str]:
 
 
 def measure(cmd: list[str], device: str = "cpu") -> tuple[float, float]:
-    """Wall seconds and peak RSS (GiB) of one child process on ``device`` (measured by
-    a wrapper process of its own: a parent's children's peak only ever grows)."""
+    """Wall seconds and peak RSS (GiB) of one child process on ``device``, the largest
+    of it and every process under it, until all of them end (measured by a wrapper
+    process of its own: a parent's children's peak only ever grows)."""
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAPPER, *cmd], check=True,
                           capture_output=True, text=True,
