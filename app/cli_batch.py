@@ -6,6 +6,7 @@ Exit status: 0 when every file was painted and written, 1 when some failed
 with ``--resume`` to go on).
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -53,15 +54,13 @@ def analysis(args) -> dict:
 def default_jobs(device: str | None) -> int:
     """Worker processes when --jobs is not given: the cores on the CPU (at most 4: the
     memory of a process each), one on a GPU (the device is the shared resource)."""
-    import os
-
     from engine.device import pick_device
 
     return 1 if pick_device(device).type != "cpu" else max(1, min(4, os.cpu_count() or 1))
 
 
 def cmd_batch(args, quick_stroke) -> int:
-    if args.jobs != 1 and not args.scheduler:  # before the imports below (brushes.batch_workers)
+    if (args.jobs or os.cpu_count() or 1) > 1 and not args.scheduler:  # workers likely:
         from brushes.batch_workers import start_early
 
         start_early(args.device)
