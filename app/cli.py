@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("roundtrip", help="analyze, resynthesize and export")
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     group = p.add_mutually_exclusive_group()
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. "
                    "1.0:1000,2.0:1000")
     p.add_argument("--channel", default=None, help="all, or a channel number")
-    p.add_argument("--bits", default=None, help="16, 24 or float (default per format)")
+    p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     _analysis_args(p)

@@ -17,6 +17,10 @@ from engine.stats import timed
 
 READ_BLOCK = 1 << 16  # frames per read, between progress reports (fastest here)
 SALVAGE_BLOCK = 1024  # frames per read when recovering the good part of a damaged file
+# The extensions audio files carry, among the formats libsndfile reads: what a folder
+# given to a batch is searched for, and what the open dialog offers.
+READ_SUFFIXES = (".wav", ".wave", ".bwf", ".rf64", ".w64", ".flac", ".aiff", ".aif", ".aifc",
+                 ".caf", ".au", ".snd", ".ogg", ".oga", ".opus", ".mp3")
 
 
 @dataclass

@@ -18,18 +18,29 @@ from engine.stats import timed
 WRITE_BLOCK = 1 << 16  # frames per write
 
 # extension -> (libsndfile format, {bit depth name: subtype}, default depth)
+_PCM = {"16": "PCM_16", "24": "PCM_24", "32": "PCM_32", "float": "FLOAT"}
+_VORBIS = {"vorbis": "VORBIS"}
 FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
-    ".wav": ("WAV", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "float"),
+    ".wav": ("WAV", _PCM, "float"),
+    ".wave": ("WAV", _PCM, "float"),
+    ".bwf": ("WAV", _PCM, "float"),  # broadcast WAV: the audio; its bext chunk is not kept
+    ".rf64": ("RF64", _PCM, "float"),
+    ".w64": ("W64", _PCM, "float"),
     ".flac": ("FLAC", {"16": "PCM_16", "24": "PCM_24"}, "24"),
-    ".aiff": ("AIFF", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "24"),
-    ".aif": ("AIFF", {"16": "PCM_16", "24": "PCM_24", "float": "FLOAT"}, "24"),
-    ".ogg": ("OGG", {"vorbis": "VORBIS"}, "vorbis"),
+    ".aiff": ("AIFF", _PCM, "24"),
+    ".aif": ("AIFF", _PCM, "24"),
+    ".aifc": ("AIFF", _PCM, "24"),
+    ".caf": ("CAF", _PCM, "24"),
+    ".au": ("AU", _PCM, "24"),
+    ".snd": ("AU", _PCM, "24"),
+    ".ogg": ("OGG", _VORBIS, "vorbis"),
+    ".oga": ("OGG", _VORBIS, "vorbis"),
 }
 CLIP_MODES = ("report", "normalize", "limit")
 CEILING = 10 ** (-0.1 / 20)  # -0.1 dBFS: the peak after normalizing or limiting
 LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
 LSB_16 = 1 / 32768
-INTEGER_SCALE = {"PCM_16": 1 << 15, "PCM_24": 1 << 23}  # full scale in steps
+INTEGER_SCALE = {"PCM_16": 1 << 15, "PCM_24": 1 << 23, "PCM_32": 1 << 31}  # full scale
 DITHER_SEED = 0x5EED
 
 
@@ -66,13 +77,18 @@ def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
     return fmt, depths[depth]
 
 
+def depths_of(path: Path) -> dict[str, str]:
+    """The bit depths ``path``'s format can be written with ({} if it cannot be)."""
+    return FORMATS.get(path.suffix.lower(), (None, {}, None))[1]
+
+
 def same_depth(subtype: str, path: Path) -> str | None:
     """The bit depth of ``path``'s format nearest a source's libsndfile subtype
     ("PCM_16" -> "16"); None (the format's default) when it has none near."""
-    depths = FORMATS.get(path.suffix.lower(), (None, {}, None))[1]
-    wanted = {"PCM_S8": "16", "PCM_U8": "16", "PCM_16": "16", "PCM_24": "24", "PCM_32": "24",
+    depths = depths_of(path)
+    wanted = {"PCM_S8": "16", "PCM_U8": "16", "PCM_16": "16", "PCM_24": "24", "PCM_32": "32",
               "FLOAT": "float", "DOUBLE": "float"}.get(subtype.upper())
-    if wanted == "float" and "float" not in depths:
+    if wanted in ("32", "float") and wanted not in depths:
         wanted = "24"
     return wanted if wanted in depths else None
 
@@ -111,10 +127,13 @@ def _quantized(block: np.ndarray, subtype: str) -> np.ndarray:
         return block
     if (scale := INTEGER_SCALE.get(subtype)) is None:
         return np.clip(block, -1.0, 1.0)
-    q = np.rint(block * np.float32(scale))
+    wide = np.float64 if subtype == "PCM_32" else np.float32  # 2^31 - 1 is not a float32
+    q = np.rint(block.astype(wide, copy=False) * wide(scale))
     np.clip(q, -scale, scale - 1, out=q)
     if subtype == "PCM_16":
         return q.astype(np.int16)
+    if subtype == "PCM_32":
+        return q.astype(np.int32)
     return q.astype(np.int32) << 8  # libsndfile takes PCM_24 from an int32's top 24 bits
 
 
