@@ -30,9 +30,9 @@ def add_parser(sub, analysis_args) -> None:
                    help="parameter of the --line stroke (repeatable)")
     p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. 0:60,10:60")
     p.add_argument("--channel", default=None, help="all, or a channel number")
-    p.add_argument("--format", default=None, help="write wav, flac, aiff or ogg (default: "
-                                                  "the input's format)")
-    p.add_argument("--bits", default=None, help="16, 24 or float (default: the input's)")
+    p.add_argument("--format", default=None, help="write wav, flac, aiff, ogg, caf, w64, ... "
+                                                  "(default: the input's format)")
+    p.add_argument("--bits", default=None, help="16, 24, 32 or float (default: the input's)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes painting at once (default: one per CPU core, at "
@@ -67,6 +67,7 @@ def cmd_batch(args, quick_stroke) -> int:
     from brushes.batch import (
         Journal,
         Settings,
+        check_outputs,
         check_settings,
         find_jobs,
         output_suffix,
@@ -83,8 +84,9 @@ def cmd_batch(args, quick_stroke) -> int:
     settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
-    outdir.mkdir(parents=True, exist_ok=True)
     jobs = find_jobs(args.inputs, outdir, output_suffix(args.format))
+    check_outputs(jobs, args.bits)
+    outdir.mkdir(parents=True, exist_ok=True)
     journal = Journal(outdir, args.resume)
     todo = [j for j in jobs if not journal.done(j)]
     status = Status(len(todo), skipped=len(jobs) - len(todo))

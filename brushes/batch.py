@@ -28,7 +28,7 @@ import numpy as np
 
 from brushes.script import Editor
 from engine.atomic import write_bytes
-from engine.audio import Audio, load
+from engine.audio import READ_SUFFIXES, Audio, load
 from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
@@ -41,7 +41,7 @@ STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted
 _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 WRITE_QUEUE = 2  # painted files waiting to be written
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
-READABLE = {".wav", ".flac", ".aiff", ".aif", ".ogg", ".oga", ".mp3", ".w64", ".caf", ".au"}
+_WRITTEN = [s[1:] for s in sorted(FORMATS)]  # what --format takes
 
 
 def max_in_flight(workers: int) -> int:
@@ -88,7 +88,7 @@ def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list
         path = Path(spec)
         if path.is_dir():
             found.update((f, f.relative_to(path)) for f in sorted(path.rglob("*"))
-                         if f.is_file() and f.suffix.lower() in READABLE)
+                         if f.is_file() and f.suffix.lower() in READ_SUFFIXES)
         elif path.is_file():
             found[path] = Path(path.name)
         elif glob.has_magic(spec):
@@ -111,6 +111,30 @@ def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list
     if not jobs:
         raise ParameterError(f"no audio files found in {', '.join(specs)}")
     return jobs
+
+
+def check_outputs(jobs: list[Job], bits: str | None) -> None:
+    """Refuse, before any file, outputs that cannot be written, which would otherwise
+    fail each file after its painting: an input format SpectroPaint reads but does not
+    write (MP3, Opus) without ``--format``, or ``--bits`` a format cannot hold."""
+    by_suffix: dict[str, list[Job]] = {}
+    for job in jobs:
+        by_suffix.setdefault(job.output.suffix.lower(), []).append(job)
+    for suffix, some in by_suffix.items():
+        which = str(some[0].input) + (f" and {len(some) - 1} more" if len(some) > 1 else "")
+        if suffix not in FORMATS:
+            what = f"{suffix} files" if suffix else "files without an extension"
+            raise ParameterError(f"{which}: SpectroPaint reads {what} but does not write "
+                                 f"them; give --format ({', '.join(_WRITTEN)}) to write "
+                                 "them as that")
+        name, depths, _ = FORMATS[suffix]
+        if bits is None or str(bits) in depths:
+            continue
+        if "vorbis" in depths:
+            raise ParameterError(f"--bits {bits}: {name} Vorbis files have no bit depth "
+                                 f"({which}); leave --bits out, or give another --format")
+        raise ParameterError(f"--bits {bits}: {name} files cannot hold it ({which}); "
+                             f"choose --bits {' or '.join(depths)}, or another --format")
 
 
 def _until_magic(parts: tuple[str, ...]) -> list[str]:
@@ -476,5 +500,5 @@ def output_suffix(fmt: str | None) -> str | None:
     suffix = "." + fmt.lower().lstrip(".")
     if suffix not in FORMATS:
         raise ParameterError(f"--format {fmt}: cannot write it; use one of "
-                             f"{', '.join(s[1:] for s in sorted(FORMATS))}")
+                             f"{', '.join(_WRITTEN)}")
     return suffix

@@ -10,6 +10,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from brushes.batch_cluster import run_processes
 from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.document import Document
+from engine.errors import ParameterError
 from tests.test_cli import ROOT, specpaint
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
@@ -71,6 +73,57 @@ def test_outputs_mirror_the_tree_in_the_inputs_format_and_depth_as_apply_writes_
     assert not list(out.rglob("*.part"))
 
 
+# name -> (libsndfile format, subtype) written, among those a batch was blind to or
+# failed on: .aifc/.bwf/.rf64/.wave were not searched for, and .caf/.au/.snd/.w64/.oga
+# failed each file after painting it ("cannot write"); 32-bit came out 24-bit.
+EVERY_FORMAT = {"a.aifc": ("AIFF", "PCM_32"), "b.bwf": ("WAV", "PCM_24"),
+                "c.rf64": ("RF64", "PCM_16"), "d.wave": ("WAV", "FLOAT"),
+                "e.caf": ("CAF", "PCM_24"), "f.au": ("AU", "PCM_16"), "g.snd": ("AU", "FLOAT"),
+                "h.w64": ("W64", "PCM_32"), "i.oga": ("OGG", "VORBIS"),
+                "j.wav": ("WAV", "PCM_32")}
+
+
+def test_a_folder_in_every_written_format_comes_out_as_it_went_in(tmp_path, rng):
+    root = tmp_path / "in"
+    root.mkdir()
+    for name, (fmt, subtype) in EVERY_FORMAT.items():
+        sf.write(root / name, take(rng).T, 22050, format=fmt, subtype=subtype)
+    out = tmp_path / "out"
+    r = specpaint("batch", root, "-o", out, *LINE)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(EVERY_FORMAT)} of {len(EVERY_FORMAT)} file(s) done" in r.stdout
+    for name, (fmt, subtype) in EVERY_FORMAT.items():
+        info = sf.info(out / name)
+        assert (info.format, info.subtype, info.samplerate) == (fmt, subtype, 22050), name
+
+
+def test_inputs_read_but_not_written_need_a_format_before_any_file(tmp_path, rng):
+    """A folder of MP3s painted in their own format failed every file, after painting
+    it, with "cannot write '.mp3' files"; now the batch says so first, and what to do."""
+    root = tmp_path / "in"
+    root.mkdir()
+    for name in ("a.mp3", "b.mp3", "c.wav"):
+        sf.write(root / name, take(rng).T, 22050, format=name[2:].upper())
+    out = tmp_path / "out"
+    r = specpaint("batch", root, "-o", out, *LINE)
+    assert r.returncode == 2, r.stderr
+    assert "a.mp3 and 1 more: SpectroPaint reads .mp3 files but does not write them; " \
+           "give --format (" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()  # refused before anything: not even the folder
+    r = specpaint("batch", root, "-o", out, "--format", "flac", *LINE)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.glob("*.flac")) == ["a.flac", "b.flac", "c.flac"]
+
+
+def test_bits_for_an_ogg_output_says_it_has_none():
+    jobs = [batch.Job(Path("in/a.ogg"), Path("out/a.ogg")),
+            batch.Job(Path("in/b.ogg"), Path("out/b.ogg"))]
+    with pytest.raises(ParameterError, match=r"--bits 16: OGG Vorbis files have no bit depth "
+                                             r"\(in/a\.ogg and 1 more\); leave --bits out"):
+        batch.check_outputs(jobs, "16")
+    batch.check_outputs(jobs, None)
+
+
 def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
     out = tmp_path / "out"
     r = specpaint("batch", tree / "a.wav", "-o", out, "--preset", "hard-eraser", "--line",
@@ -106,6 +159,7 @@ def test_a_bad_file_is_recorded_and_the_batch_goes_on(tree, tmp_path):
 @pytest.mark.parametrize("args,match", [
     (["--preset", "no-such-preset", "--line", "0:100"], "no-such-preset"),
     (["--format", "mp3"] + LINE, "--format mp3"),
+    (["--bits", "float"] + LINE, "--bits float: FLAC files cannot hold it"),  # sub/b.flac
     (["--jobs", "0"] + LINE, "--jobs 0"),
     (["--preset", "hard-eraser"], "--line"),
 ])
