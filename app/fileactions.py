@@ -14,14 +14,16 @@ from app.project import TILE, EditTracker, open_project, save_project, snapshot
 from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
+from engine.audio import READ_SUFFIXES
 from engine.document import Document
 from engine.errors import TruncatedAudio
-from engine.export import export, same_depth
+from engine.export import FORMATS, depths_of, export, same_depth
 from engine.progress import scaled
 from engine.region import Rect
 from engine.resynth import Resynthesizer
 
-AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.aiff *.aif *.mp3 *.w64 *.caf);;All files (*)"
+AUDIO_FILTER = f"Audio ({' '.join('*' + s for s in READ_SUFFIXES)});;All files (*)"
+EXPORT_FILTER = f"Audio ({' '.join('*' + s for s in FORMATS)})"
 PROJECT_FILTER = "SpectroPaint project (*.spp)"
 MAX_RECENT = 10
 
@@ -255,8 +257,11 @@ class FileActions:
 
     def export_dialog(self) -> None:
         if self.session:
-            self._file_dialog("Export audio", AUDIO_FILTER, self.export_audio, save=True,
-                              name=self.suggested_name(None))
+            name = self.suggested_name(None)
+            if not depths_of(Path(name)):  # read, not written (MP3, Opus): WAV instead
+                name = str(Path(name).with_suffix(".wav"))
+            self._file_dialog("Export audio", EXPORT_FILTER, self.export_audio, save=True,
+                              name=name)
 
     def export_audio(self, path: Path, force: bool = False) -> Worker | None:
         source = self.audio_path
@@ -274,8 +279,8 @@ class FileActions:
         depth = self.export_depth
         if depth == SAME_AS_SOURCE:
             depth = same_depth(self.doc.audio.subtype, path) if self.doc.audio.subtype else None
-        elif depth == "float" and path.suffix.lower() in (".flac", ".ogg"):
-            depth = None  # those formats have no float samples: their default instead
+        elif depth not in depths_of(path):
+            depth = None  # a depth the format has not (float FLAC, 16-bit Ogg): its default
 
         def work(**kw):
             return export(samples, rate, path, bit_depth=depth, source=source, force=force, **kw)

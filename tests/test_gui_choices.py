@@ -74,6 +74,31 @@ def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbo
         str(folder)
 
 
+def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, window,
+                                                                        tmp_path):
+    """The dialog offered take-edited.mp3, which export then refused ("cannot write
+    '.mp3' files"); and 16-bit chosen, an Ogg export failed ("cannot be written with
+    bit depth '16'")."""
+    source = tmp_path / "take.mp3"
+    sf.write(source, 0.1 * np.sin(np.arange(44100) / 5.0), 44100)
+    window.open_path(source)
+    qtbot.waitUntil(lambda: window.audio_path == source and not window.worker.isRunning(),
+                    timeout=20000)
+    window.export_dialog()
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    dialog = window.findChild(QFileDialog, "file-dialog")
+    assert dialog.selectedFiles()[0].endswith("take-edited.wav")
+    assert "*.mp3" not in dialog.nameFilters()[0] and "*.oga" in dialog.nameFilters()[0]
+    dialog.reject()
+    window.depth_actions["16"].trigger()
+    out = tmp_path / "take-edited.oga"
+    worker = window.export_audio(out)
+    qtbot.waitUntil(worker.isFinished, timeout=20000)
+    qtbot.wait(50)  # its result (or failure) delivered
+    assert (sf.info(out).format, sf.info(out).subtype) == ("OGG", "VORBIS")
+    assert window.findChild(QMessageBox, "error") is None
+
+
 def test_choosing_presets_never_resizes_the_window(qtbot, window):
     size = window.size()
     for name in list(window.brush_panel.presets):
