@@ -70,6 +70,7 @@ def cmd_batch(args, quick_stroke) -> int:
         check_outputs,
         check_settings,
         find_jobs,
+        keep_settings,
         output_suffix,
         run_local,
         write_report,
@@ -84,9 +85,11 @@ def cmd_batch(args, quick_stroke) -> int:
     settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
-    jobs = find_jobs(args.inputs, outdir, output_suffix(args.format))
+    suffix = output_suffix(args.format)
+    jobs = find_jobs(args.inputs, outdir, suffix)
     check_outputs(jobs, args.bits)
     outdir.mkdir(parents=True, exist_ok=True)
+    keep_settings(outdir, settings, suffix, args.resume)
     journal = Journal(outdir, args.resume)
     todo = [j for j in jobs if not journal.done(j)]
     status = Status(len(todo), skipped=len(jobs) - len(todo))

@@ -41,6 +41,7 @@ STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted
 _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 WRITE_QUEUE = 2  # painted files waiting to be written
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
+SETTINGS = "batch-settings.json"  # what the journal's files were painted with
 _WRITTEN = [s[1:] for s in sorted(FORMATS)]  # what --format takes
 
 
@@ -388,6 +389,30 @@ class Journal:
 
     def close(self) -> None:
         self._file.close()
+
+
+def keep_settings(outdir: Path, settings: Settings, suffix: str | None, resume: bool) -> None:
+    """Write what this batch paints with to ``batch-settings.json``; on ``resume``, first
+    refuse settings other than those the files done so far were painted with (a resumed
+    batch skips them: a changed preset or --format would leave OUTDIR half one, half the
+    other). Where no such file is (an older batch), resume as asked."""
+    now = {"strokes": settings.strokes, "bits": settings.bits, "dither": settings.dither,
+           "format": suffix,
+           "analysis": {k: v for k, v in settings.analysis.items() if k != "device"}}
+    now = json.loads(json.dumps(now))  # as it reads back: tuples as lists
+    path = outdir / SETTINGS
+    if resume and path.exists():
+        try:
+            then = json.loads(path.read_text())
+        except ValueError:
+            then = {}
+        changed = [k for k in now if then.get(k) != now[k]]
+        if changed:
+            raise ParameterError(
+                f"{path}: the files done so far were painted with other "
+                f"{', '.join(changed)}; resuming would mix the two. Give the same settings, "
+                "leave out --resume to paint every file afresh, or give another -o")
+    write_bytes(path, json.dumps(now, indent=1).encode())
 
 
 def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float) -> dict:

@@ -193,6 +193,29 @@ def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
     assert all(os.path.exists(json.loads(line)["output"]) for line in records)
 
 
+def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_path):
+    """A resumed batch skips the files done: with another preset or --bits it left OUTDIR
+    half painted one way and half the other, without a word."""
+    out = tmp_path / "out"
+    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    records = (out / batch.JOURNAL).read_text().splitlines()
+    (out / batch.JOURNAL).write_text(records[0] + "\n")  # as if killed after one file
+    before = {p: p.read_bytes() for p in out.rglob("*")
+              if p.is_file() and p.name != batch.JOURNAL}
+    for other in (["--preset", "gentle-boost", "--line", "0.1:1000,0.6:1000"],
+                  ["--bits", "16", *LINE], ["--n-fft", "1024", *LINE]):
+        r = specpaint("batch", tree, "-o", out, "--resume", *other)
+        assert r.returncode == 2, r.stderr
+        assert "the files done so far were painted with other" in r.stderr
+        assert "leave out --resume to paint every file afresh" in r.stderr
+        assert {p: p.read_bytes() for p in before} == before
+        assert (out / batch.JOURNAL).read_text() == records[0] + "\n"
+    assert "other strokes;" in specpaint("batch", tree, "-o", out, "--resume", "--preset",
+                                         "gentle-boost", "--line", "0.1:1000,0.6:1000").stderr
+    r = specpaint("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
+    assert r.returncode == 0 and "1 done before" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("preset, transform, stacks", [
     ("hard-eraser", "stft", True), ("gentle-boost", "stft", True),
     ("tone-remover", "stft", False),  # finds one tone in all channels together
