@@ -405,7 +405,8 @@ def keep_settings(outdir: Path, settings: Settings, suffix: str | None, resume: 
         try:
             then = json.loads(path.read_text())
         except ValueError:
-            then = {}
+            then = None
+        then = then if isinstance(then, dict) else {}  # damaged: nothing can be matched
         changed = [k for k in now if then.get(k) != now[k]]
         if changed:
             raise ParameterError(

@@ -212,6 +212,11 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
         assert (out / batch.JOURNAL).read_text() == records[0] + "\n"
     assert "other strokes;" in specpaint("batch", tree, "-o", out, "--resume", "--preset",
                                          "gentle-boost", "--line", "0.1:1000,0.6:1000").stderr
+    settings = (out / batch.SETTINGS).read_text()
+    (out / batch.SETTINGS).write_text("[]")  # damaged: refused, in one line
+    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (out / batch.SETTINGS).write_text(settings)
     r = specpaint("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
     assert r.returncode == 0 and "1 done before" in r.stderr, r.stderr
 
