@@ -258,7 +258,7 @@ class FileActions:
     def export_dialog(self) -> None:
         if self.session:
             name = self.suggested_name(None)
-            if not depths_of(Path(name)):  # read, not written (MP3, Opus): WAV instead
+            if name and not depths_of(Path(name)):  # read, not written (MP3): WAV instead
                 name = str(Path(name).with_suffix(".wav"))
             self._file_dialog("Export audio", EXPORT_FILTER, self.export_audio, save=True,
                               name=name)

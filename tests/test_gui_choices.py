@@ -99,6 +99,15 @@ def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, wi
     assert window.findChild(QMessageBox, "error") is None
 
 
+def test_export_of_a_document_with_no_file_behind_it_opens_the_dialog(qtbot, window):
+    """A recovered document has neither an audio file nor a project: no name to
+    suggest (the MP3 check then raised on the empty name and no dialog opened)."""
+    window.audio_path = window.project_path = None
+    window.export_dialog()
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    window.findChild(QFileDialog, "file-dialog").reject()
+
+
 def test_choosing_presets_never_resizes_the_window(qtbot, window):
     size = window.size()
     for name in list(window.brush_panel.presets):
