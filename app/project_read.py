@@ -22,8 +22,8 @@ from tokenize import TokenError
 import numpy as np
 
 from brushes.selection import Selection
-from engine.audio import available_memory
 from engine.errors import ParameterError, SpectroPaintError
+from engine.memory import available_memory
 from engine.transforms import DEFAULTS
 
 FORMAT, VERSION = "spectropaint-project", 2

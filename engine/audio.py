@@ -11,6 +11,7 @@ import soundfile as sf
 
 from engine.errors import AudioError, TruncatedAudio
 from engine.layout import channel_mask, channel_names
+from engine.memory import available_memory
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.riff import find_chunk
 from engine.stats import timed
@@ -51,18 +52,6 @@ class Audio:
     def peak(self) -> float:
         """Largest absolute sample value (1.0 = full scale)."""
         return float(np.max(np.abs(self.samples), initial=0.0))
-
-
-def available_memory() -> int:
-    """Bytes the system can give without swapping (MemAvailable on Linux)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
 def _check_path(path: Path) -> None:

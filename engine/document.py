@@ -24,10 +24,11 @@ import numpy as np
 import torch
 
 from engine import render
-from engine.audio import Audio, available_memory, load
+from engine.audio import Audio, load
 from engine.coeffs import magnitude, polar_parts
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
+from engine.memory import available_memory
 from engine.overview import BlockMaxima
 from engine.progress import CancelFlag, ProgressFn, drain, scaled, step
 from engine.region import Rect
@@ -59,9 +60,9 @@ def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = 
         raise ParameterError(
             f"this analysis ({transform!r}) of {audio.duration:.1f} s of {audio.channels}-channel "
             f"audio needs {need / 2**30:.1f} GiB ({transform.n_bins} bins x "
-            f"{transform.n_frames(audio.frames)} frames per channel), and "
-            f"{have / 2**30:.1f} GiB is available: use a larger hop, fewer bins or a shorter "
-            "file")
+            f"{transform.n_frames(audio.frames)} frames per channel), more than the "
+            f"{MEMORY_SHARE:.0%} of the {have / 2**30:.1f} GiB available that one document may "
+            "take: use a larger hop, fewer bins or a shorter file")
 
 
 class Document:
