@@ -72,9 +72,9 @@ def cmd_batch(args, quick_stroke) -> int:
         find_jobs,
         keep_settings,
         output_suffix,
-        run_local,
         write_report,
     )
+    from brushes.batch_pipeline import run_local
     from brushes.batch_status import Status
     from brushes.script import load_stroke_script
     from engine.errors import ParameterError

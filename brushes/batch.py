@@ -1,24 +1,18 @@
-"""``specpaint batch``: one stroke script painted over many files in one process.
-
-The files flow through a pipeline: a reader thread decodes ahead into a
-bounded queue, the calling thread paints on the engine device, a writer
-thread exports each result atomically, measures it against its input and
-records it in the journal. At most ``PREFETCH`` decoded files wait to be
-painted and ``WRITE_QUEUE`` painted ones to be written, so with the one being
-held by the reader, each painter and the writer, a batch holds at most
-:func:`max_in_flight` files whatever its length.
+"""``specpaint batch``: one stroke script painted over many files: finding them,
+checking the settings once, painting (short files stacked), writing and
+measuring each, the journal and the report. :mod:`brushes.batch_pipeline` runs
+them in one process, :mod:`brushes.batch_cluster` across processes or on a Dask
+cluster.
 
 The journal (``batch-journal.jsonl`` in the output folder: one JSON line per
 finished file, flushed and fsynced) is what ``--resume`` reads: files done
 are skipped. Outputs are written atomically (engine.atomic), so a killed batch
-leaves finished files and no partial one. :mod:`brushes.batch_cluster` runs
-the same per-file work on a Dask cluster.
+leaves finished files and no partial one.
 """
 
 import glob
 import json
 import os
-import queue
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -33,23 +27,13 @@ from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
 from engine.metrics import si_sdr_db, snr_db
-from engine.progress import put_unless_stopped
 
-PREFETCH = 4  # decoded files waiting to be painted
 STACK = 8  # files painted as one document at most (see paint_many)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
 _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
-WRITE_QUEUE = 2  # painted files waiting to be written
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
 SETTINGS = "batch-settings.json"  # what the journal's files were painted with
 _WRITTEN = [s[1:] for s in sorted(FORMATS)]  # what --format takes
-
-
-def max_in_flight(workers: int) -> int:
-    """Decoded files a batch can hold at once: both queues full, and one held by the
-    reader (waiting to queue it), by the writer, and by each painter one file, or the
-    one it took and what waited in the queue then (a stack of short files)."""
-    return PREFETCH + WRITE_QUEUE + 1 + workers * (1 + PREFETCH) + 1
 
 
 @dataclass(frozen=True)
@@ -273,9 +257,9 @@ def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
     It holds at most the group's files, and only short ones more than one at a time."""
     records, waiting = [], []
     for job in jobs:
-        item = _decode(job)
+        item = decode_job(job)
         if isinstance(item[1], BaseException):
-            records.append(_finish(job, item[1], None, item[2], settings))
+            records.append(finish_job(job, item[1], None, item[2], settings))
             continue
         if waiting and not _stackable(waiting[0][1], item[1]):
             records.extend(_paint_and_finish(waiting, settings))
@@ -289,7 +273,7 @@ def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
     return sorted(records, key=lambda r: order[r.input])
 
 
-def _decode(job: Job) -> tuple:
+def decode_job(job: Job) -> tuple:
     """(job, Audio or the error decoding raised, timer)."""
     timer = _Timer()
     try:
@@ -301,7 +285,7 @@ def _decode(job: Job) -> tuple:
 
 
 def _paint_and_finish(items: list[tuple], settings: Settings) -> list[Record]:
-    return [_finish(*item, settings) for item in paint_items(items, settings)]
+    return [finish_job(*item, settings) for item in paint_items(items, settings)]
 
 
 def paint_items(items: list[tuple], settings: Settings) -> list[tuple]:
@@ -321,7 +305,7 @@ def paint_items(items: list[tuple], settings: Settings) -> list[tuple]:
     return out
 
 
-def _finish(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Record:
+def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Record:
     """Write a painted file and measure it, or record why it failed."""
     if isinstance(audio, BaseException):
         return _record(job, "failed", timer, error=_one_line(audio))
@@ -429,94 +413,6 @@ def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float
               "stage_seconds": stages}  # summed over files (and workers)
     write_bytes(outdir / REPORT, json.dumps(report, indent=1).encode())
     return report
-
-
-def run_local(jobs: list[Job], settings: Settings, journal: Journal, status=None,
-              workers: int = 1, stop: threading.Event | None = None) -> None:
-    """The pipeline (see the module notes), with ``workers`` painting threads.
-    ``status``: told of each finished file and the queues. Ctrl+C (or ``stop``)
-    stops reading and painting; what is painted is still written, then
-    KeyboardInterrupt goes on up."""
-    stop = stop or threading.Event()
-    decoded: queue.Queue = queue.Queue(PREFETCH)
-    painted: queue.Queue = queue.Queue(WRITE_QUEUE)
-    reader = threading.Thread(target=_read, args=(jobs, decoded, stop), daemon=True)
-    reader.start()
-    writer = threading.Thread(target=_write, args=(painted, settings, journal, status),
-                              daemon=True)
-    writer.start()
-    # Painters are waited for through events: a Thread.join interrupted by Ctrl+C can
-    # take a running thread for finished (CPython bpo-45274), and a thread still in
-    # torch when the interpreter exits aborts the process.
-    finished = [threading.Event() for _ in range(max(1, workers))]
-    for done in finished:
-        threading.Thread(target=_paint, args=(decoded, painted, settings, stop, status, done),
-                         daemon=True).start()
-    try:
-        for done in finished:
-            while not done.wait(0.2):  # in steps: Ctrl+C reaches this thread
-                pass
-    except KeyboardInterrupt:
-        stop.set()
-        for done in finished:
-            done.wait()
-        raise
-    finally:
-        stop.set()
-        reader.join()  # a thread left in a C library at exit can abort the process
-        painted.put(None)
-        writer.join()
-
-
-def _read(jobs: list[Job], decoded: queue.Queue, stop: threading.Event) -> None:
-    for job in jobs + [None]:
-        put_unless_stopped(decoded, None if job is None else _decode(job), stop)
-
-
-def _paint(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
-           stop: threading.Event, status, finished: threading.Event) -> None:
-    try:
-        _paint_files(decoded, painted, settings, stop, status)
-    finally:
-        finished.set()
-
-
-def _paint_files(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
-                 stop: threading.Event, status) -> None:
-    """Take a decoded file, and with it what already waits in the queue (at most
-    PREFETCH more) when files may be stacked; paint them; queue them to be written."""
-    while not stop.is_set():
-        try:
-            item = decoded.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        last = item is None
-        items = [] if last else [item]
-        while settings.stacks and not last and len(items) <= PREFETCH:
-            try:
-                more = decoded.get_nowait()
-            except queue.Empty:
-                break
-            last = more is None
-            if not last:
-                items.append(more)
-        ready = [i for i in items if not isinstance(i[1], BaseException)]
-        failed = [(job, e, None, timer) for job, e, timer in items if isinstance(e, BaseException)]
-        for out in failed + paint_items(ready, settings):
-            painted.put(out)
-        if status is not None:
-            status.queues(decoded.qsize(), painted.qsize())
-        if last:
-            decoded.put(None)  # for the other painters
-            return
-
-
-def _write(painted: queue.Queue, settings: Settings, journal: Journal, status) -> None:
-    while (item := painted.get()) is not None:
-        record = _finish(*item, settings)
-        journal.add(record)
-        if status is not None:
-            status.finished(record)
 
 
 def output_suffix(fmt: str | None) -> str | None:

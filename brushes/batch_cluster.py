@@ -2,7 +2,7 @@
 or an existing Dask cluster (``--scheduler ADDRESS``).
 
 Each task is a group of files that one worker decodes, paints and writes
-(:func:`brushes.batch.process`, the same work as the in-process pipeline, so
+(:func:`brushes.batch.process_group`, the same work as the in-process pipeline, so
 the outputs are the same samples); this process keeps the journal and the
 report as groups finish. Painting is mostly Python, so threads in one
 process do not paint two files at once; processes do. Cluster workers write to
@@ -15,7 +15,8 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from brushes.batch import Job, Journal, Record, Settings, process_group
+from brushes.batch import STACK_SECONDS, Job, Journal, Record, Settings, process_group
+from brushes.batch_memory import Budget, PeakEstimates, batch_budget
 from brushes.batch_workers import one_thread_each, pool_context, worker_setup
 from engine.errors import ParameterError
 
@@ -25,44 +26,76 @@ CONNECT_TIMEOUT = "20s"
 
 
 def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
-                  workers: int = 2, group: int = PROCESS_GROUP) -> None:
+                  workers: int = 2, group: int = PROCESS_GROUP,
+                  budget: Budget | None = None) -> None:
     """The batch over ``workers`` processes, each decoding, painting and writing a
     group of files at a time (a worker holds one file at once, or up to a group of
     short ones it paints stacked; this process holds none and keeps the journal).
-    Ctrl+C: no group is submitted after it, groups submitted and not yet taken by the
-    pool are cancelled, the rest finish and are journaled, then KeyboardInterrupt goes
-    on up."""
+    Groups are submitted while their estimated peaks fit ``budget`` (default:
+    brushes.batch_memory's share of the memory available), so long files run fewer
+    at once, down to one. Ctrl+C: no group is submitted after it, groups submitted
+    and not yet taken by the pool are cancelled, the rest finish and are journaled,
+    then KeyboardInterrupt goes on up."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
+    budget = budget or Budget(batch_budget(workers))
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
     with ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=worker_setup) as pool:
+        tasks = _Tasks(pool, groups, settings, budget, 2 * workers)
         with one_thread_each():  # the workers (and the forkserver) start at the first submit
-            group_of = {pool.submit(process_group, g, settings): g for g in groups[:2 * workers]}
-        queued, pending = groups[2 * workers:], set(group_of)
+            tasks.submit_what_fits()
         try:
-            while pending:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            while tasks.pending:
+                done, tasks.pending = wait(tasks.pending, timeout=0.2,
+                                           return_when=FIRST_COMPLETED)
                 with _interrupt_after() as interrupted:
                     for future in done:
-                        _add(_outcome(future, group_of[future], "a worker process died "
+                        budget.give(future)
+                        _add(_outcome(future, tasks.group_of[future], "a worker process died "
                                       "(killed, or out of memory)"), journal, status)
-                        if queued and not interrupted:  # a group submitted now would run
-                            try:
-                                future = pool.submit(process_group, queued[0], settings)
-                            except BrokenProcessPool:  # a worker died: the rest are not run
-                                queued = []
-                                continue
-                            group_of[future] = queued.pop(0)
-                            pending.add(future)
+                    if not interrupted:  # a group submitted now would run
+                        try:
+                            tasks.submit_what_fits()
+                        except BrokenProcessPool:  # a worker died: the rest are not run
+                            tasks.next = len(groups)
         except KeyboardInterrupt:
-            for future in pending:
+            for future in tasks.pending:
                 future.cancel()
-            for future in pending:
+            for future in tasks.pending:
                 if not future.cancelled():
-                    _add(_outcome(future, group_of[future], "a worker process died"), journal,
-                         status)
+                    _add(_outcome(future, tasks.group_of[future], "a worker process died"),
+                         journal, status)
             raise
+
+
+class _Tasks:
+    """The groups of a local batch, submitted to the pool in order while at most
+    ``room`` are pending and their estimated peaks fit the budget."""
+
+    def __init__(self, pool, groups: list[list[Job]], settings: Settings, budget: Budget,
+                 room: int):
+        self.pool, self.groups, self.settings, self.budget = pool, groups, settings, budget
+        self.room = room
+        self.peak = PeakEstimates(settings.analysis)
+        self.next = 0  # the first group not submitted
+        self.need: int | None = None  # its estimated peak, once reckoned
+        self.pending: set = set()
+        self.group_of: dict = {}  # future -> its group
+
+    def submit_what_fits(self) -> None:
+        while self.next < len(self.groups) and len(self.pending) < self.room:
+            group = self.groups[self.next]
+            if self.need is None:
+                self.need = self.peak.group([j.input for j in group], self.settings.stacks,
+                                            STACK_SECONDS)
+            if not self.budget.fits(self.need):
+                return
+            future = self.pool.submit(process_group, group, self.settings)
+            self.budget.take(future, self.need)
+            self.group_of[future] = group
+            self.pending.add(future)
+            self.next, self.need = self.next + 1, None
 
 
 def _outcome(future, group: list[Job], lost: str) -> list[Record]:

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from brushes import batch
+from brushes import batch, batch_pipeline
 from brushes.batch_cluster import run_processes
+from brushes.batch_memory import Budget, PeakEstimates
 from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.document import Document
@@ -372,7 +373,7 @@ def test_ctrl_c_while_files_are_journaled_leaves_no_written_file_out(tmp_path, r
     try:
         with pytest.raises(KeyboardInterrupt):
             if run == "threads":
-                batch.run_local(batch.find_jobs([str(root)], out), settings, log, status)
+                batch_pipeline.run_local(batch.find_jobs([str(root)], out), settings, log, status)
             else:
                 run_processes(batch.find_jobs([str(root)], out), settings, log, status,
                               workers=1, group=4)
@@ -387,11 +388,9 @@ def test_ctrl_c_while_files_are_journaled_leaves_no_written_file_out(tmp_path, r
     assert submitted_after_ctrl_c == ([False, False] if run == "processes" else [])
 
 
-@pytest.mark.parametrize("stacks", [False, True])
-def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch, stacks):
-    """With a slow writer the reader runs ahead; decoded files alive at once must stay
-    within max_in_flight, however many files the batch has, painted alone or stacked."""
-    root, out = many(tmp_path, rng, 30), tmp_path / "out"
+def count_decoded(monkeypatch) -> list[int]:
+    """From now on the decoded files alive at once are counted (``[peak]``), and each
+    file is written slowly, so the reader can run ahead of the writer."""
     alive, peak, lock = set(), [0], threading.Lock()
 
     def counted_load(path, **kw):
@@ -411,18 +410,73 @@ def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch
 
     monkeypatch.setattr(batch, "load", counted_load)
     monkeypatch.setattr(batch, "write_output", slow_write)
-    settings = batch.Settings([{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}],
-                              {"device": "cpu"})
+    return peak
+
+
+ERASE = [{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}]
+
+
+@pytest.mark.parametrize("stacks", [False, True])
+def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch, stacks):
+    """With a slow writer the reader runs ahead; decoded files alive at once must stay
+    within max_in_flight, however many files the batch has, painted alone or stacked."""
+    root, out = many(tmp_path, rng, 30), tmp_path / "out"
+    peak = count_decoded(monkeypatch)
+    settings = batch.Settings(ERASE, {"device": "cpu"})
     if stacks:
         batch.check_settings(settings)
         assert settings.stacks
     jobs = batch.find_jobs([str(root)], out)
     out.mkdir()
     log = batch.Journal(out, resume=False)
-    batch.run_local(jobs, settings, log, workers=2)
+    batch_pipeline.run_local(jobs, settings, log, workers=2)
     log.close()
     assert len(list(out.glob("*.wav"))) == 30
-    assert 3 <= peak[0] <= batch.max_in_flight(2) == 18
+    assert 3 <= peak[0] <= batch_pipeline.max_in_flight(2) == 18
+
+
+@pytest.mark.parametrize("files_fitting", [1, 3])
+def test_the_pipeline_decodes_a_file_only_when_its_peak_fits_the_memory_budget(
+        tmp_path, rng, monkeypatch, files_fitting):
+    """A count of files is no bound on bytes: long files, read ahead, took more memory
+    than the machine had. With a budget for ``files_fitting`` files' estimated peaks,
+    no more are decoded at once, and every file is still painted."""
+    root, out = many(tmp_path, rng, 12), tmp_path / "out"
+    peak = count_decoded(monkeypatch)
+    settings = batch.Settings(ERASE, {"device": "cpu"})
+    jobs = batch.find_jobs([str(root)], out)
+    size, seconds = PeakEstimates(settings.analysis)(jobs[0].input)
+    assert seconds == 2.0 and size > 4 * 2 * 22050  # more than its samples
+    budget = Budget(int((files_fitting + 0.5) * size))
+    out.mkdir()
+    log = batch.Journal(out, resume=False)
+    batch_pipeline.run_local(jobs, settings, log, workers=2, budget=budget)
+    log.close()
+    assert len(list(out.glob("*.wav"))) == 12
+    assert peak[0] == files_fitting  # (the test above: 3 to 18 without a budget)
+    assert budget.peak == files_fitting * size and budget.used == 0
+
+
+def test_worker_processes_run_only_the_groups_whose_peaks_fit_the_memory_budget(tmp_path,
+                                                                               rng):
+    """Two workers, two groups: with a budget for one group's estimated peak they run
+    one after the other, with room for both at once; the files come out the same."""
+    root = many(tmp_path, rng, 8)
+    settings = batch.Settings(ERASE, {"device": "cpu"})
+    jobs = batch.find_jobs([str(root)], tmp_path / "any")
+    need = PeakEstimates(settings.analysis).group([j.input for j in jobs[:4]], settings.stacks,
+                                                  batch.STACK_SECONDS)
+    outputs = []
+    for limit, groups_at_once in ((int(1.5 * need), 1), (10 * need, 2)):
+        out = tmp_path / f"out{groups_at_once}"
+        out.mkdir()
+        log, budget = batch.Journal(out, resume=False), Budget(limit)
+        run_processes(batch.find_jobs([str(root)], out), settings, log, workers=2, group=4,
+                      budget=budget)
+        log.close()
+        assert budget.peak == groups_at_once * need and budget.used == 0
+        outputs.append([sf.read(p)[0] for p in sorted(out.glob("*.wav"))])
+    assert len(outputs[0]) == 8 and all(np.array_equal(a, b) for a, b in zip(*outputs, strict=True))
 
 
 def test_batch_output_equals_painting_the_file_alone(tree, tmp_path):
@@ -433,7 +487,7 @@ def test_batch_output_equals_painting_the_file_alone(tree, tmp_path):
     out.mkdir()
     log = batch.Journal(out, resume=False)
     jobs = [batch.Job(tree / "a.wav", out / "a.wav")]
-    batch.run_local(jobs, settings, log)
+    batch_pipeline.run_local(jobs, settings, log)
     log.close()
     editor = Editor(Document.open(tree / "a.wav", device="cpu", transform="cq"))
     editor.run_script(strokes)

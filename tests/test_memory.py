@@ -4,9 +4,6 @@ The group files are laid out as the kernel shows them (cgroup v1 and v2) in a
 folder; where these tests run as root on a machine with a writable memory
 controller, a real group with a limit is made too, and a batch run in it."""
 
-import os
-import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from engine.memory import available_memory
-from tests.test_cli import ROOT
+from tests.memory_group import memory_group, run_in
 
 GiB = 2**30
 
@@ -77,40 +74,15 @@ def test_a_group_over_its_limit_has_nothing_left_and_no_cgroup_file_means_the_sy
 
 
 @contextmanager
-def memory_group(limit: int):
-    """A real cgroup (v1 or v2) limited to ``limit`` bytes; the test is skipped where
-    this machine does not let one be made (not root, no memory controller)."""
-    v1, v2 = Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")
-    controllers = v2 / "cgroup.controllers"
-    if v1.is_dir():
-        folder, limit_file = v1 / f"specpaint-test-{os.getpid()}", "memory.limit_in_bytes"
-    elif controllers.exists() and "memory" in controllers.read_text().split():
-        folder, limit_file = v2 / f"specpaint-test-{os.getpid()}", "memory.max"
-    else:
-        pytest.skip("no memory control group on this machine")
-    try:
-        folder.mkdir()
-        (folder / limit_file).write_text(str(limit))
-    except OSError as e:
-        if folder.exists():
-            folder.rmdir()
-        pytest.skip(f"cannot make a memory control group here: {e}")
-    try:
+def limited(limit: int):
+    with memory_group(limit) as folder:
+        if folder is None:
+            pytest.skip("no memory control group can be made on this machine")
         yield folder
-    finally:
-        folder.rmdir()
-
-
-def run_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    """``python args`` started inside the group ``folder``."""
-    env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
-    script = f'echo $$ > {folder / "cgroup.procs"} && exec "$@"'
-    return subprocess.run(["sh", "-c", script, "sh", sys.executable, *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_inside_a_real_limited_group_the_limit_is_what_is_available():
-    with memory_group(GiB) as folder:
+    with limited(GiB) as folder:
         done = run_in(folder, "-c", "from engine.memory import available_memory as a; print(a())")
     assert done.returncode == 0, done.stderr
     assert 0.5 * GiB < int(done.stdout) <= GiB  # the limit less what the interpreter holds
@@ -123,7 +95,7 @@ def test_a_batch_in_a_limited_group_fails_the_file_in_words_instead_of_being_kil
     x = np.random.default_rng(0).uniform(-0.3, 0.3, 60 * rate).astype(np.float32)
     sf.write(tmp_path / "take.wav", x, rate, subtype="PCM_16")  # hop 16: ~1.4 GiB of cells
     out = tmp_path / "out"
-    with memory_group(GiB) as folder:
+    with limited(GiB) as folder:
         done = run_in(folder, "-m", "app.cli", "batch", str(tmp_path / "take.wav"), "-o",
                       str(out), "--preset", "hard-eraser", "--line", "0:1000,1:1000",
                       "--hop", "16", "--jobs", "1")
@@ -132,3 +104,24 @@ def test_a_batch_in_a_limited_group_fails_the_file_in_words_instead_of_being_kil
     assert len(records) == 1 and '"failed"' in records[0]
     assert "GiB available that one document may take: use a larger hop" in records[0]
     assert not (out / "take.wav").exists()
+
+
+def test_a_batch_whose_workers_would_not_fit_together_paints_every_file(tmp_path):
+    """Two worker processes each painting a 30 s stereo file at hop 32 (about 0.9 GiB)
+    in a 2 GiB group: before, both passed their documents' checks at once, the kernel
+    killed one, the broken pool failed all five files (exit 1, nothing written). Now
+    the batch runs them one at a time, as their estimated peaks fit."""
+    rate = 44100
+    x = np.random.default_rng(0).uniform(-0.3, 0.3, (30 * rate, 2)).astype(np.float32)
+    takes = tmp_path / "takes"
+    takes.mkdir()
+    for i in range(5):  # two groups of files: both workers get one
+        sf.write(takes / f"take{i}.wav", x, rate, subtype="PCM_16")
+    out = tmp_path / "out"
+    with limited(2 * GiB) as folder:
+        done = run_in(folder, "-m", "app.cli", "batch", str(takes), "-o", str(out),
+                      "--preset", "hard-eraser", "--line", "0:1000,30:1000", "--hop", "32",
+                      "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("5 of 5 file(s) done, 0 failed")
+    assert sorted(p.name for p in out.glob("*.wav")) == [f"take{i}.wav" for i in range(5)]
