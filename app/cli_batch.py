@@ -76,13 +76,14 @@ def cmd_batch(args, quick_stroke) -> int:
     )
     from brushes.batch_pipeline import run_local
     from brushes.batch_status import Status
-    from brushes.script import load_stroke_script
+    from brushes.script import load_stroke_script, with_presets_resolved
     from engine.errors import ParameterError
 
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
     strokes = load_stroke_script(args.strokes) if args.strokes else [quick_stroke(args)]
-    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
+    settings = Settings(with_presets_resolved(strokes), analysis(args), args.bits,
+                        not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
@@ -92,6 +93,10 @@ def cmd_batch(args, quick_stroke) -> int:
     keep_settings(outdir, settings, suffix, args.resume)
     journal = Journal(outdir, args.resume)
     todo = [j for j in jobs if not journal.done(j)]
+    if changed := [j for j in todo if journal.changed(j)]:
+        print(f"specpaint: {changed[0].input}" + (f" and {len(changed) - 1} more" if
+              len(changed) > 1 else "") + " changed since painted; painting again",
+              file=sys.stderr)
     status = Status(len(todo), skipped=len(jobs) - len(todo))
     started = time.perf_counter()
     try:

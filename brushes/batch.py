@@ -10,6 +10,7 @@ are skipped. Outputs are written atomically (engine.atomic), so a killed batch
 leaves finished files and no partial one.
 """
 
+import contextlib
 import glob
 import json
 import os
@@ -61,7 +62,8 @@ class Record:
     error: str = ""
     seconds: dict = field(default_factory=dict)  # decode, paint, write
     metrics: dict = field(default_factory=dict)  # output against input
-    bytes: int = 0  # of the input file
+    bytes: int = 0  # of the input file, when it was read
+    mtime_ns: int = 0  # the input's modification time then (0: not known)
     notes: list = field(default_factory=list)  # repairs on decoding, strokes clipped to it
 
 
@@ -276,6 +278,9 @@ def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
 def decode_job(job: Job) -> tuple:
     """(job, Audio or the error decoding raised, timer)."""
     timer = _Timer()
+    with contextlib.suppress(OSError):  # (load says what is wrong with the file)
+        read = job.input.stat()
+        timer.size, timer.mtime_ns = read.st_size, read.st_mtime_ns
     try:
         audio = load(job.input)
     except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
@@ -318,9 +323,13 @@ def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Re
 
 
 class _Timer:
+    """A file's seconds in each stage, and its input's size and modification time when
+    it was read (what --resume compares, to paint a changed input again)."""
+
     def __init__(self):
         self.seconds: dict[str, float] = {}
         self.last = time.perf_counter()
+        self.size = self.mtime_ns = 0
 
     def lap(self, name: str) -> None:
         now = time.perf_counter()
@@ -334,9 +343,8 @@ class _Timer:
 
 
 def _record(job: Job, status: str, timer: _Timer, **fields) -> Record:
-    size = job.input.stat().st_size if job.input.exists() else 0
     return Record(str(job.input), str(job.output), status, seconds=timer.seconds,
-                  bytes=size, **fields)
+                  bytes=timer.size, mtime_ns=timer.mtime_ns, **fields)
 
 
 def _one_line(e: BaseException) -> str:
@@ -361,8 +369,22 @@ class Journal:
         self._lock = threading.Lock()
 
     def done(self, job: Job) -> bool:
+        """Whether ``job`` was painted from its input as it is now, and its output stands."""
         record = self.records.get(str(job.input))
-        return record is not None and record.status == "done" and job.output.exists()
+        return record is not None and record.status == "done" and job.output.exists() and \
+            not self.changed(job)
+
+    def changed(self, job: Job) -> bool:
+        """Whether ``job``'s input was painted and has changed since (another size or
+        modification time; a journal from before they were recorded knows none)."""
+        record = self.records.get(str(job.input))
+        if record is None or record.status != "done" or not record.mtime_ns:
+            return False
+        try:
+            now = job.input.stat()
+        except OSError:
+            return True
+        return (now.st_size, now.st_mtime_ns) != (record.bytes, record.mtime_ns)
 
     def add(self, record: Record) -> None:
         with self._lock:

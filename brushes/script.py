@@ -136,6 +136,28 @@ def _brush_settings(preset: str | None, brush: str | None, overrides: dict,
     return name, params, curves
 
 
+def with_presets_resolved(strokes: list) -> list:
+    """The strokes with each preset named replaced by what it holds now (its brush,
+    settings and input curves), so that they paint the same wherever and whenever
+    they run: on a cluster worker without this user's presets, or after a preset
+    file was edited. What is not a stroke naming a preset stays as it is, for
+    :meth:`Editor.run_script` to refuse in its words."""
+    out = []
+    for spec in strokes:
+        if not isinstance(spec, dict) or not isinstance(spec.get("preset"), str) or \
+                "brush" in spec:
+            out.append(spec)
+            continue
+        base = find_preset(spec["preset"])
+        inputs = {p: {i: [list(point) for point in c] for i, c in curves.items()}
+                  for p, curves in base.inputs.items()}
+        inputs.update(spec.get("inputs") or {})
+        resolved = {k: v for k, v in spec.items() if k not in ("preset", "set", "inputs")}
+        resolved.update(brush=base.brush, set={**base.params, **(spec.get("set") or {})})
+        out.append(resolved | ({"inputs": inputs} if inputs else {}))
+    return out
+
+
 def _points(points, where: str) -> list[StrokePoint]:
     if not isinstance(points, (list, tuple)) or not points:
         raise ParameterError(f"{where}: expected a non-empty list of [seconds, Hz] or "

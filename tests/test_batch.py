@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from brushes import batch, batch_pipeline
+from brushes import batch, batch_pipeline, script
 from brushes.batch_cluster import run_processes
 from brushes.batch_memory import Budget, PeakEstimates
 from brushes.script import Editor
@@ -220,6 +220,69 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
     (out / batch.SETTINGS).write_text(settings)
     r = specpaint("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
     assert r.returncode == 0 and "1 done before" in r.stderr, r.stderr
+
+
+def test_resume_paints_again_an_input_changed_since_it_was_painted(tree, tmp_path):
+    """A take re-exported between two runs was skipped on --resume, its output left
+    painted from the old take."""
+    out = tmp_path / "out"
+    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    records = [json.loads(line) for line in (out / batch.JOURNAL).read_text().splitlines()]
+    assert all(r["bytes"] == os.path.getsize(r["input"]) and r["mtime_ns"] for r in records)
+    outputs = {r["output"]: os.stat(r["output"]) for r in records}
+    old_peak = np.max(np.abs(sf.read(records[0]["output"])[0]))
+    changed = Path(records[0]["input"])
+    x, rate = sf.read(changed, dtype="float32")
+    sf.write(changed, 0.5 * x, rate, subtype=sf.info(changed).subtype)  # same size, new take
+    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    assert r.returncode == 0, r.stderr
+    assert f"{changed} changed since painted; painting again" in r.stderr
+    assert "2 done before" in r.stderr and "3 of 3 file(s) done" in r.stdout
+    for output, before in outputs.items():
+        now = os.stat(output)
+        redone = output == records[0]["output"]
+        assert ((now.st_ino, now.st_mtime_ns) != (before.st_ino, before.st_mtime_ns)) == redone
+    assert np.max(np.abs(sf.read(records[0]["output"])[0])) == pytest.approx(old_peak / 2,
+                                                                                rel=0.01)
+
+
+def test_a_batch_paints_with_its_presets_as_they_were_when_it_started(tree, tmp_path,
+                                                                      monkeypatch):
+    """Presets were looked up by each file's painting: a cluster worker without this
+    user's presets failed every file ("unknown preset"), and a preset edited during a
+    batch, or between a run and its --resume, painted files differently."""
+    mine = tmp_path / "config" / "spectropaint" / "presets"
+    mine.mkdir(parents=True)
+    (mine / "my-cut.json").write_text(json.dumps(
+        {"version": 1, "name": "my-cut", "brush": "gain", "params": {"gain_db": -30},
+         "inputs": {"opacity": {"pressure": [[0, 0.5], [1, 1]]}}}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    stroke = {"preset": "my-cut", "points": [[0.1, 1000], [0.6, 1000]], "set": {"hardness": 1}}
+    [resolved] = script.with_presets_resolved([stroke])
+    assert resolved == {"brush": "gain", "points": stroke["points"],
+                        "set": {"gain_db": -30, "hardness": 1},
+                        "inputs": {"opacity": {"pressure": [[0, 0.5], [1, 1]]}}}
+    take_path = tree / "a.wav"
+    expected = Editor(Document(load(take_path)), history_limit=0)
+    expected.run_script([stroke])
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "elsewhere"))  # as on a worker
+    out = tmp_path / "out"
+    out.mkdir()
+    log = batch.Journal(out, resume=False)
+    batch_pipeline.run_local(batch.find_jobs([str(take_path)], out),
+                             batch.Settings([resolved], {"device": "cpu"}, bits="float"), log)
+    log.close()
+    [record] = journal(out)
+    assert record["status"] == "done", record["error"]
+    assert np.array_equal(sf.read(out / "a.wav", dtype="float32", always_2d=True)[0].T,
+                          expected.audio())
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # edited, then resumed
+    assert specpaint("batch", take_path, "-o", out, "--preset", "my-cut", "--line",
+                     "0.1:1000,0.6:1000").returncode == 0
+    (mine / "my-cut.json").write_text((mine / "my-cut.json").read_text().replace("-30", "-12"))
+    r = specpaint("batch", take_path, "-o", out, "--resume", "--preset", "my-cut", "--line",
+                  "0.1:1000,0.6:1000")
+    assert r.returncode == 2 and "painted with other strokes" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("preset, transform, stacks", [
