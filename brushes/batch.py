@@ -405,7 +405,7 @@ def keep_settings(outdir: Path, settings: Settings, suffix: str | None, resume: 
     now = {"strokes": settings.strokes, "bits": settings.bits, "dither": settings.dither,
            "format": suffix,
            "analysis": {k: v for k, v in settings.analysis.items() if k != "device"}}
-    now = json.loads(json.dumps(now))  # as it reads back: tuples as lists
+    now = json.loads(json.dumps(now), parse_constant=_infinity_as_text)  # as it reads back
     path = outdir / SETTINGS
     if resume and path.exists():
         try:
@@ -420,6 +420,12 @@ def keep_settings(outdir: Path, settings: Settings, suffix: str | None, resume: 
                 f"{', '.join(changed)}; resuming would mix the two. Give the same settings, "
                 "leave out --resume to paint every file afresh, or give another -o")
     write_bytes(path, json.dumps(now, indent=1).encode())
+
+
+def _infinity_as_text(name: str) -> str:
+    """Standard JSON has no infinity (a hard eraser's gain): written "-inf" or "inf",
+    as presets write it."""
+    return {"-Infinity": "-inf", "Infinity": "inf"}.get(name, name)
 
 
 def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float) -> dict:

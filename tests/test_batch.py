@@ -194,11 +194,17 @@ def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
     assert all(os.path.exists(json.loads(line)["output"]) for line in records)
 
 
+def strict_json(name: str):
+    raise AssertionError(f"{name} is not standard JSON")
+
+
 def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_path):
     """A resumed batch skips the files done: with another preset or --bits it left OUTDIR
     half painted one way and half the other, without a word."""
     out = tmp_path / "out"
     assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    recorded = json.loads((out / batch.SETTINGS).read_text(), parse_constant=strict_json)
+    assert recorded["strokes"][0]["set"]["gain_db"] == "-inf"  # the hard eraser's
     records = (out / batch.JOURNAL).read_text().splitlines()
     (out / batch.JOURNAL).write_text(records[0] + "\n")  # as if killed after one file
     before = {p: p.read_bytes() for p in out.rglob("*")
