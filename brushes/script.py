@@ -143,18 +143,21 @@ def with_presets_resolved(strokes: list) -> list:
     file was edited. What is not a stroke naming a preset stays as it is, for
     :meth:`Editor.run_script` to refuse in its words."""
     out = []
-    for spec in strokes:
+    for i, spec in enumerate(strokes):
         if not isinstance(spec, dict) or not isinstance(spec.get("preset"), str) or \
                 "brush" in spec:
             out.append(spec)
             continue
-        base = find_preset(spec["preset"])
-        inputs = {p: {i: [list(point) for point in c] for i, c in curves.items()}
-                  for p, curves in base.inputs.items()}
-        inputs.update(spec.get("inputs") or {})
+        where = f"strokes[{i}]"
+        name, params, curves = _brush_settings(
+            spec["preset"], None, expect_object(spec.get("set", {}), f"{where}.set"),
+            spec.get("inputs"), where)
         resolved = {k: v for k, v in spec.items() if k not in ("preset", "set", "inputs")}
-        resolved.update(brush=base.brush, set={**base.params, **(spec.get("set") or {})})
-        out.append(resolved | ({"inputs": inputs} if inputs else {}))
+        resolved.update(brush=name, set=params)
+        if curves:
+            resolved["inputs"] = {p: {src: [list(pt) for pt in c] for src, c in by.items()}
+                                  for p, by in curves.items()}
+        out.append(resolved)
     return out
 
 
