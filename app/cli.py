@@ -152,6 +152,15 @@ def cmd_info(args) -> None:
     print(f"duration:    {int(minutes)}:{seconds:06.3f} ({audio.frames} frames)")
     print(f"peak:        {peak_db}")
     print(f"device:      {describe(pick_device(args.device))}")
+    for name, text in audio.metadata.tags.items():
+        print(f"{name + ':':<13}{text}")
+    if (bext := audio.metadata.broadcast) is not None:
+        made = " ".join(filter(None, (bext["origination_date"], bext["origination_time"])))
+        print(f"bext:        {bext['description']!r} from {bext['originator'] or '?'}"
+              + (f", {made}" if made else ""))
+        h, rest = divmod(bext["time_reference"] / audio.sample_rate, 3600)
+        print(f"starts at:   {int(h):02d}:{int(rest // 60):02d}:{rest % 60:06.3f} after midnight "
+              f"(time reference {bext['time_reference']} samples)")
     for note in audio.notes:
         print(f"note:        {note}")
 
@@ -215,7 +224,7 @@ def cmd_roundtrip(args) -> None:
     wave, snr = stream.roundtrip(audio.samples, transform, TerminalProgress("round trip"))
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
-                    progress=TerminalProgress("writing"))
+                    metadata=audio.metadata, progress=TerminalProgress("writing"))
     print(report.summary())
     print(f"round-trip SNR before writing: {snr:.1f} dB")
 

@@ -274,7 +274,7 @@ class FileActions:
             return None
         session = self.session
         samples = session.start_reading()  # read in place; edits meanwhile wait to be spliced
-        rate = self.doc.sample_rate
+        rate, metadata = self.doc.sample_rate, self.doc.audio.metadata
 
         depth = self.export_depth
         if depth == SAME_AS_SOURCE:
@@ -283,7 +283,8 @@ class FileActions:
             depth = None  # a depth the format has not (float FLAC, 16-bit Ogg): its default
 
         def work(**kw):
-            return export(samples, rate, path, bit_depth=depth, source=source, force=force, **kw)
+            return export(samples, rate, path, bit_depth=depth, source=source, force=force,
+                          metadata=metadata, **kw)
 
         worker = self.run_worker(f"Exporting {path.name}", work, self._exported)
         if worker is None:

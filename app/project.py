@@ -25,6 +25,7 @@ from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
 from engine.document import Document
 from engine.errors import Cancelled, ParameterError
+from engine.metadata import Metadata
 from engine.region import Rect
 
 TILE = 64
@@ -56,7 +57,8 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
             "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
             "source": str(doc.audio.path) if doc.audio.path else None,
             "source_kind": {"format": doc.audio.format, "subtype": doc.audio.subtype,
-                            "layout": list(doc.audio.layout)}}
+                            "layout": list(doc.audio.layout)},
+            "source_metadata": doc.audio.metadata.to_json()}
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
@@ -69,6 +71,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
                 "analysis": snap["analysis"],
                 "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
                 "source": snap["source"], "source_kind": snap["source_kind"],
+                "source_metadata": snap["source_metadata"],
                 "edited_rects": snap["rects"], "view": view}
     try:
         clear_stale(path)
@@ -121,7 +124,8 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
     try:
         doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source,
                              kind.get("format", ""), kind.get("subtype", ""),
-                             layout=tuple(kind.get("layout", ()))),
+                             layout=tuple(kind.get("layout", ())),
+                             metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
                        device=device, progress=progress, cancel=cancel, **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e

@@ -24,6 +24,7 @@ import numpy as np
 from brushes.selection import Selection
 from engine.errors import ParameterError, SpectroPaintError
 from engine.memory import available_memory
+from engine.metadata import Metadata
 from engine.transforms import DEFAULTS
 
 FORMAT, VERSION = "spectropaint-project", 2
@@ -168,6 +169,10 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     kind = manifest.get("source_kind", {})
     if not _source_kind_ok(kind):
         raise bad(f"source format {kind!r}")
+    try:
+        Metadata.from_json(manifest.get("source_metadata", {}))
+    except ValueError as e:
+        raise bad(f"source metadata ({e})") from None
     view = manifest.get("view", {})
     if not isinstance(view, dict) or not isinstance(view.get("colormap", ""), str) or any(
             isinstance(view.get(k), bool) or not isinstance(view.get(k, 0.0), int | float)

@@ -237,15 +237,17 @@ def _stack_probe(strokes: list, rate: int) -> list[np.ndarray]:
     return takes
 
 
-def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> dict:
-    """Export ``wave`` to the job's output (atomically) and measure it against the
-    input; returns the metrics."""
+def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> tuple:
+    """Export ``wave`` with the input's tags and bext chunk to the job's output
+    (atomically) and measure it against the input; returns the metrics and notes
+    on the metadata the output's format could not keep."""
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
-    export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
-           dither=settings.dither)
-    return {"snr_db": _finite(snr_db(audio.samples, wave)),
-            "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))}
+    report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
+                    dither=settings.dither, metadata=audio.metadata)
+    return ({"snr_db": _finite(snr_db(audio.samples, wave)),
+             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))},
+            [f"not kept: {lost}" for lost in report.not_kept])
 
 
 def _finite(x: float) -> float | None:
@@ -315,9 +317,9 @@ def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Re
     if isinstance(audio, BaseException):
         return _record(job, "failed", timer, error=_one_line(audio))
     try:
-        metrics = write_output(job, audio, wave, settings)
+        metrics, not_kept = write_output(job, audio, wave, settings)
         timer.lap("write")
-        return _record(job, "done", timer, metrics=metrics, notes=audio.notes)
+        return _record(job, "done", timer, metrics=metrics, notes=audio.notes + not_kept)
     except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
         return _record(job, "failed", timer, error=_one_line(e))
 

@@ -91,8 +91,10 @@ class Editor:
         return self.synth.waveform()
 
     def export(self, path: str | os.PathLike, **options) -> ExportReport:
-        """Write the edited audio (options as :func:`engine.export.export`)."""
+        """Write the edited audio with the source's tags and bext chunk (options as
+        :func:`engine.export.export`)."""
         options.setdefault("source", self.doc.audio.path)
+        options.setdefault("metadata", self.doc.audio.metadata)
         return export(self.audio(), self.doc.sample_rate, path, **options)
 
     def run_script(self, strokes: list) -> int:

@@ -12,6 +12,7 @@ import soundfile as sf
 from engine.errors import AudioError, TruncatedAudio
 from engine.layout import channel_mask, channel_names
 from engine.memory import available_memory
+from engine.metadata import Metadata, read_metadata
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.riff import find_chunk
 from engine.stats import timed
@@ -35,6 +36,7 @@ class Audio:
     subtype: str = ""
     notes: list[str] = field(default_factory=list)  # repairs the user should hear about
     layout: tuple[str, ...] = ()  # the speakers the file declares, one per channel
+    metadata: Metadata = field(default_factory=Metadata)  # tags, bext: written with the audio
 
     @property
     def channels(self) -> int:
@@ -144,9 +146,10 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
                          "split the file")
 
     samples = np.empty((info.channels, frames), dtype=np.float32)
-    done = 0
+    done, metadata = 0, Metadata()
     try:
         with sf.SoundFile(str(path)) as f:
+            metadata = read_metadata(f)
             while done < frames:
                 step(done / frames, progress, cancel)
                 block = f.read(min(READ_BLOCK, frames - done), dtype="float32", always_2d=True)
@@ -175,7 +178,8 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
     _repair_non_finite(samples, notes)
     mask = channel_mask(path) if info.format in ("WAV", "WAVEX") else None
     layout = channel_names(info.channels, mask) if mask else ()
-    return Audio(samples, info.samplerate, path, info.format, info.subtype, notes, layout)
+    return Audio(samples, info.samplerate, path, info.format, info.subtype, notes, layout,
+                 metadata)
 
 
 def _salvage(path: Path, samples: np.ndarray, done: int) -> int:

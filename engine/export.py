@@ -12,6 +12,7 @@ import soundfile as sf
 
 from engine.atomic import NAME_MAX, clear_stale, commit, discard, temporary
 from engine.errors import AudioError
+from engine.metadata import Metadata, write_metadata
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.stats import timed
 
@@ -23,7 +24,7 @@ _VORBIS = {"vorbis": "VORBIS"}
 FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
     ".wav": ("WAV", _PCM, "float"),
     ".wave": ("WAV", _PCM, "float"),
-    ".bwf": ("WAV", _PCM, "float"),  # broadcast WAV: the audio; its bext chunk is not kept
+    ".bwf": ("WAV", _PCM, "float"),  # broadcast WAV (its bext chunk: engine.metadata)
     ".rf64": ("RF64", _PCM, "float"),
     ".w64": ("W64", _PCM, "float"),
     ".flac": ("FLAC", {"16": "PCM_16", "24": "PCM_24"}, "24"),
@@ -53,15 +54,17 @@ class ExportReport:
     clipped_samples: int  # samples above full scale in the audio given
     action: str  # what was done about them: "none", "clipped", "kept (float)", ...
     dithered: bool = False
+    not_kept: tuple[str, ...] = ()  # metadata of the source the format could not hold
 
     def summary(self) -> str:
         head = f"wrote {self.path} ({self.format} {self.subtype}" + \
             (", TPDF dither" if self.dithered else "")
+        lost = f"; not kept: {', '.join(self.not_kept)}" if self.not_kept else ""
         if self.clipped_samples == 0:
-            return f"{head}, peak {self.peak_dbfs:.1f} dBFS)"
+            return f"{head}, peak {self.peak_dbfs:.1f} dBFS){lost}"
         return (f"{head}); input peak "
                 f"{self.peak_dbfs:+.1f} dBFS, {self.clipped_samples} samples above full scale: "
-                f"{self.action}")
+                f"{self.action}{lost}")
 
 
 def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
@@ -141,8 +144,8 @@ def _quantized(block: np.ndarray, subtype: str) -> np.ndarray:
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
            force: bool = False, clip: str = "report", dither: bool = True,
-           block_frames: int = WRITE_BLOCK, progress: ProgressFn | None = None,
-           cancel: CancelFlag | None = None) -> ExportReport:
+           block_frames: int = WRITE_BLOCK, metadata: Metadata | None = None,
+           progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> ExportReport:
     """Write float ``[channels, frames]`` samples to ``path`` (format from the extension).
 
     ``clip``: "report" writes as is (integer formats clip at full scale, float
@@ -151,6 +154,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     the overs. 16-bit files get TPDF dither (+-1 LSB, triangular, seeded so
     an export is reproducible) unless ``dither`` is False: quiet fades and
     reverb tails then decay into noise instead of truncation distortion.
+    ``metadata`` (the source's tags and bext chunk) goes into the file as far
+    as its format can hold it; the report names what it could not.
     Raises AudioError naming the path on any problem; then the destination
     is untouched and no temporary file is left."""
     path = Path(path)
@@ -187,6 +192,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                          "written") from e
     try:
         with sf.SoundFile(str(tmp), "w", sample_rate, channels, subtype, format=fmt) as f:
+            not_kept = write_metadata(f, metadata)
             for start in range(0, frames, block_frames):
                 step(start / frames, progress, cancel)
                 block = samples[:, start:start + block_frames].T.astype(np.float32)
@@ -207,4 +213,5 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         raise
     step(1.0, progress, None)
     peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
-    return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither)
+    return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither,
+                        tuple(not_kept))
