@@ -161,6 +161,13 @@ def cmd_info(args) -> None:
         h, rest = divmod(bext["time_reference"] / audio.sample_rate, 3600)
         print(f"starts at:   {int(h):02d}:{int(rest // 60):02d}:{rest % 60:06.3f} after midnight "
               f"(time reference {bext['time_reference']} samples)")
+    for index, frame, name in audio.metadata.markers:
+        label = f"marker {index}:"
+        print(f"{label:<13}{frame / audio.sample_rate:.3f} s{f' {name!r}' if name else ''}")
+    if (inst := audio.metadata.instrument) is not None:
+        loops = ", ".join(f"{start / audio.sample_rate:.3f}-{end / audio.sample_rate:.3f} s"
+                          for _, start, end, _ in inst["loops"]) or "none"
+        print(f"sampler:     root key {inst['basenote']}, loops {loops}")
     for note in audio.notes:
         print(f"note:        {note}")
 

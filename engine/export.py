@@ -12,7 +12,7 @@ import soundfile as sf
 
 from engine.atomic import NAME_MAX, clear_stale, commit, discard, temporary
 from engine.errors import AudioError
-from engine.metadata import Metadata, write_metadata
+from engine.metadata import Metadata, add_marker_names, write_metadata
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.stats import timed
 
@@ -204,6 +204,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                     tpdf = rng.random(block.shape, np.float32) - rng.random(block.shape, np.float32)
                     block = block + tpdf * np.float32(LSB_16)
                 f.write(_quantized(block, subtype))
+        add_marker_names(tmp, fmt, metadata)
         commit(tmp, path)
     except BaseException as e:
         discard(tmp)
