@@ -238,7 +238,7 @@ def _stack_probe(strokes: list, rate: int) -> list[np.ndarray]:
 
 
 def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> tuple:
-    """Export ``wave`` with the input's tags and bext chunk to the job's output
+    """Export ``wave`` with the input's metadata (tags, bext, markers) to the job's output
     (atomically) and measure it against the input; returns the metrics and notes
     on the metadata the output's format could not keep."""
     job.output.parent.mkdir(parents=True, exist_ok=True)

@@ -91,7 +91,7 @@ class Editor:
         return self.synth.waveform()
 
     def export(self, path: str | os.PathLike, **options) -> ExportReport:
-        """Write the edited audio with the source's tags and bext chunk (options as
+        """Write the edited audio with the source's metadata (tags, bext, markers; options as
         :func:`engine.export.export`)."""
         options.setdefault("source", self.doc.audio.path)
         options.setdefault("metadata", self.doc.audio.metadata)

@@ -36,7 +36,7 @@ class Audio:
     subtype: str = ""
     notes: list[str] = field(default_factory=list)  # repairs the user should hear about
     layout: tuple[str, ...] = ()  # the speakers the file declares, one per channel
-    metadata: Metadata = field(default_factory=Metadata)  # tags, bext: written with the audio
+    metadata: Metadata = field(default_factory=Metadata)  # tags, bext, markers: written with it
 
     @property
     def channels(self) -> int:

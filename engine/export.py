@@ -154,7 +154,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     the overs. 16-bit files get TPDF dither (+-1 LSB, triangular, seeded so
     an export is reproducible) unless ``dither`` is False: quiet fades and
     reverb tails then decay into noise instead of truncation distortion.
-    ``metadata`` (the source's tags and bext chunk) goes into the file as far
+    ``metadata`` (the source's tags, bext chunk, markers and loops) goes into the file as far
     as its format can hold it; the report names what it could not.
     Raises AudioError naming the path on any problem; then the destination
     is untouched and no temporary file is left."""
