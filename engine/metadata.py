@@ -22,16 +22,18 @@ The chunk goes through libsndfile's own ``SFC_GET/SET_BROADCAST_INFO`` commands
 after ``fmt``, before ``data``."""
 
 import ctypes
-import os
 import struct
 from dataclasses import dataclass, field
 
 import soundfile as sf
 
+from engine.riff import append_chunk, pack_chunk
+
 TAGS = ("title", "copyright", "software", "artist", "comment", "date", "album", "license",
         "tracknumber", "genre")
 _GET_BROADCAST_INFO, _SET_BROADCAST_INFO = 0x10F0, 0x10F1  # sndfile.h
-_GET_CUE, _SET_CUE, _GET_INSTRUMENT, _SET_INSTRUMENT = 0x10CE, 0x10CF, 0x10D0, 0x10D1
+_GET_CUE_COUNT, _GET_CUE, _SET_CUE = 0x10CD, 0x10CE, 0x10CF
+_GET_INSTRUMENT, _SET_INSTRUMENT = 0x10D0, 0x10D1
 MARKER_FORMATS = ("WAV", "WAVEX")  # where libsndfile keeps cue and smpl chunks
 MAX_MARKERS = 1000
 HISTORY_BYTES = 16000  # libsndfile keeps up to 16 KiB of coding history
@@ -131,11 +133,14 @@ def read_metadata(f: sf.SoundFile) -> Metadata:
     """The tags, bext chunk, markers and smpl chunk of a file open for reading."""
     info = _BroadcastInfo()
     got = sf._snd.sf_command(f._file, _GET_BROADCAST_INFO, _address(info), ctypes.sizeof(info))
-    cues = _cues(MAX_MARKERS)
+    count = ctypes.c_uint32(0)
+    sf._snd.sf_command(f._file, _GET_CUE_COUNT, _address(count), ctypes.sizeof(count))
     markers = []
-    if sf._snd.sf_command(f._file, _GET_CUE, _address(cues), ctypes.sizeof(cues)):
-        markers = [[p.indx, p.position, p.name.decode("latin-1")]
-                   for p in cues.cue_points[:min(cues.cue_count, MAX_MARKERS)]]
+    if count.value:  # room for the points the file has, not for MAX_MARKERS each time
+        cues = _cues(min(count.value, MAX_MARKERS))
+        if sf._snd.sf_command(f._file, _GET_CUE, _address(cues), ctypes.sizeof(cues)):
+            markers = [[p.indx, p.position, p.name.decode("latin-1")]
+                       for p in cues.cue_points[:min(cues.cue_count, len(cues.cue_points))]]
     inst = _Instrument()
     has_inst = sf._snd.sf_command(f._file, _GET_INSTRUMENT, _address(inst), ctypes.sizeof(inst))
     return Metadata({k: v for k, v in f.copy_metadata().items() if k in TAGS},
@@ -206,19 +211,9 @@ def add_marker_names(path, format: str, metadata: Metadata | None) -> None:
              if name]
     if not named or format not in MARKER_FORMATS:
         return
-    body = b"adtl" + b"".join(_chunk(b"labl", struct.pack("<I", index & 0xFFFFFFFF)
-                                     + name.encode("latin-1", "replace") + b"\0")
-                              for index, name in named)
-    with open(path, "r+b") as f:
-        f.seek(0, os.SEEK_END)
-        f.write(_chunk(b"LIST", body))
-        riff_size = f.tell() - 8
-        f.seek(4)
-        f.write(struct.pack("<I", riff_size))
-
-
-def _chunk(cid: bytes, body: bytes) -> bytes:
-    return cid + struct.pack("<I", len(body)) + body + b"\0" * (len(body) & 1)
+    append_chunk(path, b"LIST", b"adtl" + b"".join(
+        pack_chunk(b"labl", struct.pack("<I", index & 0xFFFFFFFF)
+                   + name.encode("latin-1", "replace") + b"\0") for index, name in named))
 
 
 def _instrument_fields(inst: _Instrument) -> dict:
@@ -245,8 +240,8 @@ def _fill_instrument(fields) -> _Instrument:
     return inst
 
 
-def _address(info: _BroadcastInfo):
-    return sf._ffi.cast("void *", ctypes.addressof(info))
+def _address(struct_: ctypes.Structure | ctypes.c_uint32):
+    return sf._ffi.cast("void *", ctypes.addressof(struct_))
 
 
 def _fields(info: _BroadcastInfo) -> dict:
