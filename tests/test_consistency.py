@@ -12,6 +12,7 @@ import torch
 
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.presets import all_presets
+from brushes.registry import get_brush
 from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.compare import compare
@@ -53,10 +54,44 @@ def test_every_preset_paints_on_each_device_what_it_paints_on_the_cpu(take, devi
                         history_limit=0)
         for i, name in enumerate(presets):
             t = 0.1 + 1.6 * i / len(presets)
-            editor.paint(name, [(t, 800.0), (t + 0.1, 1200.0)])
+            editor.paint(name, stroke_for(name, t))
         outputs[dev] = editor.audio().copy()
     scale = np.max(np.abs(outputs["cpu"]))
     assert np.max(np.abs(outputs[device] - outputs["cpu"])) <= 1e-4 * scale
+
+
+def stroke_for(preset: str, t: float) -> list[tuple[float, float]]:
+    """A 0.1 s stroke from 800 to 1200 Hz; half of it for a cumulative brush (one
+    that works on the state the dab before left, the smear): the longer stroke
+    drags the same noisy cells over and over, and its phase decisions there amplify
+    a last-bit difference dab by dab (see the test below), on any device."""
+    kernel = get_brush(all_presets()[preset].brush).kernel
+    cumulative = kernel is not None and not kernel.wash
+    length = 0.05 if cumulative else 0.1
+    return [(t, 800.0), (t + length, 800.0 + 4000 * length)]
+
+
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_a_long_smear_amplifies_a_last_bit_change_and_the_short_one_checked_above_does_not(
+        take, transform):
+    """Why the smear is checked across devices on a shorter stroke: on the CPU alone, a
+    3e-7 change of the input moves a 0.1 s smear's output by 1e-3 to 2e-2 of full
+    scale (a CUDA run differed from the CPU's by 3.6e-3 and 5.3e-3), the 0.05 s one by
+    3e-6. Should the smear become well-conditioned, the long stroke goes back above."""
+    def smear(x, length):
+        editor = Editor(Document(Audio(x, SR), device="cpu", transform=transform),
+                        history_limit=0)
+        editor.paint("smear", [(1.0, 800.0), (1.0 + length, 800.0 + 4000 * length)])
+        return editor.audio()
+
+    nudged = take + np.float32(3e-7) * np.random.default_rng(1).standard_normal(
+        take.shape).astype(np.float32)
+    scale = np.max(np.abs(take))
+    long_apart = np.max(np.abs(smear(take, 0.1) - smear(nudged, 0.1))) / scale
+    short_apart = np.max(np.abs(smear(take, 0.05) - smear(nudged, 0.05))) / scale
+    assert np.max(np.abs(smear(take, 0.05) - take)) > 0.02 * scale  # the short one paints
+    assert short_apart <= 1e-5
+    assert long_apart > 1e-4
 
 
 def test_out_of_memory_on_a_device_redoes_the_analysis_on_the_cpu_and_loses_nothing(
