@@ -75,6 +75,20 @@ def test_cuda_document_matches_cpu():
     assert snr_db(x, out) >= 100
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_cuda_device_convolves_in_float32_not_tf32():
+    """A blur's row convolution (31 taps over 64 x 4096 cells), on the GPU picked and on
+    the CPU in float64: TF32's 10-bit mantissa misses by about 1e-4, float32 by 1e-7."""
+    import torch.nn.functional as F
+
+    device = pick_device("cuda")
+    rows = torch.randn(1, 1, 64, 4096, generator=torch.Generator().manual_seed(0))
+    taps = torch.hann_window(33)[1:-1].reshape(1, 1, 1, 31)
+    got = F.conv2d(rows.to(device), taps.to(device)).cpu().double()
+    want = F.conv2d(rows.double(), taps.double())
+    assert float((got - want).abs().max() / want.abs().max()) <= 1e-6
+
+
 def test_a_backend_that_cannot_compute_is_reported_and_never_chosen(monkeypatch):
     """MPS has no float64, which the brushes' statistics use on the document's device:
     a backend failing the probe is skipped by auto and refused by name, with why."""
