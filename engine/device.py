@@ -45,11 +45,11 @@ def _available(kind: str) -> bool:
     return torch.cuda.is_available() if kind == "cuda" else _mps_available()
 
 
-def pick_device(name: str | None = None) -> torch.device:
-    """``name`` (or $SPECPAINT_DEVICE): "auto", "cpu", "cuda", "cuda:N" or "mps".
-    Picking a CUDA device also keeps its float32 convolutions in float32
-    (:func:`ieee_convolutions`)."""
-    device = _pick(name)
+def pick_device(name: "str | torch.device | None" = None) -> torch.device:
+    """``name`` (or $SPECPAINT_DEVICE): "auto", "cpu", "cuda", "cuda:N" or "mps"; a
+    torch.device is taken as it is. Computing on a CUDA device also keeps its
+    float32 convolutions in float32 (:func:`ieee_convolutions`)."""
+    device = name if isinstance(name, torch.device) else _pick(name)
     if device.type == "cuda":
         ieee_convolutions()
     return device

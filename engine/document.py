@@ -102,7 +102,7 @@ class Document:
         self._content = content
         self.sample_rate = audio.sample_rate
         self.length = audio.frames
-        self.device = device if isinstance(device, torch.device) else pick_device(device)
+        self.device = pick_device(device)
         self.transform = transform if isinstance(transform, Transform) else \
             make_transform(audio.sample_rate, transform, self.device, **settings)
         check_fits(audio, self.transform, content is not None)
