@@ -1,5 +1,5 @@
 """Transform figures: forward and inverse of 60 s stereo 44.1 kHz with our STFT and
-sliced constant-Q, beside librosa's STFT and nsgt's own sliced CQ (its peer) in
+constant-Q, beside librosa's STFT and nsgt's own sliced CQ (its peer) in
 the same run; the memory of a 10-minute stereo document on each transform.
 
     .venv/bin/python bench/bench_transforms.py [--runs 5] [--device cpu] [--no-write]
@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from engine.audio import Audio  # noqa: E402
 from engine.document import Document  # noqa: E402
 from engine.transforms import make  # noqa: E402
+from engine.transforms.cq_bands import reference_length  # noqa: E402
 
 SR = 44100
 TARGET_S = 0.15  # forward and inverse of 60 s stereo, constant-Q
@@ -54,7 +55,8 @@ def nsgt_times(x: np.ndarray, runs: int) -> tuple[float, float] | None:
     t = make(SR, "cq")
     hz = t.bin_frequencies().numpy()
     with numpy_clip_fixed():
-        peer = CQ_NSGT_sliced(t.fmin, float(hz[-2]), t.bpo, t.slice_len, t.slice_len // 8, SR,
+        slices = reference_length(SR)  # nsgt's slices: about 1.5 s, as ours were until 2026-11-25
+        peer = CQ_NSGT_sliced(t.fmin, float(hz[-2]), t.bpo, slices, slices // 8, SR,
                               real=True, matrixform=True)
         coeffs = []
         fwd = timed(lambda: coeffs.__setitem__(slice(None), list(peer.forward((x,)))), runs,
@@ -111,7 +113,7 @@ def _ms(seconds: float) -> str:
 def format_table(rows, sizes, device, args) -> str:
     t = make(SR, "cq")
     lines = [f"60 s of 44.1 kHz noise; constant-Q: {t.bpo} bins per octave from {t.fmin} Hz, "
-             f"{t.n_bins} bins, slices of {t.slice_len} samples, hop {t.hop}; STFT: n_fft "
+             f"{t.n_bins} bins, hop {t.hop}, blocks of {t.block} samples; STFT: n_fft "
              f"2048, hop 512; median of {args.runs} runs (nsgt: {max(1, args.runs // 2)}); "
              f"device {device.type}, {torch.get_num_threads()} threads, torch "
              f"{torch.__version__}", "",

@@ -5,7 +5,7 @@ import torch
 from engine.errors import ParameterError
 from engine.first_calls import settle
 from engine.transforms.base import Transform
-from engine.transforms.cq import SlicedCQ
+from engine.transforms.cq import ConstantQ
 from engine.transforms.stft import STFT
 
 settle()  # before any transform computes (engine.first_calls)
@@ -24,5 +24,5 @@ def make(sample_rate: int, transform: str = "stft", device: torch.device | str =
         raise ParameterError(f"unknown transform {transform!r}; use one of {', '.join(KINDS)}")
     known = {k: v for k, v in settings.items() if k in DEFAULTS[transform] and v is not None}
     if transform == "cq":
-        return SlicedCQ(sample_rate, device=device, **known)
+        return ConstantQ(sample_rate, device=device, **known)
     return STFT(sample_rate, device=device, **known)

@@ -25,13 +25,10 @@ class Transform(ABC):
     kind: str  # "stft" or "cq"
     chunk_frames: int = 256  # frames per analysis chunk (a unit the transform computes well)
     # whether an edit written as coefficients is heard well outside its frames (atoms
-    # longer than a stroke, slices analysed as periodic): strokes are then confined to
-    # their time when they end (brushes.confine)
+    # far longer than a stroke's dabs): strokes are then confined to their time when
+    # they end (brushes.confine)
     confined_edits: bool = False
-    # how far the complementary slicing is shifted (samples): a document of the audio
-    # from ``seam_margin`` before one of this one's seams has its seams where this one
-    # has none (:meth:`blend_across_seams`); 0: the transform has no seams
-    seam_margin: int = 0
+    reach: int  # samples a frame's atom reaches either side of its centre
 
     # -- description -----------------------------------------------------------
     @abstractmethod
@@ -106,21 +103,11 @@ class Transform(ABC):
     def frames_needed(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
         """Frame span ``[f0, f1)`` whose frames overlap samples ``[sample0, sample1)``."""
 
-    def blend_across_seams(self, heard: torch.Tensor, other: torch.Tensor, sample0: int
-                           ) -> torch.Tensor:
-        """``heard``: the sound of a change over ``[sample0, sample0 + heard.shape[-1])``;
-        ``other``: the same change rendered on the slicing shifted by ``seam_margin``.
-        Each where it has no seam; a transform without seams returns ``heard``."""
-        return heard
-
-    def without_seams(self, z: torch.Tensor, frame0: int, bins: slice, audio_of
-                      ) -> torch.Tensor:
-        """``z``: coefficients ``[ch, bins, frames]`` from ``frame0``, as this transform
-        has them; returns them as an analysis with no seam near them would (a kernel
-        that moves content must not move a seam's pattern with it). ``audio_of(s0, s1)``
-        gives the current samples ``[ch, s1 - s0]`` (zero outside the signal). A
-        transform without seams returns ``z`` itself."""
-        return z
+    def frames_heard_in(self, sample0: int, sample1: int, length: int) -> tuple[int, int]:
+        """Frame span ``[f0, f1)`` whose atoms (``reach`` either side of their centre)
+        sound within samples ``[sample0, sample1)``."""
+        return (max(0, -(-(sample0 - self.reach) // self.hop)),
+                min(self.n_frames(length), (sample1 + self.reach) // self.hop + 1))
 
     # -- physical units ----------------------------------------------------------
     @abstractmethod

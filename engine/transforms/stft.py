@@ -58,7 +58,7 @@ class STFT(Transform):
             raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
         self.sample_rate = int(sample_rate)
         self.n_fft, self.hop, self.window_name = n_fft, hop, window
-        self.pad = n_fft // 2
+        self.pad = self.reach = n_fft // 2
         self.device = torch.device(device)
         self.window = WINDOWS[window](n_fft).to(self.device)
 
