@@ -13,7 +13,6 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.canvas import MOVE, PRESS, RELEASE
 from brushes.history import DEFAULT_LIMIT, Step
-from brushes.live_seams import LiveSeams
 from brushes.painter import Stroke
 from brushes.registry import get_brush
 from brushes.stroke import StrokePoint
@@ -213,7 +212,6 @@ class PaintSession:
                                        else event.channel}, "brush")
             self.stroke = Stroke(self.doc, brush, values, curves, None,
                                  seed=self._seed.randrange(2**31))
-            self._hear_without_seams()
         if self.stroke is None:  # a move or release of a stroke that failed
             self._queue.popleft()
             return False
@@ -235,24 +233,9 @@ class PaintSession:
         except StopIteration as done:
             step = done.value
         self._queue.popleft()
-        self._hear_the_document()
         self.stroke = None
         self._push(step, event.label)
         return True
-
-    def _hear_without_seams(self) -> None:
-        """While playback runs, a stroke on a transform with seams is heard without
-        them as it is painted (brushes.live_seams), until its end makes that what the
-        document holds."""
-        if self.live() and self.synth.ready and self.doc.transform.seam_margin:
-            self.stroke.live = LiveSeams(self.stroke, self.synth.redo)
-            self.synth.overlay = self.stroke.live.blended
-
-    def _hear_the_document(self) -> None:
-        """After a stroke (ended or rolled back): its sound as the document holds it."""
-        live, self.synth.overlay = self.stroke.live, None
-        for sample0, sample1 in live.spans() if live is not None else ():
-            self.synth.redo(sample0, sample1)
 
     def _push(self, step: Step, label: str | None) -> None:
         if step.notice:
@@ -265,8 +248,6 @@ class PaintSession:
         """After a failure: forget the failed stroke's queued events."""
         if isinstance(self._queue.popleft(), _Job):  # the event that failed (rolled back)
             return
-        if self.stroke is not None:
-            self._hear_the_document()
         self.stroke = None
         while self._queue and self._queue[0].phase != PRESS:
             self._queue.popleft()

@@ -27,8 +27,8 @@ from engine.transforms import make as make_transform
 
 # a stroke's painting peak over its document's size (coefficients, recording and
 # waveform), for a stroke across the whole file; measured 1.12-1.27 on "stft"
-# and 3.2 on "cq" (a stroke there is painted again on a second document of
-# the shifted slicing: brushes.seams), plus a margin
+# and 3.2 on "cq" (when a stroke there was painted again on a second document of
+# a shifted slicing, before 2026-11-25), plus a margin
 PEAK_OVER_DOCUMENT = {"stft": 1.4, "cq": 3.5}
 WORKER_BYTES = 256 << 20  # a worker process with torch loaded, before its first file
 

@@ -2,10 +2,9 @@
 
 An edit written as coefficients is heard as far as the atoms it touches
 reach. On a short-time Fourier document that is half a window; on a
-constant-Q one the low bands' atoms last up to a slice (1.5 s), and each
-slice is analysed as periodic, so an edit near a slice's edge is also heard
-at the slice's other end (a gain of -30 dB at 45 Hz by a slice edge was heard at -27 dB there,
-against -22 dB where it was painted). :func:`confine` corrects that: the
+constant-Q one the low bands' atoms reach up to ``reach`` (0.62 s at 44.1 kHz)
+either side of their frame, so a stroke is heard well before and after it.
+:func:`confine` corrects that: the
 change's sound outside the stroke's time (faded over ``FADE_S`` beyond its
 first and last frame) is analysed and taken off the coefficients. The cells
 the stroke painted keep what it painted wherever the correction does not
@@ -41,19 +40,15 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
     return rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
 
 
-def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
-            across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None
+def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int]
             ) -> Rect | None:
     """Take the sound of the stroke's change over ``rect`` (the document now against
     ``canvas``'s before-stroke state) off outside frames ``[frames[0], frames[1])``;
-    the rect rewritten, or None when nothing needed to be. ``across_seams(heard,
-    sample0)``: the change's sound as the stroke paints it away from the transform's
-    seams (brushes.seams), for a transform that has them; the change's sound is that."""
-    return drain(confining(doc, canvas, rect, frames, across_seams))
+    the rect rewritten, or None when nothing needed to be."""
+    return drain(confining(doc, canvas, rect, frames))
 
 
 def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
-              across_seams: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
               gate=None, envelope: Callable[[int, int], torch.Tensor] | None = None
               ) -> Generator[None, None, Rect | None]:
     """:func:`confine` in steps, each over a part of the stroke's span (the sound of
@@ -71,10 +66,9 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
         return changed_cells(doc, canvas, rect, fa, fb)
 
     outside = None
-    seams = across_seams if across_seams is not None and t.seam_margin else None
     for a, b in sample_parts(s0, s1):
         if gate is not None:
-            wanted, heard = yield from _gated(doc, canvas, rect, gate, seams, a, b)
+            wanted, heard = yield from _gated(doc, canvas, rect, gate, a, b)
         else:
             heard = inverse_part(t, change, a, b, n).double()
             s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
@@ -87,8 +81,6 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
                                   device=heard.device)
         if gate is not None:
             outside[:, a - s0:b - s0] = wanted - heard
-        elif seams is not None:  # the seams' bursts, and outside
-            outside[:, a - s0:b - s0] = seams(heard, a) * kept - heard
         else:
             outside[:, a - s0:b - s0] = heard * (kept - 1)  # minus what lies outside
         yield
@@ -106,7 +98,7 @@ def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int
     return written
 
 
-def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, seams, a: int, b: int
+def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, a: int, b: int
            ) -> Generator[None, None, tuple[torch.Tensor, torch.Tensor]]:
     """Samples ``[a, b)`` of the change's sound as the gate keeps it, and as heard, a
     group of bands a step."""
@@ -119,20 +111,15 @@ def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, seams, a: int,
     heard = sound_of(slice(None), None)
     yield
     steady, changing = gate.parts(a, b)
-
-    def kept(bands: slice, weights: torch.Tensor | None) -> torch.Tensor:
-        alone = sound_of(bands, weights)
-        return alone if seams is None else seams(alone, a, bands, weights)
-
     if steady is None:  # every band at full weight
-        wanted = heard if seams is None else seams(heard, a)
+        wanted = heard
     elif bool(steady.any()):
-        wanted = kept(slice(None), steady)
+        wanted = sound_of(slice(None), steady)
     else:
         wanted = torch.zeros_like(heard)
     for bands, gain in changing:
         yield
-        wanted = wanted + kept(bands, None) * gain()
+        wanted = wanted + sound_of(bands, None) * gain()
     return wanted, heard
 
 

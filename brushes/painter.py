@@ -14,7 +14,6 @@ from brushes.history import History, Patch, Step
 from brushes.kernels.base import DabContext, Kernel
 from brushes.params import Curve
 from brushes.registry import KERNELS, Brush, get_brush
-from brushes.seams import SeamRendering
 from brushes.stroke import Spacer, StrokePoint, path_length
 from engine.document import Document
 from engine.errors import ParameterError
@@ -40,13 +39,12 @@ class Stroke:
         self.canvas = StrokeCanvas(doc, self.channel)
         self.spacer = Spacer(brush, params, curves, total_length, seed)
         self.dirty: Rect | None = None
-        self.painted: list[list[Dab]] = []  # each call's dabs: to paint again (brushes.seams)
-        self.applied: list[tuple] = []  # each apply()'s (rect, mask, dabs): to apply again
+        self.painted: list[list[Dab]] = []  # each call's dabs (brushes.ends reads its ends')
+        self.applied = False  # whether a selection was filled at once (apply)
         # the frames the stroke is heard in, where the transform confines edits (None:
         # those it covered; a filled rectangle paints beyond its time: brushes.selection)
         self.heard_frames: tuple[int, int] | None = None
         self.gate = None  # or heard where a selection is, band by band (brushes.gate)
-        self.live = None  # or its dabs painted on the shifted slicing too (brushes.live_seams)
 
     def add(self, points: list[StrokePoint]) -> Rect | None:
         """One input event: paint the dabs that fall along ``points``; return the rect
@@ -78,8 +76,6 @@ class Stroke:
                     changed = painted.union(changed)
             if changed is not None:
                 self.dirty = changed.union(self.dirty)
-                if self.live is not None:
-                    self.live.paint(dabs, changed)
         except BaseException:
             self.rollback()
             raise
@@ -113,8 +109,8 @@ class Stroke:
     def apply(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
         """The kernel over ``rect`` at once, with ``mask`` ([bins, frames], opacity
         included) as the coverage (a selection's weights): part of the stroke like
-        its dabs, so its end confines it and renders it away from seams."""
-        self.applied.append((rect, mask, dabs))
+        its dabs, so its end confines it."""
+        self.applied = True
         changed = self._write(rect, mask, dabs)
         if not changed.empty:
             self.dirty = changed.union(self.dirty)
@@ -137,10 +133,9 @@ class Stroke:
     def _ends_to_paint(self) -> bool:
         """Whether the end paints beyond the stroke's time ends (brushes.ends): a
         stroke (not a filled selection, which paints beyond its own edges) of a kernel
-        whose cells depend only on its coverage, on a transform with seams."""
+        whose cells depend only on its coverage."""
         return (self.heard_frames is None and self.gate is None and not self.applied
-                and self.kernel.wash and self.kernel.batchable
-                and bool(self.doc.transform.seam_margin))
+                and self.kernel.wash and self.kernel.batchable)
 
     def rollback(self) -> Rect | None:
         """Undo everything the stroke wrote (after an error: a stroke is all or nothing);
@@ -162,9 +157,9 @@ class Stroke:
         return drain(self.ending(label))
 
     def ending(self, label: str | None = None) -> Generator[None, None, Step]:
-        """:meth:`end` in steps, each a bounded piece of work (on a transform with
-        seams, one call of painting the stroke again away from them), so a long
-        stroke's end can be spread over turns of the GUI; returns the step."""
+        """:meth:`end` in steps, each a bounded piece of work (on a transform that
+        confines edits, a part of the confinement), so a long stroke's end can be spread
+        over turns of the GUI; returns the step."""
         doc = self.doc
         try:
             if self.dirty is not None and doc.transform.confined_edits:
@@ -173,13 +168,7 @@ class Stroke:
                 if self._ends_to_paint():
                     ends = yield from paint_beyond_ends(self)
                     frames, envelope = (ends.frames, ends.envelope) if ends else (None, None)
-                across = None
-                if frames and doc.transform.seam_margin:
-                    again = SeamRendering(self, *doc.transform.samples_affected(
-                        self.dirty.frame0, self.dirty.frame1, doc.length))
-                    yield from again.steps()
-                    across = again.blended
-                confined = (yield from confining(doc, self.canvas, self.dirty, frames, across,
+                confined = (yield from confining(doc, self.canvas, self.dirty, frames,
                                                  self.gate, envelope)) if frames else None
                 self.dirty = self.dirty.union(confined)
             finished = yield from self.kernel.finishing(doc, self.canvas, self.params)

@@ -18,7 +18,7 @@ accumulated in a dirty rect (:meth:`take_dirty`).
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -69,36 +69,21 @@ class Document:
     def __init__(self, audio: Audio, *, transform: "str | Transform" = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
                  cancel: CancelFlag | None = None, content: np.ndarray | None = None,
-                 origin: int = 0, **settings):
+                 **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
         fmin), see :func:`engine.transforms.make`; or a transform itself. ``content``:
         what to analyze when it is not the recording itself (an edited version of it,
         float32 ``[ch, n]``); the recording stays the original that restore and heal go
-        back to. ``origin``: the sample of a longer file that this document's sample 0
-        is (a part of it, cut to paint a stroke again on another slicing:
-        brushes.seams); a brush whose sound depends on where it is in the file (a
-        tone's phase) reckons from it."""
-        self._setup(audio, transform, device, content, origin, settings)
+        back to."""
+        self._setup(audio, transform, device, content, settings)
 
         def analyze(dev: torch.device) -> None:
             self._analyze(dev, progress, cancel)
 
         _, self.device = with_cpu_fallback(analyze, self.device)
 
-    @classmethod
-    def analysing(cls, audio: Audio, *, transform: "Transform", device: torch.device,
-                  content: np.ndarray | None = None, origin: int = 0
-                  ) -> Generator[None, None, "Document"]:
-        """The constructor a chunk of the analysis a step (a part of a file analysed
-        while the GUI goes on: brushes.seams); returns the document."""
-        doc = cls.__new__(cls)
-        doc._setup(audio, transform, device, content, origin, {})
-        yield from doc._analysis(doc.device, None, None)
-        return doc
-
-    def _setup(self, audio: Audio, transform, device, content, origin: int,
-               settings: dict) -> None:
-        self.audio, self.origin = audio, origin
+    def _setup(self, audio: Audio, transform, device, content, settings: dict) -> None:
+        self.audio = audio
         self._content = content
         self.sample_rate = audio.sample_rate
         self.length = audio.frames

@@ -9,7 +9,6 @@ in chunks, so incremental and full results are identical sample for sample.
 
 import threading
 import time
-from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -21,41 +20,30 @@ from engine.stats import timed
 
 FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
 PIECE_FRAMES = 64  # frames per piece of an update with a deadline (~5 ms on CPU)
-Overlay = Callable[[torch.Tensor, int], torch.Tensor]
 
 
 class Resynthesizer:
     def __init__(self, document: Document):
         self.doc = document
         self._wave: torch.Tensor | None = None
-        self._pending: list[tuple[int, int]] = []  # frame ranges edited since the last update
+        self._pending: list[tuple[int, int]] = []  # samples edits changed since the last update
         self._building = False  # a full resynthesis runs (maybe in a worker): edits queue
         self._built = threading.Event()
         self._lock = threading.Lock()  # a reader's block is all before or all after a splice
-        # frames a piece of a timed update: at least what one sample needs (a constant-Q
-        # slice's), so no piece computes the same samples as another
-        fa, fb = document.transform.frames_needed(0, 1, document.length)
-        self._piece = max(PIECE_FRAMES, fb - fa)
-        # while a stroke is painted on a transform with seams: its sound blended in
-        # (brushes.live_seams), given a span's samples and its first sample's index
-        self.overlay: Overlay | None = None
+        # samples a piece of a timed update: at least what a frame changes (a constant-Q
+        # block), pieces aligned to it, so no piece computes the samples of another
+        t = document.transform
+        self._piece = max(PIECE_FRAMES * t.hop, t.samples_affected(0, 1, document.length)[1])
         document.add_listener(self._on_edit)
 
     def close(self) -> None:
         self.doc.remove_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels: tuple[int, ...]) -> None:
+        span = self.doc.transform.samples_affected(rect.frame0, rect.frame1, self.doc.length)
         with self._lock:
             if self._wave is not None or self._building:
-                self._pending.append((rect.frame0, rect.frame1))
-
-    def redo(self, sample0: int, sample1: int) -> None:
-        """Splice ``[sample0, sample1)`` again at the next update (what the overlay
-        changed there, or stopped changing)."""
-        frames = self.doc.transform.frames_needed(sample0, sample1, self.doc.length)
-        with self._lock:
-            if self._wave is not None or self._building:
-                self._pending.append(frames)
+                self._pending.append(span)
 
     @property
     def ready(self) -> bool:
@@ -66,8 +54,7 @@ class Resynthesizer:
         t, n = self.doc.transform, self.doc.length
         fa, fb = t.frames_needed(sample0, sample1, n)
         coeffs = self.doc.coefficients(fa, fb)
-        sound = t.inverse_span(coeffs, fa, sample0, sample1, n)
-        return (sound if self.overlay is None else self.overlay(sound, sample0)).cpu()
+        return t.inverse_span(coeffs, fa, sample0, sample1, n).cpu()
 
     @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
@@ -76,7 +63,7 @@ class Resynthesizer:
         It may run in a worker while the document is painted: edits made meanwhile
         stay queued for the next :meth:`update`."""
         n, hop = self.doc.length, self.doc.transform.hop
-        chunk = FULL_CHUNK_FRAMES * hop
+        chunk = max(1, round(FULL_CHUNK_FRAMES * hop / self._piece)) * self._piece  # whole pieces
         wave = torch.empty(self.doc.channels, n)
         with self._lock:
             self._pending, self._building = [], True
@@ -103,7 +90,7 @@ class Resynthesizer:
     def update(self, deadline: float | None = None) -> list[tuple[int, int]]:
         """Apply queued edits to the cached waveform; returns the sample spans redone.
         With a ``deadline`` (a ``time.perf_counter()`` value), it works in pieces of
-        PIECE_FRAMES (or a constant-Q slice) and stops once it has passed; the rest stays
+        PIECE_FRAMES (or a constant-Q block) and stops once it has passed; the rest stays
         queued (``behind``).
         Pieces give the same samples as one span (each is exact)."""
         if self._wave is None:
@@ -116,17 +103,16 @@ class Resynthesizer:
             spans, pending = [], _merge(self._pending)
             self._pending = []
         while pending:
-            f0, f1 = pending.pop(0)
+            s0, s1 = pending.pop(0)
             if deadline is not None:
                 if time.perf_counter() > deadline:
                     with self._lock:
-                        self._pending[:0] = [(f0, f1)] + pending
+                        self._pending[:0] = [(s0, s1)] + pending
                     break
-                end = (f0 // self._piece + 1) * self._piece
-                if f1 > end:
-                    pending.insert(0, (end, f1))
-                    f1 = end
-            s0, s1 = self.doc.transform.samples_affected(f0, f1, self.doc.length)
+                end = (s0 // self._piece + 1) * self._piece
+                if s1 > end:
+                    pending.insert(0, (end, s1))
+                    s1 = end
             if s1 > s0:
                 span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
                 with self._lock:

@@ -28,9 +28,7 @@ class Noise(Kernel):
         doc, r = ctx.doc, ctx.rect
         level = 10 ** (ctx.params["level_db"] / 20) * doc.full_scale
         bins = torch.arange(r.bin0, r.bin1, device=doc.device, dtype=torch.int64)
-        first = r.frame0 + round(doc.frame_of(doc.origin / doc.sample_rate))  # the file's frame
-        frames = torch.arange(first, first + r.frame1 - r.frame0, device=doc.device,
-                              dtype=torch.int64)
+        frames = torch.arange(r.frame0, r.frame1, device=doc.device, dtype=torch.int64)
         noise = torch.polar(torch.full((len(bins), len(frames)), level, device=doc.device),
                             cell_phase(bins, frames, ctx.params["seed"]))
         return add_complex(ctx, noise, ctx.coverage)

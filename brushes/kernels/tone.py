@@ -21,7 +21,6 @@ class Tone(Kernel):
         amplitude = 10 ** (ctx.params["level_db"] / 20)
         phase = self._continued_phase(ctx, dab.freq, doc.frame_of(dab.time),
                                       doc.frame_of(ctx.params["radius_ms"] / 1000))
-        phase += 2 * math.pi * dab.freq * doc.origin / doc.sample_rate  # in the file's time
         lines = doc.transform.sinusoid(dab.freq, amplitude, phase, range(r.bin0, r.bin1),
                                        r.frame0, r.frame1, doc.length)
         # the level follows the stroke's coverage over time, not the dab's round
@@ -36,7 +35,7 @@ class Tone(Kernel):
         if state is not None:
             prev_freq, prev_frame, prev_phase = state
             edge = frame - radius if frame >= prev_frame else frame + radius
-            seconds = ctx.doc.transform.seconds_of(edge) + ctx.doc.origin / ctx.doc.sample_rate
+            seconds = ctx.doc.transform.seconds_of(edge)
             phase = math.remainder(prev_phase + 2 * math.pi * (prev_freq - freq) * seconds,
                                    2 * math.pi)
         ctx.canvas.state["tone"] = (freq, frame, phase)

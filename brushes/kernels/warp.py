@@ -1,18 +1,13 @@
 import math
-from collections import OrderedDict
-from functools import partial
 
 import torch
 import torch.nn.functional as F
 
 from brushes.kernels.base import DabContext, Kernel, settle
 from brushes.params import Param
-from brushes.seams import audio_before
 from engine.coeffs import magnitude
-from engine.region import Rect
 
 PROMINENCE = 1.25  # a spectral peak stands this much above the mean of its two neighbours
-PATTERN_CHUNKS_KEPT = 4  # chunks of seam pattern a stroke keeps (constant-Q: 4.7 MB each)
 
 
 class Warp(Kernel):
@@ -26,9 +21,7 @@ class Warp(Kernel):
     steady partial dragged along itself stays as it was; other cells (a
     transient, noise) take the phase of their source, advanced by the fraction
     of a frame, so what is moved is delayed, not re-timed. Content moved by
-    ``d`` Hz turns ``d`` Hz faster: a frequency shift. On a sliced transform the
-    seams' pattern stays where it is (:func:`_seam_pattern`): a partial dragged
-    across a seam would carry its wavering along (-40 dB at 100 Hz)."""
+    ``d`` Hz turns ``d`` Hz faster: a frequency shift."""
 
     name = "warp"
     help = ("Smear: drag what is under the brush along the stroke; a partial dragged "
@@ -48,9 +41,6 @@ class Warp(Kernel):
         pad_b, pad_f = math.ceil(abs(d_bins)) + 1, math.ceil(abs(d_frames)) + 1
         wide = r.grow(pad_b, pad_f).clip(doc.n_bins, doc.n_frames)
         z = doc.read_complex(wide, ctx.canvas.channel)
-        pattern = _seam_pattern(ctx, wide)
-        if pattern is not None:  # move the content, not this slicing's seam pattern
-            z = z - pattern
         device = z.device
         rows = torch.arange(r.bin0, r.bin1, device=device)[:, None] - wide.bin0
         cols = torch.arange(r.frame0, r.frame1, device=device)[None] - wide.frame0
@@ -63,38 +53,7 @@ class Warp(Kernel):
         mag = _bilinear(level, src_b, src_f)
         phase = _moved_phase(doc, z, level, freqs, (rows, cols), (src_b, src_f), moved_hz,
                              wide.frame0)
-        out = torch.polar(mag, phase)
-        if pattern is not None:
-            out = out + pattern[:, rows, cols]
-        return settle(ctx, out, ctx.coverage)
-
-
-def _seam_pattern(ctx: DabContext, wide: Rect) -> torch.Tensor | None:
-    """What this slicing's coefficients over ``wide`` hold that an analysis with no
-    seam near them would not (:meth:`Transform.without_seams`), from the audio
-    before the stroke; kept in the stroke's state a chunk of frames at a time (the
-    last PATTERN_CHUNKS_KEPT). None on a transform without seams."""
-    doc, canvas = ctx.doc, ctx.canvas
-    t = doc.transform
-    if not t.seam_margin:
-        return None
-    size = t.chunk_frames
-    kept = canvas.state.setdefault("seam_pattern", OrderedDict())
-    parts = []
-    for k in range(wide.frame0 // size, -(-wide.frame1 // size)):
-        if k not in kept:
-            chunk = Rect(0, doc.n_bins, k * size, min((k + 1) * size, doc.n_frames))
-            before = canvas.complex_before(chunk)
-            changed = canvas.covered_rect()
-            clean = t.without_seams(before, chunk.frame0, slice(None),
-                                    partial(audio_before, doc, canvas, changed or chunk))
-            kept[k] = before - clean
-            if len(kept) > PATTERN_CHUNKS_KEPT:
-                kept.popitem(last=False)
-        kept.move_to_end(k)
-        lo, hi = max(wide.frame0 - k * size, 0), min(wide.frame1 - k * size, size)
-        parts.append(kept[k][:, wide.bins, lo:hi])
-    return torch.cat(parts, -1) if len(parts) > 1 else parts[0]
+        return settle(ctx, torch.polar(mag, phase), ctx.coverage)
 
 
 def _bilinear(values: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
@@ -136,7 +95,7 @@ def _moved_phase(doc, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor,
     added = rate[:, row, before] + turn.float() - rate[:, rows, own]
     along = phase[:, rows, cols] + torch.cumsum(added, -1)
     # anything else: delayed by the fraction, shifted in frequency in the file's time
-    seconds = doc.transform.seconds_of(cols + frame0) + doc.origin / doc.sample_rate
+    seconds = doc.transform.seconds_of(cols + frame0)
     shift = torch.remainder(2 * math.pi * moved_hz * seconds, 2 * math.pi).float()
     delayed = phase[:, row, col] + (src_f - col).float() * rate[:, row, col] + shift
     tonal = _tonal(level, rate, nominal)[:, row, col]
