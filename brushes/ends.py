@@ -1,13 +1,11 @@
 """A stroke's time ends on a transform that confines edits (constant-Q).
 
-There a cell's atom sounds far from its frame (up to a slice, about 1.5 s,
-in the low bands), so the cells just before a stroke and just after it still
-carry what it erases into its first and last moments: a hard-eraser stroke
-over 1-7 s of a steady 440 Hz tone left it at -7 to -31 dB over the stroke's
-first and last half second (-72 dB on a short-time Fourier document). As for a filled
-rectangle (brushes.selection), each end is painted beyond the stroke by every
-frame that sounds in its time, on either slicing, and the stroke is heard only
-in its own frames (brushes.confine takes the rest off).
+There a cell's atom sounds far from its frame (up to the transform's ``reach``,
+0.62 s at 44.1 kHz, in the low bands), so the cells just before a stroke and
+just after it still carry what it erases into its first and last moments. As
+for a filled rectangle (brushes.selection), each end is painted beyond the
+stroke by every frame that sounds in its time, and the stroke is heard only in
+its own frames (brushes.confine takes the rest off).
 
 An end is painted with the bands the stroke has there: per band, the most it
 covered within a dab's length of that end, held out to the frames beyond and
@@ -45,7 +43,7 @@ def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
     """Paint ``stroke`` (a :class:`brushes.painter.Stroke` of a kernel whose cells
     depend only on its coverage) beyond its first and last covered frame, over the
     frames that sound within its time (its samples widened by the transform's
-    ``seam_margin``), an end a step; returns where it is heard, or None if it covered
+    ``reach``), an end a step; returns where it is heard, or None if it covered
     nothing."""
     frames = covered_frames(stroke.canvas)
     if frames is None:
@@ -54,7 +52,7 @@ def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
     sr, n = doc.sample_rate, doc.length
     c0, c1 = frames
     s0, s1 = (round(t.seconds_of(f) * sr) for f in (c0, c1))
-    f0, f1 = t.frames_needed(max(s0 - t.seam_margin, 0), min(s1 + t.seam_margin, n), n)
+    f0, f1 = t.frames_heard_in(s0, s1, n)
     dabs = sorted((d for call in stroke.painted for d in call), key=lambda d: d.time)
     bins = canvas.covered_rect()
     profile = np.ones(c1 - c0)
@@ -81,3 +79,4 @@ def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
         stroke.apply(part, mask.expand(-1, part.shape[1]).contiguous(), [dab])
         yield
     return Ends(t, frames, profile)
+

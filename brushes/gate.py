@@ -1,16 +1,16 @@
 """A filled selection heard where it is, band by band, on a transform that
 confines edits (constant-Q).
 
-There a cell sounds anywhere in its slice (each slice is analysed as
-periodic), so a fill must paint beyond a selection's time and keep the
-change's sound only inside it (brushes.confine). A hard-edged rectangle's
+There a cell's atom sounds up to the transform's ``reach`` (0.62 s at
+44.1 kHz) from its frame, so a fill must paint beyond a selection's time and
+keep the change's sound only inside it (brushes.confine). A hard-edged rectangle's
 bands all start and end at the same times, and a fade in time does that
 (brushes.selection). A lasso's bands, or a feathered or inverted selection's,
 start and end at their own times: filled where it was, a -60 dB lasso left a
 tone inside it at -7 to -18 dB within 0.1 s of its edges, and changed it by
 -10 dB outside.
 
-:class:`BandGate` paints each band over the slices that sound where the
+:class:`BandGate` paints each band over the frames that sound where the
 selection holds it (:meth:`BandGate.painted`), and keeps each band's sound
 where the selection holds that band: the bands are grouped (neighbours whose
 weight over time differs by at most ``MERGE_S`` in all), each group's sound is
@@ -42,29 +42,12 @@ class BandGate:
     def __init__(self, doc: Document, weight, rect: Rect, sharp: bool):
         t = doc.transform
         self.doc, self.weight = doc, weight
-        self.margin = math.ceil(t.seam_margin / t.hop)  # frames
+        self.margin = math.ceil(t.reach / t.hop)  # frames an atom reaches
         fade = max(1, round(FADE_S * doc.sample_rate / t.hop))
         self.grow, self.smooth = (fade // 2, fade - fade // 2) if sharp else (0, fade // 2)
-        first, last = self._slice(rect.frame0)[0], self._slice(rect.frame1 - 1)[1]
-        self.rect = Rect(rect.bin0, rect.bin1, first, last)
-        self._peaks: dict[int, torch.Tensor] = {}
+        self.rect = Rect(rect.bin0, rect.bin1, max(0, rect.frame0 - self.margin),
+                         min(doc.n_frames, rect.frame1 + self.margin))
         self.groups: list[tuple[int, int]] = []
-
-    def _slice(self, frame: int) -> tuple[int, int]:
-        """The frames of the slice ``frame`` is in."""
-        t = self.doc.transform
-        return t.frames_needed(frame * t.hop, frame * t.hop + 1, self.doc.length)
-
-    def _peak(self, first: int) -> torch.Tensor:
-        """Per band, the selection's largest weight within half a slice of the slice
-        from frame ``first``: each band is painted over the slices that sound where
-        the selection holds it, on either slicing (brushes.seams), at that weight."""
-        if first not in self._peaks:
-            end = self._slice(first)[1]
-            near = self._weights(Rect(self.rect.bin0, self.rect.bin1, first - self.margin,
-                                      end + self.margin))
-            self._peaks[first] = near.amax(1)
-        return self._peaks[first]
 
     def _weights(self, rect: Rect) -> torch.Tensor:
         """``weight`` of ``rect``, zero for cells outside the file."""
@@ -76,16 +59,12 @@ class BandGate:
         return out
 
     def painted(self, part: Rect) -> torch.Tensor:
-        """The weight to paint the cells of ``part`` (within :attr:`rect`) with."""
-        out = torch.zeros(part.shape, device=self.doc.device)
-        f = max(part.frame0, self.rect.frame0)
-        while f < min(part.frame1, self.rect.frame1):
-            first, end = self._slice(f)
-            stop = min(end, part.frame1)
-            out[:, f - part.frame0:stop - part.frame0] = \
-                self._peak(first)[part.bin0 - self.rect.bin0:part.bin1 - self.rect.bin0, None]
-            f = stop
-        return out
+        """The weight to paint the cells of ``part`` with: per band, the selection's
+        largest weight within an atom's reach (each band is painted over the frames that
+        sound where the selection holds it)."""
+        m = self.margin
+        near = self._weights(Rect(part.bin0, part.bin1, part.frame0 - m, part.frame1 + m))
+        return torch.nn.functional.max_pool1d(near[None], 2 * m + 1, stride=1)[0]
 
     def _ratio(self, frame0: int, frame1: int) -> torch.Tensor:
         """``[bands of rect, frames]``: the selection's weight over the painted weight."""
@@ -94,15 +73,15 @@ class BandGate:
         return torch.where(painted > 0, self._weights(part) / painted.clamp_min(1e-30), 0.0)
 
     def grouping(self) -> Generator[None, None, None]:
-        """Find :attr:`groups`, a slice of the selection a step: runs of neighbouring
+        """Find :attr:`groups`, a chunk of the selection's frames a step: runs of neighbouring
         bands ``[b0, b1)`` (of :attr:`rect`) painted somewhere, each band's weight over
         time within ``MERGE_S`` of the run's first's, summed band to band."""
         rows = self.rect.shape[0]
         apart = torch.zeros(max(rows - 1, 0), dtype=torch.float64)
         painted = torch.zeros(rows, dtype=torch.bool)
-        f = self.rect.frame0
+        f, step = self.rect.frame0, self.doc.transform.chunk_frames
         while f < self.rect.frame1:
-            end = self._slice(f)[1]
+            end = min(f + step, self.rect.frame1)
             ratio = self._ratio(f, end).cpu()
             apart += (ratio[1:] - ratio[:-1]).abs().sum(1, dtype=torch.float64)
             painted |= (ratio > 0).any(1)

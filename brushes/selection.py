@@ -204,12 +204,10 @@ def _beyond_edges(doc: Document, selection: Selection, rect: Rect
                   ) -> tuple[tuple[int, int] | None, Selection, Rect]:
     """Where the transform confines edits to their time (constant-Q), the cells just
     outside a selection's time edges still sound inside it through their atoms, which
-    wrap around their slice (a -60 dB fill of a 440 Hz tone left it at -12 dB 0.1 s
-    inside its end, -21 to -27 dB when painted 8 atom lengths beyond). A hard-edged
-    rectangle or harmonic selection (whose every band starts and ends at the same
-    times) is painted over every frame that sounds in its time, on either slicing (the
-    one shifted by ``seam_margin`` renders it too: brushes.seams), and heard only in its
-    own frames; a harmonic selection's fundamental is held at its first and last
+    reach up to the transform's ``reach`` (0.62 s at 44.1 kHz) from their frame. A
+    hard-edged rectangle or harmonic selection (whose every band starts and ends at the
+    same times) is painted over every frame that sounds in its time, and heard only in
+    its own frames; a harmonic selection's fundamental is held at its first and last
     pitch. Returns (those frames, or None; the selection and the cells to paint).
     A lasso's bands, or a feathered or inverted selection's, start and end at their
     own times, which one span of time cannot confine: brushes.gate does it band by
@@ -219,7 +217,7 @@ def _beyond_edges(doc: Document, selection: Selection, rect: Rect
         return None, selection, rect
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = (round(t.seconds_of(f) * sr) for f in (rect.frame0, rect.frame1))
-    f0, f1 = t.frames_needed(max(s0 - t.seam_margin, 0), min(s1 + t.seam_margin, n), n)
+    f0, f1 = t.frames_heard_in(s0, s1, n)
     first, last = float(t.seconds_of(f0)), float(t.seconds_of(f1 - 1))
     if selection.kind == "rect":
         _, _, f_lo, f_hi = selection.span()

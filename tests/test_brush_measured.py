@@ -215,10 +215,7 @@ def test_a_footprint_is_never_narrower_than_the_transform_resolves(transform, hz
     # every bin strictly inside the lobe (its edges are the window's first zeros)
     bins = range(math.floor(doc.bin_of(hz - lobe)) + 1, math.ceil(doc.bin_of(hz + lobe)))
     assert len(bins) >= 2
-    # constant-Q: around the first slice's middle, out of reach of the correction of the
-    # bursts at its edges (written as coefficients: in the erased cells too, by an edge)
-    middle = 0.5 * doc.transform.slice_len / sr if transform == "cq" else 1.5
-    frames = slice(int(doc.frame_of(middle - 0.2)), int(doc.frame_of(middle + 0.2)))
+    frames = slice(int(doc.frame_of(1.3)), int(doc.frame_of(1.7)))
     left = doc.magnitude[0, bins.start:bins.stop, frames]
     assert torch.all(left <= 0.3 * doc.transform.full_scale * 10 ** (-80 / 20))
     if transform == "stft" or hz > 100:  # (a 60 Hz band's atoms reach it: below -80 dB)
@@ -301,8 +298,7 @@ def test_a_short_stroke_along_a_short_whistle_takes_it(transform):
 def _gain_stroke_on_cq(x: np.ndarray, times: list[float], hz: float, brush: str = "gain",
                        **params):
     """The audio of ``x`` on a constant-Q document before, while (the dabs painted)
-    and after a stroke of ``brush`` along ``hz`` through ``times``; and the slice
-    length."""
+    and after a stroke of ``brush`` along ``hz`` through ``times``."""
     from brushes.painter import Stroke
     from brushes.registry import BRUSHES
     from brushes.stroke import StrokePoint
@@ -316,83 +312,83 @@ def _gain_stroke_on_cq(x: np.ndarray, times: list[float], hz: float, brush: str 
     stroke.add([StrokePoint(t, hz) for t in times])
     painted = synth.waveform()[0].copy()
     stroke.end()
-    return before, painted, synth.waveform()[0].copy(), doc.transform.slice_len
+    return before, painted, synth.waveform()[0].copy()
+
+
+DELAY = 1111 * 128  # samples (3.2 s: a whole number of frames), to paint a file delayed
+
+
+def _delayed(x: np.ndarray, times: list[float], hz: float, brush: str, **params):
+    """:func:`_gain_stroke_on_cq` of ``x`` delayed by DELAY, the stroke too, then
+    brought back: the transform is time-invariant, so this is the same sound."""
+    before, painted, ended = _gain_stroke_on_cq(
+        np.pad(x, ((0, 0), (DELAY, 0))), [s + DELAY / SR for s in times], hz, brush, **params)
+    return before[DELAY:], painted[DELAY:], ended[DELAY:]
 
 
 def test_a_stroke_on_constant_q_is_heard_only_in_its_time():
-    """A -30 dB stroke at 45 Hz just after a slice edge. Written as coefficients its
-    long atoms were heard 0.3 s before it and, the slice being periodic, at the
-    slice's other end 1.4 s later (-27 dB there, against -22 dB where painted).
-    When the stroke ends, what lies outside its time (and a 10 ms fade) goes;
-    inside it the audio is what the same stroke paints where no slice edge is near:
-    on the file delayed by half a slice."""
+    """A -30 dB stroke at 45 Hz. Written as coefficients its long atoms are heard up to
+    the transform's reach (0.62 s) before and after it (and, while the transform was
+    sliced, at the slice's other end 1.4 s later: -27 dB there). When the stroke ends,
+    what lies outside its time (and a 10 ms fade) goes; inside it the audio is what
+    the same stroke paints anywhere else in the file (on the file delayed)."""
     rng = np.random.default_rng(0)
     t = np.arange(6 * SR) / SR
     x = (0.2 * np.sin(2 * np.pi * 45 * t) + 0.01 * rng.standard_normal(len(t)))[None]
     params = {"gain_db": -30.0, "radius_ms": 50.0, "radius_hz": 20.0, "hardness": 1.0}
-    edge = 2 * 65536 / SR
-    before, painted, confined, slice_len = _gain_stroke_on_cq(
-        x, [edge + 0.03, edge + 0.08], 45.0, **params)
-    assert edge == 2 * slice_len / SR
-    half = slice_len // 2
-    delayed = np.pad(x, ((0, 0), (half, 0)))
-    _, _, away, _ = _gain_stroke_on_cq(delayed, [edge + 0.03 + half / SR, edge + 0.08 + half / SR],
-                                  45.0, **params)
-    first, last = round((edge - 0.02) * SR), round((edge + 0.13) * SR)  # the dabs' reach
+    at = 2.97  # where a slice edge was
+    times = [at + 0.03, at + 0.08]
+    before, painted, confined = _gain_stroke_on_cq(x, times, 45.0, "gain", **params)
+    _, away_painted, away = _delayed(x, times, 45.0, "gain", **params)
+    first, last = round((at - 0.02) * SR), round((at + 0.13) * SR)  # the dabs' reach
     outside = np.r_[0:first - 0.011 * SR, last + 0.011 * SR:len(t)].astype(int)
     scale = np.max(np.abs(before))
 
     def level(y):
         return 20 * np.log10(np.max(np.abs(y[outside] - before[outside])) / scale)
 
-    assert level(painted) > -40  # the echo is there while painting
+    assert level(painted) > -40  # the atoms' reach is heard while painting
     assert level(confined) < -100
     inside = slice(first + 220, last - 220)  # 5 ms in: where the dabs' edges fall, a frame
-    change = np.linalg.norm(away[half:][inside] - before[inside])
+    change = np.linalg.norm(away[inside] - before[inside])
 
-    def off(y):  # from the stroke painted away from edges, in dB of its change
-        return 20 * np.log10(np.linalg.norm(y[inside] - away[half:][inside]) / change)
+    def off(y, ref):  # from the stroke painted elsewhere, in dB of its change
+        return 20 * np.log10(np.linalg.norm(y[inside] - ref[inside]) / change)
 
-    assert off(painted) > -20  # the dabs by the edge: a burst
-    assert off(confined) < -80
+    assert off(painted, away_painted) < -80  # the same wherever it is painted: no slice
+    assert off(confined, away) < -80
 
 
 @pytest.mark.parametrize("hz", [60.0, 1000.0])
-def test_erasing_a_tone_across_constant_q_slices_leaves_no_burst_at_their_edges(hz):
-    """Each slice is analysed as periodic: a hard-eraser stroke along a steady tone
-    across slices left -11 to -13 dB of it at every slice edge (a burst decaying over
-    about 0.3 s). The stroke's gains rendered across the seams remove it."""
+def test_erasing_a_tone_on_constant_q_takes_it_down_evenly_along_the_stroke(hz):
+    """A hard-eraser stroke along a steady tone left -11 to -13 dB of it at every slice
+    edge while it was painted (a burst decaying over about 0.3 s; the stroke's end,
+    which painted it again on a shifted slicing, took it to -60 dB). Now the dabs alone
+    take it down evenly, every 100 ms of the stroke, and so does its end."""
     t = np.arange(8 * SR) / SR
     x = 0.5 * np.sin(2 * np.pi * hz * t)[None]
     preset = find_preset("hard-eraser")
-    before, painted, erased, slice_len = _gain_stroke_on_cq(
-        x, [1.0 + 0.1 * i for i in range(31)], hz, **preset.params)
-    edges = [e for e in range(slice_len, len(t), slice_len) if 1.3 * SR < e < 3.7 * SR]
-    assert len(edges) == 2
+    _, painted, erased = _gain_stroke_on_cq(x, [1.0 + 0.1 * i for i in range(31)], hz,
+                                            **preset.params)
 
-    def db(y, at):  # of the tone, over 100 ms around ``at``
-        part = y[at - 2205:at + 2205]
+    def db(y, at):  # of the tone, over 100 ms around ``at`` seconds
+        part = y[round(at * SR) - 2205:round(at * SR) + 2205]
         return 10 * np.log10(np.mean(part ** 2) / 0.125)
 
-    assert all(db(painted, e) > -20 for e in edges)  # while painting: the bursts
-    assert all(db(erased, e) < -55 for e in edges)
-    middles = [e + slice_len // 2 for e in edges[:1]]
-    assert all(db(erased, m) < -70 for m in middles)
+    along = np.arange(1.5, 3.5, 0.1)
+    assert max(db(painted, a) for a in along) < -55
+    assert max(db(erased, a) for a in along) < -55
 
 
 @pytest.mark.parametrize("hz", [100.0, 440.0])
-def test_a_tone_drawn_across_constant_q_slices_has_no_burst_at_their_edges(hz):
-    """A tone-pen stroke across slices came out with -11 to -14 dB of noise about the
-    tone at every slice edge (each slice analysed as periodic, the tone's cells
-    summing to a signal that does not meet the next slice's). The stroke's dabs,
-    painted again on the slicing shifted by half a slice, render it cleanly there."""
+def test_a_tone_drawn_on_constant_q_is_steady_and_clean_along_the_stroke(hz):
+    """A tone-pen stroke came out with -11 to -14 dB of noise about the tone at every
+    slice edge while painted (each slice analysed as periodic). Now its level is
+    steady and the rest far below it all along, painted and ended."""
     preset = find_preset("tone-pen")
     x = np.zeros((1, 8 * SR))
-    _, painted, drawn, slice_len = _gain_stroke_on_cq(
-        x, [0.3 + 0.05 * i for i in range(141)], hz, preset.brush, **preset.params)
-    edges = [e for e in range(slice_len, len(x[0]), slice_len) if 2 * slice_len <= e < 7 * SR
-             and e + slice_len < 7.3 * SR]  # between slices the stroke covers whole
-    assert len(edges) == 2
+    _, painted, drawn = _gain_stroke_on_cq(x, [0.3 + 0.05 * i for i in range(141)], hz,
+                                           preset.brush, **preset.params)
 
     def fit(y, at):  # a steady sinusoid at hz over 50 ms about ``at``: its level, and what
         part, t = y[at - 1102:at + 1102], np.arange(at - 1102, at + 1102) / SR  # it leaves
@@ -401,44 +397,40 @@ def test_a_tone_drawn_across_constant_q_slices_has_no_burst_at_their_edges(hz):
         return 10 * np.log10(np.mean(part ** 2)), 10 * np.log10(np.mean(rest ** 2) /
                                                                np.mean(part ** 2))
 
-    assert all(fit(painted, e)[1] > -30 for e in edges)  # while painting: the bursts
-    along = [fit(drawn, at) for at in range(edges[0] - slice_len // 2, edges[-1] + slice_len // 2,
-                                            SR // 40)]  # every 25 ms, edges and middles
-    levels, noise = np.array(along).T
-    assert levels.max() - levels.min() < 0.5  # no dip where the two renderings meet
-    assert noise.max() < -50  # measured: -59 dB at worst (100 Hz), -76 to -98 at the edges
+    for y in (painted, drawn):
+        along = [fit(y, at) for at in range(SR, round(6.6 * SR), SR // 40)]  # every 25 ms
+        levels, noise = np.array(along).T
+        assert levels.max() - levels.min() < 0.5
+        assert noise.max() < -50
 
 
 @pytest.mark.parametrize("preset", ["blur-haze", "clone", "lowpass-haze"])
-def test_strokes_that_move_or_filter_content_sound_the_same_across_slice_edges(preset):
+def test_strokes_that_move_or_filter_content_sound_the_same_wherever_painted(preset):
     """Blur, clone and filter strokes across constant-Q slices were -2 to -15 dB off,
-    at the slice edges, from the same stroke painted where no edge is (on the file
-    delayed by half a slice). Painted again on the shifted slicing, they match it."""
+    at the slice edges, from the same stroke painted where no edge is. The frame is
+    time-invariant now: painted on the file delayed, they sound the same, painted or
+    ended."""
     rng = np.random.default_rng(0)
     t = np.arange(5 * SR) / SR
     x = (0.3 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1210 * t)
          + 0.01 * rng.standard_normal(len(t)))[None]
     p = find_preset(preset)
-    times = [0.8 + 0.05 * i for i in range(61)]  # 0.8 to 3.8 s: across two slice edges
-    before, painted, ended, slice_len = _gain_stroke_on_cq(x, times, 800.0, p.brush, **p.params)
-    half = slice_len // 2
-    _, _, away, _ = _gain_stroke_on_cq(np.pad(x, ((0, 0), (half, 0))),
-                                       [s + half / SR for s in times], 800.0, p.brush, **p.params)
-    away = away[half:]
+    times = [0.8 + 0.05 * i for i in range(61)]  # 0.8 to 3.8 s: across two old slice edges
+    before, painted, ended = _gain_stroke_on_cq(x, times, 800.0, p.brush, **p.params)
+    _, away_painted, away = _delayed(x, times, 800.0, p.brush, **p.params)
 
-    def off(y, at):  # from the stroke painted away from edges, in dB of its change, 100 ms
+    def off(y, ref, at):  # from the stroke painted elsewhere, in dB of its change, 100 ms
         w = slice(at - 2205, at + 2205)
-        return 20 * np.log10(np.linalg.norm(y[w] - away[w]) / np.linalg.norm(away[w] - before[w]))
+        return 20 * np.log10(np.linalg.norm(y[w] - ref[w]) / np.linalg.norm(ref[w] - before[w]))
 
-    for edge in (slice_len, 2 * slice_len):
-        assert off(painted, edge) > -20  # the dabs alone: a burst
-        assert off(ended, edge) < -60  # measured -94 to -115 dB
-        assert off(ended, edge + half) < -60
+    for at in range(round(1.0 * SR), round(3.6 * SR), SR // 10):
+        assert off(painted, away_painted, at) < -60
+        assert off(ended, away, at) < -60
 
 
-def test_a_stroke_limited_to_a_selection_is_painted_again_within_the_same_cells():
-    """Painted again on the shifted slicing, a stroke keeps its selection: the cells
-    the selection allows are the file's, wherever the part painted again starts."""
+def test_a_stroke_limited_to_a_selection_erases_evenly_within_it():
+    """A stroke limited to a selection (0.9 to 3.5 s) takes a tone down evenly inside
+    it (it was -11 dB at slice edges while painted) and keeps it outside."""
     from brushes.painter import Stroke
     from brushes.registry import BRUSHES
     from brushes.stroke import StrokePoint
@@ -451,7 +443,7 @@ def test_a_stroke_limited_to_a_selection_is_painted_again_within_the_same_cells(
     synth.full()
     seconds = doc.transform.seconds_of
 
-    def selected(rect):  # 0.9 to 3.5 s: across the slice edges at 1.49 and 2.97 s
+    def selected(rect):
         times = torch.tensor([seconds(f) for f in range(rect.frame0, rect.frame1)])
         inside = ((times >= 0.9) & (times <= 3.5)).float()
         return inside.expand(rect.bin1 - rect.bin0, -1).clone()
@@ -467,16 +459,14 @@ def test_a_stroke_limited_to_a_selection_is_painted_again_within_the_same_cells(
         part = y[round(at * SR) - 2205:round(at * SR) + 2205]
         return 10 * np.log10(np.mean(part ** 2) / 0.125)
 
-    edges = [e / SR for e in range(doc.transform.slice_len, len(t), doc.transform.slice_len)]
-    assert all(db(e) < -55 for e in edges if 1.3 < e < 3.4)  # erased at the edges too: -61,
-    # -63 dB (-11 dB without painting it again; 0.3 s from the selection's edge, where a
-    # 200 Hz band's atoms still reach, -32 dB)
+    assert max(db(a) for a in np.arange(1.3, 3.15, 0.1)) < -55  # (0.3 s from its edges,
+    # where a 200 Hz band's atoms still reach, -32 dB)
     assert db(0.8) > -1 and db(4.5) > -1  # kept outside the selection
 
 
 def _fill_on_cq(x: np.ndarray, selection, **params):
     """The audio of ``x`` (mono) on a constant-Q document before and after filling
-    ``selection`` with the gain brush, as the GUI's Fill does; the slice length."""
+    ``selection`` with the gain brush, as the GUI's Fill does."""
     from brushes.selection import fill
     from engine.resynth import Resynthesizer
 
@@ -484,7 +474,7 @@ def _fill_on_cq(x: np.ndarray, selection, **params):
     synth = Resynthesizer(doc)
     before = synth.full().numpy()[0].copy()
     fill(doc, selection, "gain", params)
-    return before, synth.waveform()[0].copy(), doc.transform.slice_len
+    return before, synth.waveform()[0].copy()
 
 
 def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
@@ -497,7 +487,7 @@ def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * 45 * t) + 0.2 * np.sin(2 * np.pi * 1000 * t) \
         + 0.01 * rng.standard_normal(len(t))
-    before, after, _ = _fill_on_cq(x, Selection.rect(2.0, 3.0, 20.0, 200.0), gain_db=-40.0)
+    before, after = _fill_on_cq(x, Selection.rect(2.0, 3.0, 20.0, 200.0), gain_db=-40.0)
 
     def change_db(a, b):
         part = slice(round(a * SR), round(b * SR))
@@ -510,27 +500,25 @@ def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
 
 
 @pytest.mark.parametrize("hz", [45.0, 100.0])
-def test_filling_a_selection_across_constant_q_slices_leaves_no_burst_at_their_edges(hz):
+def test_filling_a_selection_on_constant_q_takes_a_hum_down_evenly(hz):
     """Erasing a hum by filling its band left it at -9 to -17 dB at every slice edge
-    (-60 dB between them): a fill is now painted again on the shifted slicing too."""
+    (-60 dB between them) until the fill was painted again on a shifted slicing. Now
+    it is at -60 dB every 100 ms of the selection, away from its edges."""
     from brushes.selection import Selection
 
     t = np.arange(7 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
-    _, after, slice_len = _fill_on_cq(x, Selection.rect(0.5, 6.5, hz / 1.3, hz * 1.3),
-                                      gain_db=-60.0)
+    _, after = _fill_on_cq(x, Selection.rect(0.5, 6.5, hz / 1.3, hz * 1.3), gain_db=-60.0)
 
-    def db(at):  # of the tone, over 100 ms about sample ``at``
-        return 10 * np.log10(np.mean(after[at - 2205:at + 2205] ** 2) / 0.02)
+    def db(at):  # of the tone, over 100 ms about ``at`` seconds
+        part = after[round(at * SR) - 2205:round(at * SR) + 2205]
+        return 10 * np.log10(np.mean(part ** 2) / 0.02)
 
-    edges = list(range(slice_len, 6 * SR, slice_len))
-    assert len(edges) == 4
-    assert all(db(e) < -57 for e in edges)  # measured -59.4 to -60.0
-    assert all(db(e + slice_len // 2) < -59 for e in edges[:-1])
+    assert max(db(a) for a in np.arange(1.0, 6.05, 0.1)) < -57
 
 
 def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
-    """A stroke's end on constant-Q (confined, painted again away from the seams) is
+    """A stroke's end on constant-Q (painted beyond its ends, confined) is
     done a part of ``PART_SAMPLES`` a step, so a long stroke or fill never holds the
     GUI for seconds; the parts give the whole's cells bit for bit."""
     import brushes.confine as confine
@@ -617,7 +605,7 @@ def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
-    before, after, _ = _fill_on_cq(x, Selection.rect(1.0, 4.0, hz / 1.3, hz * 1.3),
+    before, after = _fill_on_cq(x, Selection.rect(1.0, 4.0, hz / 1.3, hz * 1.3),
                                    gain_db=-60.0)
 
     def level_db(signal, a, b):
@@ -639,7 +627,7 @@ def test_a_filled_harmonic_selection_on_constant_q_takes_hum_down_to_its_edges()
     t = np.arange(6 * SR) / SR
     x = sum(0.1 / k * np.sin(2 * np.pi * 60 * k * t + k) for k in range(1, 5))
     selection = Selection("harmonic", ((1.0, 60.0), (2.5, 60.0), (4.0, 60.0)), partials=4)
-    before, after, _ = _fill_on_cq(x, selection, gain_db=-60.0)
+    before, after = _fill_on_cq(x, selection, gain_db=-60.0)
 
     def level_db(signal, a, b):
         part = slice(round(a * SR), round(b * SR))
@@ -694,7 +682,7 @@ def test_a_rectangle_filled_from_the_files_start_or_to_its_end_on_constant_q(t0,
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * 440 * t)
-    before, after, _ = _fill_on_cq(x, Selection.rect(t0, t1, 0.0, SR / 2), gain_db=-60.0)
+    before, after = _fill_on_cq(x, Selection.rect(t0, t1, 0.0, SR / 2), gain_db=-60.0)
     part = slice(round(t0 * SR), round(t1 * SR))
     level = [10 * np.log10(np.mean(a ** 2) / np.mean(b ** 2))
              for a, b in zip(np.array_split(after[part], 100), np.array_split(before[part], 100),

@@ -114,7 +114,7 @@ def test_painting_and_undoing_on_a_lower_lane_redraw_it_as_a_full_redraw(
         assert share < 0.2
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=start + QPoint(150, 0))
     settle(qtbot, window)
-    partial, full, _ = partial_then_full(window, frames)  # the stroke's end (cq: its seams)
+    partial, full, _ = partial_then_full(window, frames)  # the stroke's end (cq: confined)
     assert_same(partial, full, f"{transform}, after the stroke")
     window.undo()
     settle(qtbot, window)
