@@ -41,7 +41,7 @@ from engine.transforms.cq_bands import SPREAD, Bands
 BPO_RANGE = (4, 96)
 FMIN_RANGE = (5.0, 1000.0)
 WINDOW_OVER_REACH = 2  # a block's FFT over both its margins: T = 76288 samples at 44.1 kHz
-BLOCKS_AT_ONCE = 4  # blocks a batch of the forward and inverse: about 30 MB of buffers
+BLOCKS_AT_ONCE = 2  # blocks a batch of the forward: about 15 MB of buffers for stereo
 
 
 class ConstantQ(Transform):
@@ -113,8 +113,10 @@ class ConstantQ(Transform):
         self._reads = reads.to(dev)
         self._mirrored = torch.cat(mirrored)  # (on the CPU: only where they are is used)
         self._place = place.to(dev)
-        self._weight = weight.float().to(dev)
-        self._dual = (scale * weight / energy[reads]).float().to(dev)
+        # the FFTs' scaling folded in (they run unnormalized): 1 / window_frames for the
+        # analysis's inverse FFT, 1 / block length for the synthesis's inverse real FFT
+        self._weight = (weight / m).float().to(dev)
+        self._dual = (scale * weight / energy[reads] / n).float().to(dev)
         self._ptr = ptr
 
     def _entries(self, bands: slice | None, device):
@@ -180,7 +182,8 @@ class ConstantQ(Transform):
             values[:, mirrored] = values[:, mirrored].conj()
             values *= weight
             buffer.view(len(rows), -1).scatter_(1, place.expand(len(rows), -1), values)
-            frames = torch.fft.ifft(buffer.unflatten(-1, (count, self.window_frames)))
+            frames = torch.fft.ifft(buffer.unflatten(-1, (count, self.window_frames)),
+                                    norm="forward")
             out[..., i:i + g, :] = frames[..., e:e + m].transpose(-3, -2)
         first = b0 * m
         return out.flatten(-2)[..., frame0 - first:frame1 - first]
@@ -228,7 +231,8 @@ class ConstantQ(Transform):
         parts[:, mirrored] = parts[:, mirrored].conj()
         spectrum = rows.new_zeros((len(rows), self.length // 2 + 1))
         spectrum.scatter_add_(1, reads.expand(len(rows), -1), parts)
-        y = torch.fft.irfft(spectrum, n=self.length)[:, self.reach:self.reach + self.block]
+        y = torch.fft.irfft(spectrum, n=self.length, norm="forward")[
+            :, self.reach:self.reach + self.block]
         return y.reshape(lead + (-1,)).flatten(-2)
 
     def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
