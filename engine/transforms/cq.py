@@ -118,11 +118,15 @@ class ConstantQ(Transform):
         self._weight = (weight / m).float().to(dev)
         self._dual = (scale * weight / energy[reads] / n).float().to(dev)
         self._ptr = ptr
+        self._all = (self.n_bins, self._reads, self._place, self._weight, self._dual,
+                     torch.nonzero(self._mirrored).flatten().to(dev))
 
     def _entries(self, bands: slice | None, device):
         """Entries of the bands ``bands`` (all by default), places relative to the first,
         and which of them read a mirrored bin."""
         b0, b1, _ = (bands or slice(None)).indices(self.n_bins)
+        if (b0, b1) == (0, self.n_bins) and device == self.device:
+            return self._all
         e = slice(self._ptr[b0], self._ptr[b1])
         return (b1 - b0, self._reads[e].to(device),
                 (self._place[e] - b0 * self.window_frames).to(device),
@@ -197,8 +201,7 @@ class ConstantQ(Transform):
         analysis differs (a mirror image before sample 0, zeros after the last)."""
         sr = self.sample_rate
         f = torch.tensor([freq, freq - sr, -freq, sr - freq], dtype=torch.float64)
-        responses = torch.stack([self.bands.response(k, f) for k in bins]) \
-            if len(bins) else torch.zeros((0, 4), dtype=torch.float64)
+        responses = self.bands.response(slice(bins.start, bins.stop), f)
         up, down = responses[:, :2].sum(1), responses[:, 2:].sum(1)
         turn = 2 * math.pi * freq / sr * self.hop * torch.arange(frame0, frame1,
                                                                  dtype=torch.float64) + phase
