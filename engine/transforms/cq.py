@@ -32,6 +32,7 @@ spectrum there (a real signal's), so its response is smooth across them.
 
 import math
 
+import numpy as np
 import torch
 
 from engine.errors import ParameterError
@@ -87,31 +88,30 @@ class ConstantQ(Transform):
         keeps absolute phase), and its analysis and dual weights. ``_ptr[k]``: band k's
         first entry."""
         n, m, sr = self.length, self.window_frames, self.sample_rate
-        half = n // 2
-        reads, mirrored, place, weight, scale, ptr = [], [], [], [], [], [0]
-        for k in range(len(self.bands)):
-            lo = math.ceil((self.bands.hz[k] - self.bands.half[k]) * n / sr)
-            hi = math.floor((self.bands.hz[k] + self.bands.half[k]) * n / sr)
-            b = torch.arange(lo, hi + 1, dtype=torch.int64)
-            w = self.bands.response(k, b.double() * sr / n)
-            b, w = b[w > 0], w[w > 0]
-            scale.append(torch.full_like(w, float(self.bands.scale[k]) ** 2))
-            if len(b) > m:
-                raise AssertionError(f"band {k} is wider than the frame allows")
-            reads.append(torch.where(b < 0, -b, torch.where(b > half, n - b, b)))
-            mirrored.append((b < 0) | (b > half))
-            place.append(k * m + b % m)
-            weight.append(w)
-            ptr.append(ptr[-1] + len(b))
-        reads, place, weight, scale = (torch.cat(reads), torch.cat(place), torch.cat(weight),
-                                       torch.cat(scale))
+        half, bands = n // 2, self.bands
+        lo = torch.from_numpy(np.ceil((bands.hz - bands.half) * n / sr)).long()
+        counts = torch.from_numpy(np.floor((bands.hz + bands.half) * n / sr)).long() - lo + 1
+        band = torch.repeat_interleave(torch.arange(len(bands)), counts)
+        first = torch.cumsum(counts, 0) - counts
+        b = lo[band] + torch.arange(len(band)) - first[band]  # every bin each band spans
+        w = bands.response(band, b.double() * sr / n)
+        keep = w > 0
+        band, b, w = band[keep], b[keep], w[keep]
+        per_band = torch.bincount(band, minlength=len(bands))
+        if int(per_band.max()) > m:
+            raise AssertionError("a band is wider than the frame allows")
+        ptr = [0] + torch.cumsum(per_band, 0).tolist()
+        reads = torch.where(b < 0, -b, torch.where(b > half, n - b, b))
+        mirrored = (b < 0) | (b > half)
+        place, weight = band * m + b % m, w
+        scale = torch.from_numpy(bands.scale)[band] ** 2
         energy = torch.zeros(half + 1, dtype=torch.float64)
         energy.index_add_(0, reads, scale * weight ** 2)
         if not bool((energy > 0).all()):
             raise AssertionError("the bands leave a frequency uncovered")
         dev = self.device
         self._reads = reads.to(dev)
-        self._mirrored = torch.cat(mirrored)  # (on the CPU: only where they are is used)
+        self._mirrored = mirrored  # (on the CPU: only where they are is used)
         self._place = place.to(dev)
         # the FFTs' scaling folded in (they run unnormalized): 1 / window_frames for the
         # analysis's inverse FFT, 1 / block length for the synthesis's inverse real FFT

@@ -143,17 +143,17 @@ class Bands:
         return len(self.hz)
 
     def response(self, k, hz: torch.Tensor) -> torch.Tensor:
-        """Band ``k``'s response at ``hz`` (float64, any frequencies; 0 outside its
-        support): 1 at its centre. The low-pass band's is a plateau with the edge of a
-        sum of Gaussians' energies. ``k`` a range of bands: ``[bands, len(hz)]``."""
-        rows = np.arange(len(self.hz))[k]
-        col = (lambda a: torch.from_numpy(np.asarray(a[rows], np.float64))[..., None]) \
-            if np.ndim(rows) else (lambda a: float(a[rows]))
-        d = (hz - col(self.hz)).abs()
-        s, flat, half = col(self.sigma), col(self.plateau), col(self.half)
-        gauss = torch.exp(-0.5 * (d / s) ** 2)
+        """The response of band ``k`` at ``hz`` (float64; 0 outside its support), 1 at its
+        centre. ``k``: a band; a range of bands (``[bands, len(hz)]``); or a tensor of
+        bands, one for each of ``hz``. The low-pass band's is a plateau with the edge of
+        a sum of Gaussians' energies."""
+        if isinstance(k, slice):
+            k = torch.arange(len(self.hz))[k][:, None]
+        centre, s, flat, half = (torch.from_numpy(a)[k] for a in (self.hz, self.sigma,
+                                                                   self.plateau, self.half))
+        d = (hz - centre).abs()
         # the low-pass band: sqrt of the normal distribution's integral, of spread s / sqrt(2)
-        shape = torch.where(torch.as_tensor(flat) > 0,
-                            torch.sqrt(0.5 * torch.special.erfc((d - flat) / s)), gauss)
+        shape = torch.where(flat > 0, torch.sqrt(0.5 * torch.special.erfc((d - flat) / s)),
+                            torch.exp(-0.5 * (d / s) ** 2))
         start = half - TAPER * (half - flat)
         return torch.where(d < half, shape * _smoothstep((d - start) / (half - start)), 0.0)
