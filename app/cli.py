@@ -38,7 +38,7 @@ class TerminalProgress:
 
 def _analysis_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transform", choices=("stft", "cq"), default="stft",
-                   help="what to paint on: stft (default) or cq, a sliced constant-Q transform "
+                   help="what to paint on: stft (default) or cq, a constant-Q transform "
                         "(fine low frequencies, sharp high-frequency timing)")
     p.add_argument("--bins-per-octave", type=int, default=48, help="cq: bins per octave (48)")
     p.add_argument("--fmin", type=float, default=32.7, help="cq: lowest band, Hz (32.7)")

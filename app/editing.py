@@ -89,7 +89,7 @@ class PaintSession:
         self._seed = random.Random()
         self.readers = 0  # workers reading the waveform (an export): splices wait for them
         # while this says so (playback running), every pen event is spliced into the audio
-        # at once; otherwise the stroke's end does it (a constant-Q slice costs ~5 ms)
+        # at once; otherwise the stroke's end does it (a constant-Q block costs ~10 ms)
         self.live = lambda: True
         self.budget: float | None = FRAME_BUDGET  # None: paint every event at once
         self.failed = _raise  # called with (brush name, error) when a stroke fails
