@@ -285,7 +285,9 @@ def cmd_apply(args) -> None:
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
                            dither=not args.no_dither,
                            progress=TerminalProgress("writing"))
-    print(f"painted {count} stroke(s); {report.summary()}")
+    painted = f"painted {count} of {len(strokes)} stroke(s)" if count else \
+        f"nothing changed: none of the {len(strokes)} stroke(s) found anything to change"
+    print(f"{painted}; {report.summary()}")
 
 
 def cmd_presets(args) -> None:

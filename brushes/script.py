@@ -58,9 +58,15 @@ class Editor:
             params["channel"] = channel
         step = paint(self.doc, name, self._inside(_points(points, "points"), "points"), params,
                      curves, self.history)
-        if step.notice:
-            self.warnings.append(f"{preset if brush is None else brush}: {step.notice}")
+        self._told(step, preset if brush is None else brush)
         return step.dirty()
+
+    def _told(self, step, who: str) -> bool:
+        """Whether ``step`` changed the document; what it tells the user (a repair that
+        found nothing) goes into :attr:`warnings`."""
+        if step.notice:
+            self.warnings.append(f"{who}: {step.notice}")
+        return bool(step.patches)
 
     def _inside(self, points: list[StrokePoint], where: str) -> list[StrokePoint]:
         """The points clipped to the document (its duration, 0 Hz to Nyquist); a warning
@@ -98,7 +104,10 @@ class Editor:
         return export(self.audio(), self.doc.sample_rate, path, **options)
 
     def run_script(self, strokes: list) -> int:
-        """Paint every stroke of a decoded stroke script; returns how many."""
+        """Paint every stroke of a decoded stroke script; returns how many changed the
+        document (a repair stroke that found nothing to repair changes nothing and says
+        so in :attr:`warnings`)."""
+        changed = 0
         for i, spec in enumerate(strokes):
             where = f"strokes[{i}]"
             spec = expect_object(spec, where)
@@ -111,8 +120,9 @@ class Editor:
             if "channel" in spec:
                 params["channel"] = spec["channel"]
             points = self._inside(_points(spec.get("points"), f"{where}.points"), where)
-            paint(self.doc, name, points, params, curves, self.history)
-        return len(strokes)
+            step = paint(self.doc, name, points, params, curves, self.history)
+            changed += self._told(step, where)
+        return changed
 
 
 Curves = dict[str, dict[str, Curve]]

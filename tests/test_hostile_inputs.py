@@ -80,7 +80,7 @@ def test_strokes_beyond_the_file_are_clipped_to_it_and_said_so(capsys, one_secon
                                                                line, warning):
     status, out, err = run(capsys, "apply", one_second, "-o", tmp_path / "out.wav", "--preset",
                            "hard-eraser", "--line", line)
-    assert status == 0 and "painted 1 stroke" in out
+    assert status == 0 and "painted 1 of 1 stroke" in out
     assert f"warning: command line: strokes[0]: clipped to the file: {warning}" in err
 
 

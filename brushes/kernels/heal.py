@@ -2,14 +2,14 @@
 
 - ``attenuate`` (the default): per cell, bring only what stands above the
   surrounding level down to it, keeping the rest and its phase; the level is
-  learnt outside the stroke (see brushes.attenuate).
+  learnt outside the stroke (see engine.repair.attenuate).
 - ``steady``: the steady tones under the stroke (a hum, a whistle, a bleep)
-  are found, fitted and subtracted from the audio itself (see brushes.steady);
+  are found, fitted and subtracted from the audio itself (see engine.repair.steady);
   what does not stay put, speech or music in the same bins, stays.
 - ``replace``: magnitude interpolated across the brush from both sides in
   time, phase continuing the left side's advance (steady partials run on).
 - ``declick``: a time-domain repair of the few samples of a click under the
-  brush (see brushes.declick), written back as the coefficients of the
+  brush (see engine.repair.declick), written back as the coefficients of the
   frames those samples reach, so the view, resynthesis and undo stay exact.
 
 ``attenuate`` and ``steady`` need the whole stroke: they are applied when it
@@ -22,15 +22,17 @@ from collections.abc import Generator
 import numpy as np
 import torch
 
-from brushes import attenuate, declick, steady
 from brushes.confine import confining, covered_frames, frame_parts
 from brushes.dab import radius_hz
 from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
 from engine.progress import off_thread
 from engine.region import Rect
+from engine.repair import attenuate, declick, steady
 
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
+NO_CLICK = ("no click found under the stroke, nothing changed: paint across the click itself "
+            "(zoom in: a click is a thin vertical line), or raise the brush's radius_ms")
 NO_TONE = ("no steady tone under the stroke, nothing removed: paint along more of the tone "
            "(a tone is told from noise over about 15 / its bandwidth: 0.4 s at 2.5 kHz)")
 
@@ -77,6 +79,11 @@ class Heal(Kernel):
         """The repair of attenuate and steady, worked out off the GUI thread (a 20 s
         stroke on constant-Q: 1-2 s); the document is written in the steps."""
         rect, frames = canvas.covered_rect(), covered_frames(canvas)
+        if params["mode"] == "declick" and not any(
+                v is not None for v in canvas.state.get("declick", {}).values()):
+            canvas.state["notice"] = NO_CLICK
+            canvas.forget()  # nothing repaired: the stroke is no undo step
+            return None
         if params["mode"] not in ("attenuate", "steady") or frames is None:
             return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
@@ -125,8 +132,7 @@ class Heal(Kernel):
         done = ctx.canvas.state.setdefault("declick", {})
         if key not in done:  # the dabs of a vertical stroke share one repair
             done[key] = self._repaired(ctx, key[1], key[2])
-        # nothing found: keep what earlier dabs of the stroke repaired here
-        return done[key] if done[key] is not None else doc.read_complex(r, ctx.canvas.channel)
+        return done[key]  # None: no click here, nothing written
 
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
         """Repair the current audio (earlier dabs' repairs included) around samples
@@ -139,8 +145,8 @@ class Heal(Kernel):
         w0, w1 = max(0, c0 - margin), min(audio.shape[-1], c1 + margin)
         changed = False
         for channel in audio:
-            fixed = declick.repair(channel[w0:w1], slice(c0 - w0, c1 - w0), doc.sample_rate) \
-                if c1 > c0 else None
+            fixed = declick.repair_click(channel[w0:w1], slice(c0 - w0, c1 - w0),
+                                         doc.sample_rate) if c1 > c0 else None
             if fixed is not None:
                 channel[w0:w1], changed = fixed, True
         if not changed:

@@ -1,0 +1,177 @@
+"""Clicks: find the samples an AR model of the audio around them cannot
+explain, and re-estimate them by stable least-squares AR interpolation
+(engine.repair.ar).
+
+A sample is a click candidate when both its forward and its backward
+prediction error stand out from the error of the audio around it (more than
+``threshold`` robust standard deviations, and above -80 dBFS); candidates closer
+than a quarter of the model order are one click, and a run longer than
+``max_ms`` is the audio itself (a plosive, a drum), not a click. The scale is
+learnt only from live audio: digital silence, a fade to nothing or a DC stretch
+teaches nothing, and where too little live audio surrounds a click it is left
+alone. A repair louder than the audio around it (+1 dB) is left undone.
+
+:func:`repair_click` serves the heal brush (one click under a dab); :func:`run`
+is the de-click module (every click of a region, batched by blocks).
+"""
+
+import math
+
+import numpy as np
+from scipy.signal import lfilter
+
+from engine.progress import step
+from engine.repair import Event, Outcome, ar
+
+FLOOR = 1e-4  # prediction errors below -80 dBFS are inaudible: never a click
+DILATE = 2  # samples added either side of each click
+BLOCK_SECONDS = 0.04  # the module's AR models hold over this long
+CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
+LOUDER_DB = 1.0  # a repair may not peak above its surroundings by more than this
+
+
+def order_for(sample_rate: int) -> int:
+    """AR order: 32 at 44.1 kHz, in proportion, within 12 to 48."""
+    return int(np.clip(round(32 * sample_rate / 44100), 12, 48))
+
+
+def threshold_for(sensitivity: float) -> float:
+    """Robust standard deviations a click must stand out by: sensitivity 0 -> 24,
+    5 (default) -> 10, 10 -> 6 (each step ~0.9 dB more sensitive)."""
+    return 24.0 * 10 ** (-sensitivity * 0.0602)
+
+
+def _errors(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per sample, the smaller of the forward and backward prediction errors (0 where a
+    full history is missing)."""
+    p = len(a) - 1
+    fwd = lfilter(a, [1.0], x)
+    bwd = lfilter(a, [1.0], x[::-1])[::-1]
+    err = np.minimum(np.abs(fwd), np.abs(bwd))
+    err[:p], err[len(x) - p:] = 0.0, 0.0
+    return err
+
+
+def _scale(err: np.ndarray, live: np.ndarray) -> float | None:
+    """Robust standard deviation of the prediction error over live samples, or None."""
+    if live.sum() < 64:
+        return None
+    return 1.4826 * float(np.median(err[live])) + 1e-12
+
+
+def _runs(flags: np.ndarray, join: int) -> list[tuple[int, int]]:
+    idx = np.flatnonzero(flags)
+    if len(idx) == 0:
+        return []
+    cuts = np.flatnonzero(np.diff(idx) > join) + 1
+    return [(int(r[0]), int(r[-1]) + 1) for r in np.split(idx, cuts)]
+
+
+def _live(x: np.ndarray) -> np.ndarray:
+    return (np.abs(x) > ar.SILENT) & (np.abs(x) < ar.FULL_SCALE)
+
+
+def _repaired(x: np.ndarray, lo: int, hi: int, order: int, span: int) -> np.ndarray | None:
+    """``x[lo:hi]`` re-estimated from ``span`` samples either side (a model fitted on them
+    alone), or None when that context cannot teach a model or the repair would be
+    louder than it."""
+    a0, b1 = max(0, lo - span), min(len(x), hi + span)
+    before, after = x[a0:lo], x[hi:b1]
+    if lo - a0 < order + 1 or b1 - hi < order + 1 or \
+            not ar.usable(np.concatenate((before, after)), order):
+        return None
+    a = ar.fit([before, after], order)
+    window = x[a0:b1]
+    damaged = np.zeros(len(window), bool)
+    damaged[lo - a0:hi - a0] = True
+    fixed = ar.interpolate(window, damaged, a)[lo - a0:hi - a0]
+    around = max(np.abs(before).max(), np.abs(after).max())
+    if not np.all(np.isfinite(fixed)) or np.abs(fixed).max() > around * 10 ** (LOUDER_DB / 20):
+        return None
+    return fixed
+
+
+def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
+                 threshold: float = 20.0, max_ms: float = 5.0) -> np.ndarray | None:
+    """``x`` (one channel) with the click inside ``candidates`` repaired, or None when
+    nothing there stands out, or the audio around it cannot teach a model."""
+    order = min(order_for(sample_rate), max(4, (len(x) - (candidates.stop - candidates.start))
+                                             // 8))
+    context = np.concatenate((x[:candidates.start], x[candidates.stop:]))
+    if not ar.usable(context, order):
+        return None
+    a = ar.fit([x[:candidates.start], x[candidates.stop:]], order)
+    err = _errors(x, a)
+    inside = np.zeros(len(x), bool)
+    inside[candidates] = True
+    sigma = _scale(err, ~inside & _live(x) & (err > 0))
+    if sigma is None:
+        return None
+    flags = inside & (err > max(threshold * sigma, FLOOR))
+    out, changed = x.copy(), False
+    span = max(4 * order, round(CONTEXT_SECONDS * sample_rate))
+    for lo, hi in _runs(flags, max(1, order // 4)):
+        if hi - lo > max_ms / 1000 * sample_rate:
+            continue
+        lo, hi = max(lo - DILATE, 0), min(hi + DILATE, len(x))
+        fixed = _repaired(out, lo, hi, order, span)
+        if fixed is not None:
+            out[lo:hi], changed = fixed, True
+    return out if changed else None
+
+
+def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
+        progress=None, cancel=None) -> Outcome:
+    """Every click of ``x`` ``[channels, n]``: blocks of ``BLOCK_SECONDS`` each get an AR
+    model (from the block and its neighbours), clicks are found against the block's own
+    error scale and repaired one by one. ``crackle``: dense small clicks (at most 1 ms,
+    found 3 dB more readily, a second pass over what the first left)."""
+    sr = sample_rate
+    order = order_for(sr)
+    threshold = threshold_for(sensitivity) / (math.sqrt(2) if crackle else 1.0)
+    max_len = (1.0 if crackle else 3.0) / 1000 * sr
+    block = 1 << max(8, round(math.log2(BLOCK_SECONDS * sr)))
+    span = max(4 * order, round(CONTEXT_SECONDS * sr))
+    out = np.array(x, np.float64, copy=True)
+    events: list[Event] = []
+    passes = 2 if crackle else 1
+    total = out.shape[0] * passes * max(1, math.ceil(out.shape[1] / block))
+    done = 0
+    left_alone = 0
+    for _ in range(passes):
+        for ch, signal in enumerate(out):
+            for b0 in range(0, len(signal), block):
+                step(done / total, progress, cancel)
+                done += 1
+                lo, hi = max(0, b0 - block // 2), min(len(signal), b0 + block + block // 2)
+                window = signal[lo:hi]
+                live = _live(window)
+                if live.sum() < 4 * order or not ar.usable(window, order):
+                    continue
+                a = ar.levinson(ar.autocorrelation(window[None], order))[0]
+                err = _errors(window, a)
+                sigma = _scale(err, live & (err > 0))
+                if sigma is None:
+                    continue
+                own = slice(b0 - lo, min(b0 + block, len(signal)) - lo)
+                flags = np.zeros(len(window), bool)
+                flags[own] = err[own] > max(threshold * sigma, FLOOR)
+                for r0, r1 in _runs(flags, max(1, order // 4)):
+                    if r1 - r0 > max_len:
+                        continue
+                    c0, c1 = max(lo + r0 - DILATE, 0), min(lo + r1 + DILATE, len(signal))
+                    fixed = _repaired(signal, c0, c1, order, span)
+                    if fixed is None:
+                        left_alone += 1
+                        continue
+                    signal[c0:c1] = fixed
+                    events.append(Event(c0, c1 - c0, ch))
+    step(1.0, progress, None)
+    if not events:
+        return Outcome(x, "", [])
+    lengths = sorted(e.length - 2 * DILATE for e in events)
+    summary = (f"{len(events)} click(s) repaired ({max(lengths[0], 1)}-{max(lengths[-1], 1)} "
+               f"samples, median {max(lengths[len(lengths) // 2], 1)})")
+    if left_alone:
+        summary += f"; {left_alone} left alone (too little audio around them to learn from)"
+    return Outcome(out, summary, sorted(events, key=lambda e: (e.start, e.channel)))

@@ -1,0 +1,67 @@
+"""The safety contract of every repair, enforced on its output.
+
+- No non-finite sample is ever written.
+- No 10 ms window of the output peaks above the input's peak over the same
+  window and its two neighbours by more than ``LOUDER_DB`` (de-clip: by its
+  headroom instead, above the clip level).
+- Where either fails, the output goes back to the input over that window,
+  cross-faded over ``FADE_SECONDS`` inside the neighbouring windows: a blend of
+  two signals never peaks above the louder of them, so the fade cannot break
+  the rule either.
+
+:func:`safe` returns the output made safe and how many windows were put back,
+so a report can say so.
+"""
+
+import numpy as np
+
+WINDOW_SECONDS = 0.01
+LOUDER_DB = 1.0
+FADE_SECONDS = 0.002
+
+
+def _window_peaks(x: np.ndarray, w: int) -> np.ndarray:
+    """``[ch, windows]`` peak of |x| per window of ``w`` samples (the last one partial)."""
+    ch, n = x.shape
+    padded = np.zeros((ch, -(-n // w) * w))
+    padded[:, :n] = np.abs(np.nan_to_num(x, nan=np.inf))
+    return padded.reshape(ch, -1, w).max(-1)
+
+
+def safe(x: np.ndarray, y: np.ndarray, sample_rate: int, *,
+         louder_db: float = LOUDER_DB) -> tuple[np.ndarray, int]:
+    """``y`` (a repair of ``x``, both ``[ch, n]``) with every window that breaks the
+    contract put back to ``x``; and how many windows were."""
+    x, y = np.atleast_2d(x), np.atleast_2d(y)
+    n = x.shape[-1]
+    w = max(1, round(WINDOW_SECONDS * sample_rate))
+    px, py = _window_peaks(x, w), _window_peaks(y, w)
+    near = px.copy()
+    near[:, 1:] = np.maximum(near[:, 1:], px[:, :-1])
+    near[:, :-1] = np.maximum(near[:, :-1], px[:, 1:])
+    bad = ~(py <= near * 10 ** (louder_db / 20))  # NaN or inf in y: bad too
+    if not bad.any():
+        return y, 0
+    keep = np.repeat(~bad, w, axis=1)[:, :n].astype(np.float64)
+    fade = max(1, round(FADE_SECONDS * sample_rate))
+    ramp = np.convolve(np.ones(fade), np.ones(fade) / fade)[:fade]  # 0 -> 1 within ``fade``
+    for c in range(keep.shape[0]):  # a put-back window eases in and out over its neighbours
+        edges = np.flatnonzero(np.diff(keep[c]))
+        for e in edges:
+            if keep[c, e] == 1:  # good -> bad at e + 1: fade out over the samples before
+                lo = max(0, e + 1 - fade)
+                keep[c, lo:e + 1] = np.minimum(keep[c, lo:e + 1], ramp[::-1][-(e + 1 - lo):])
+            else:  # bad -> good: fade in after
+                hi = min(n, e + 1 + fade)
+                keep[c, e + 1:hi] = np.minimum(keep[c, e + 1:hi], ramp[:hi - e - 1])
+    y_clean = np.where(np.isfinite(y), y, x)
+    out = x + keep * (y_clean - x)
+    out = np.where(keep == 0, x, out)  # bit for bit where put back
+    return out, int(bad.sum())
+
+
+def changed_span(x: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
+    """``[first, last + 1)`` of the samples where ``y`` differs from ``x`` (any channel),
+    or None when it is ``x`` bit for bit."""
+    diff = np.flatnonzero((np.atleast_2d(x) != np.atleast_2d(y)).any(0))
+    return (int(diff[0]), int(diff[-1]) + 1) if len(diff) else None
