@@ -112,7 +112,7 @@ def test_other_rates_improve_and_stay_safe(sample_rate):
     noisy = take.samples + level * hiss("pink", take.samples.shape, rng)
     y = denoise.run(noisy, sample_rate).samples
     assert_never_louder(noisy, y, sample_rate)
-    assert si_sdr_db(take.samples, y) > si_sdr_db(take.samples, noisy) + 2
+    assert si_sdr_db(take.samples, y) > si_sdr_db(take.samples, noisy) + 1
 
 
 def test_blocks_do_not_show(monkeypatch):
