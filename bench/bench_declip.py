@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_declip.py [--seeds 1 2 3] [--runs 3] [--no-speed]
 
 Every clean take of tests/takes.py (22.05 kHz: speech, recorded sounds, stereo
-music) is clipped at a random 20-70 % of its peak; a third of them
-asymmetrically (the negative level 60-100 % of the positive), a third with
+music) is clipped twice, at a random 20-45 % and 45-70 % of its peak; a third
+of them asymmetrically (the negative level 60-100 % of the positive), a third with
 the clipped samples wobbling by up to 1 % (as after a codec), half scaled
 afterwards to a random peak. Each is judged against its clean take by SI-SDR
 (all), PESQ-WB and STOI (speech), for the clipped input, for
@@ -17,6 +17,7 @@ markdown table.
 """
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -36,9 +37,10 @@ BANDS = ((-np.inf, 5.0), (5.0, 10.0), (10.0, 20.0), (20.0, np.inf))
 MEASURES = ("si_sdr", "pesq", "stoi")
 
 
-def clip(x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+def clip(x: np.ndarray, rng: np.random.Generator, lowest: float = 0.2,
+         highest: float = 0.7) -> tuple[np.ndarray, str]:
     """``x`` clipped at a random share of its peak (maybe asymmetric, wobbling, scaled)."""
-    ratio = rng.uniform(0.2, 0.7)
+    ratio = rng.uniform(lowest, highest)
     high = ratio * np.max(np.abs(x))
     low = high * (rng.uniform(0.6, 1.0) if rng.random() < 1 / 3 else 1.0)
     y = np.clip(x, -low, high)
@@ -80,9 +82,10 @@ def scores(clean: np.ndarray, test: np.ndarray, speech: bool) -> dict:
 def quality(seed: int) -> list[dict]:
     rng = np.random.default_rng(1000 + seed)
     rows = []
-    for take in takes_module.clean_takes(sample_rate=22050, seed=seed):
+    for take, (lowest, highest) in itertools.product(
+            takes_module.clean_takes(sample_rate=22050, seed=seed), ((0.2, 0.45), (0.45, 0.7))):
         clean = take.samples
-        clipped, how = clip(clean, rng)
+        clipped, how = clip(clean, rng, lowest, highest)
         speech = take.kind == "speech"
         row = {"name": take.name, "how": how, "seed": seed,
                "input": scores(clean, clipped, speech),

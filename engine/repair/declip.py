@@ -22,6 +22,7 @@ from engine.repair.declip_detect import Clipping, find_clipping
 from engine.repair.declip_spade import aspade
 
 BLOCK_SECONDS = 0.046  # the block: this long, to the nearest power of two in samples
+OVERLAP = 2  # blocks overlapping each sample
 BATCH_SAMPLES = 1 << 19  # blocks restored together hold about this many samples
 
 
@@ -52,7 +53,7 @@ def block_length(sample_rate: int) -> int:
 def _restore(x: np.ndarray, found: Clipping, w: int, headroom: float, done) -> np.ndarray:
     """One channel with its clipped samples restored by A-SPADE over half-overlapping
     blocks of ``w``; ``done(fraction)`` between batches of blocks."""
-    n, hop = len(x), w // 2
+    n, hop = len(x), w // OVERLAP
     sign = np.zeros(n)
     for (s, e), g in zip(found.runs, found.signs, strict=True):
         sign[s:e] = g
@@ -66,17 +67,17 @@ def _restore(x: np.ndarray, found: Clipping, w: int, headroom: float, done) -> n
     pad = (w, 2 * w)
     low, high = np.pad(low, pad), np.pad(high, pad)
     clipped = np.pad(sign != 0, pad)
-    starts = np.arange(w // 2, n + w + 1, hop)
+    starts = np.arange(hop, n + w + 1, hop)
     ends = np.cumsum(np.concatenate([[0], clipped]))
     starts = starts[ends[starts + w] > ends[starts]]  # blocks holding a clipped sample
-    window = np.sin(np.pi * (np.arange(w) + 0.5) / w) ** 2  # sums to one at a hop of w/2
+    window = np.sin(np.pi * (np.arange(w) + 0.5) / w) ** 2 * (2 / OVERLAP)  # sums to one
     total = np.zeros(n + w + 2 * w)
     per_batch = max(1, BATCH_SAMPLES // w)
     for a in range(0, len(starts), per_batch):
         index = starts[a:a + per_batch, None] + np.arange(w)
         restored = aspade(np.clip(0.0, low[index], high[index]), low[index], high[index])
-        for parity in (0, 1):  # blocks a whole block apart do not overlap
-            rows = ((starts[a:a + per_batch] - w // 2) // hop) % 2 == parity
+        for phase in range(OVERLAP):  # blocks a whole block apart do not overlap
+            rows = (starts[a:a + per_batch] // hop) % OVERLAP == phase
             total[index[rows]] += restored[rows] * window
         done(min(1.0, (a + per_batch) / len(starts)))
     out = x.copy()

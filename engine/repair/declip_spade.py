@@ -3,17 +3,20 @@ the sparsest spectrum consistent with a clipped block.
 
 A block of ``w`` samples is analysed by the Parseval frame of the DFT at twice its
 length. Each round keeps the ``k`` largest coefficients of the analysis (plus the
-ADMM dual ``u``), goes back to the samples and projects them onto the consistent
-set (reliable samples as they were, clipped ones between their bounds), until the
+ADMM dual), goes back to the samples and projects them onto the consistent set
+(reliable samples as they were, clipped ones between their bounds), until the
 kept coefficients describe the projected block to within ``TOLERANCE``; ``k``
-starts at one and grows by ``GROWTH`` of itself a round (the published ``s = 1``
-grows by one: ten times the rounds for half a dB here). Batched over blocks.
+starts at one and grows by ``GROWTH`` of itself a round (the published step of
+one coefficient a round took 5-10 times the rounds for 0.5 dB more SI-SDR on the
+clipped takes of bench/bench_declip.py; 10 % lost 0.3 dB against 5 %).
+Batched over blocks, in float32 (the caller clamps the result to the bounds).
 """
 
 import numpy as np
+import scipy.fft
 
 TOLERANCE = 0.1  # residual norm at which a block is done, of blocks scaled to the clip level
-GROWTH = 0.1
+GROWTH = 0.05
 MAX_ROUNDS = 300
 
 
@@ -21,27 +24,38 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """``blocks`` ``[B, w]`` restored between ``low`` and ``high`` (same shape; equal at the
     reliable samples), scaled so the clip level is about 1."""
     batch, w = blocks.shape
-    size = 2 * w
-    norm = np.sqrt(size)
-    weight = np.full(w + 1, 2.0)  # a one-sided spectrum: the bins between count twice
+    size, norm = 2 * w, np.float32(np.sqrt(2 * w))
+    weight = np.full(w + 1, 2.0, np.float32)  # a one-sided spectrum: inner bins count twice
     weight[0] = weight[-1] = 1.0
-    x = np.clip(blocks, low, high)
-    dual = np.zeros((batch, w + 1), complex)
+    low, high = low.astype(np.float32), high.astype(np.float32)
+    x = np.clip(blocks, low, high).astype(np.float32)
+    out = x.copy()
+    analysis = _analyse(x, size, norm)
+    dual = np.zeros_like(analysis)
     k = np.ones(batch)
-    todo = np.arange(batch)
+    rows = np.arange(batch)  # which block each row still being solved is
     for _ in range(MAX_ROUNDS):
-        coefficients = np.fft.rfft(x[todo], size) / norm + dual[todo]
-        magnitude = np.abs(coefficients)
-        keep = np.minimum(k[todo].astype(int), w + 1)
-        kth = -np.partition(-magnitude, keep - 1, axis=1)
-        cut = np.take_along_axis(kth, (keep - 1)[:, None], 1)
-        sparse = np.where(magnitude >= cut, coefficients, 0)
-        back = np.fft.irfft(sparse - dual[todo], size)[:, :w] * norm
-        x[todo] = np.clip(back, low[todo], high[todo])
-        residual = np.fft.rfft(x[todo], size) / norm - sparse
-        dual[todo] += residual
-        k[todo] += np.maximum(1.0, GROWTH * k[todo])
-        todo = todo[np.sqrt((weight * np.abs(residual) ** 2).sum(1)) > TOLERANCE]
-        if len(todo) == 0:
+        coefficients = analysis + dual
+        power = coefficients.real ** 2 + coefficients.imag ** 2
+        keep = np.minimum(k.astype(int), w + 1)
+        kth = -np.partition(-power, keep - 1, axis=1)
+        sparse = np.where(power >= np.take_along_axis(kth, (keep - 1)[:, None], 1),
+                          coefficients, 0)
+        x = scipy.fft.irfft(sparse - dual, size, axis=1, workers=-1)[:, :w] * norm
+        np.clip(x, low, high, out=x)
+        analysis = _analyse(x, size, norm)
+        residual = analysis - sparse
+        dual += residual
+        k += np.maximum(1.0, GROWTH * k)
+        going = (weight * (residual.real ** 2 + residual.imag ** 2)).sum(1) > TOLERANCE ** 2
+        out[rows] = x
+        if not going.all():
+            rows, x, low, high, k = rows[going], x[going], low[going], high[going], k[going]
+            analysis, dual = analysis[going], dual[going]
+        if len(rows) == 0:
             break
-    return x
+    return out.astype(np.float64)
+
+
+def _analyse(x: np.ndarray, size: int, norm: np.float32) -> np.ndarray:
+    return scipy.fft.rfft(x, size, axis=1, workers=-1) / norm
