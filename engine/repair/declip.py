@@ -51,40 +51,46 @@ def block_length(sample_rate: int) -> int:
 
 
 def _restore(x: np.ndarray, found: Clipping, w: int, headroom: float, done) -> np.ndarray:
-    """One channel with its clipped samples restored by A-SPADE over half-overlapping
-    blocks of ``w``; ``done(fraction)`` between batches of blocks."""
+    """One channel with its clipped samples restored by A-SPADE over blocks of ``w``
+    overlapping ``OVERLAP`` times; ``done(fraction)`` between batches of blocks."""
     n, hop = len(x), w // OVERLAP
-    sign = np.zeros(n)
+    pad = (w, 2 * w)  # blocks every hop from w - hop before the channel, padded with silence
+    sign = np.zeros(n + sum(pad), np.int8)
     for (s, e), g in zip(found.runs, found.signs, strict=True):
-        sign[s:e] = g
-    level = np.where(sign > 0, found.levels[0], found.levels[1])
-    floor = np.maximum(np.abs(x), level)  # a restored sample's magnitude: at least this
-    ceiling = np.maximum(floor, level * headroom)  # and at most this
-    scale = max(found.levels)
-    low = np.where(sign > 0, floor, np.where(sign < 0, -np.inf, x)) / scale
-    high = np.where(sign < 0, -floor, np.where(sign > 0, np.inf, x)) / scale
-    # blocks every w/2 from -w/2, over the channel padded with silence (reliable zeros)
-    pad = (w, 2 * w)
-    low, high = np.pad(low, pad), np.pad(high, pad)
-    clipped = np.pad(sign != 0, pad)
+        sign[w + s:w + e] = g
+    padded = np.pad(x, pad)
     starts = np.arange(hop, n + w + 1, hop)
-    ends = np.cumsum(np.concatenate([[0], clipped]))
-    starts = starts[ends[starts + w] > ends[starts]]  # blocks holding a clipped sample
+    clipped_before = np.concatenate([[0], np.cumsum(sign != 0, dtype=np.int32)])
+    starts = starts[clipped_before[starts + w] > clipped_before[starts]]  # blocks with clipping
     window = np.sin(np.pi * (np.arange(w) + 0.5) / w) ** 2 * (2 / OVERLAP)  # sums to one
-    total = np.zeros(n + w + 2 * w)
+    total = np.zeros(len(padded), np.float32)
     per_batch = max(1, BATCH_SAMPLES // w)
     for a in range(0, len(starts), per_batch):
         index = starts[a:a + per_batch, None] + np.arange(w)
-        restored = aspade(np.clip(0.0, low[index], high[index]), low[index], high[index])
+        low, high = _bounds(padded[index], sign[index], found.levels, np.inf)
+        scale = max(found.levels)
+        restored = aspade(np.clip(0.0, low, high) / scale, low / scale, high / scale)
         for phase in range(OVERLAP):  # blocks a whole block apart do not overlap
             rows = (starts[a:a + per_batch] // hop) % OVERLAP == phase
-            total[index[rows]] += restored[rows] * window
+            total[index[rows]] += restored[rows] * window * scale
         done(min(1.0, (a + per_batch) / len(starts)))
+    hit = np.flatnonzero(sign) - w
+    low, high = _bounds(x[hit], sign[hit + w], found.levels, headroom)
     out = x.copy()
-    hit = sign != 0
-    value = total[w:w + n][hit] * scale
-    out[hit] = sign[hit] * np.clip(sign[hit] * value, floor[hit], ceiling[hit])
+    out[hit] = np.clip(total[hit + w], low, high)
     return out
+
+
+def _bounds(x: np.ndarray, sign: np.ndarray, levels: tuple[float, float], headroom: float):
+    """Where each sample may lie: reliable ones (``sign`` 0) where they are; clipped
+    ones at least as far out as their level and their value, at most ``headroom``
+    times the level (or as far out as they are)."""
+    level = np.where(sign > 0, levels[0], np.where(sign < 0, levels[1], 1.0))
+    floor = np.maximum(np.abs(x), level)
+    ceiling = np.maximum(floor, level * headroom)
+    low = np.where(sign > 0, floor, np.where(sign < 0, -ceiling, x))
+    high = np.where(sign < 0, -floor, np.where(sign > 0, ceiling, x))
+    return low, high
 
 
 def _summary(y: np.ndarray, clipping: list[Clipping]) -> str:
