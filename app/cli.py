@@ -1,6 +1,6 @@
 """The ``specpaint`` command: the app (``gui``, the default), and the headless
-tools devices, info, render, roundtrip, apply, batch, features, compare, presets
-and demo.
+tools devices, info, render, roundtrip, apply, repair, batch, features, compare,
+presets and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
@@ -16,7 +16,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from app import cli_batch, cli_compare, cli_features
+from app import cli_batch, cli_compare, cli_features, cli_repair
 
 EXIT_USAGE = 2
 DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_batch.add_parser(sub, _analysis_args)
     cli_compare.add_parser(sub)
     cli_features.add_parser(sub)
+    cli_repair.add_parser(sub, _analysis_args)
     return parser
 
 
@@ -354,7 +355,8 @@ COMMANDS = {"devices": cmd_devices, "info": cmd_info, "render": cmd_render,
             "roundtrip": cmd_roundtrip, "apply": cmd_apply, "presets": cmd_presets,
             "gui": cmd_gui, "demo": cmd_demo,
             "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
-            "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features}
+            "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features,
+            "repair": lambda args: cli_repair.cmd_repair(args, _open, TerminalProgress)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from brushes.history import DEFAULT_LIMIT, History
 from brushes.painter import paint
 from brushes.params import Curve
 from brushes.presets import expect_object, find_preset, parse_preset
+from brushes.repairs import Report, repair
 from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.errors import ParameterError
@@ -80,6 +81,20 @@ class Editor:
                   f"{high:g} Hz is above Nyquist ({nyquist:g} Hz)" if high is not None else ""]
         self.warnings.append(f"{where}: clipped to the file: " + "; ".join(b for b in beyond if b))
         return [StrokePoint(min(p.time, end), min(p.freq, nyquist), p.pressure) for p in points]
+
+    def repair(self, name: str, *, start: float | None = None, end: float | None = None,
+               low: float | None = None, high: float | None = None,
+               channel: int | None = None, profile: tuple[float, float] | None = None,
+               progress=None, cancel=None, **settings) -> Report:
+        """Run the restoration module ``name`` (denoise, declick, dehum, declip) over the
+        region (seconds, Hz; the whole file by default) as one undo step; the report
+        says what it did. One that finds nothing changes nothing and adds a warning."""
+        report = repair(self.doc, self.audio(), name, history=self.history, start=start,
+                        end=end, low=low, high=high, channel=channel, profile=profile,
+                        settings=settings, progress=progress, cancel=cancel)
+        if not report.changed:
+            self.warnings.append(report.line())
+        return report
 
     def undo(self) -> Rect | None:
         return self._history().undo()

@@ -28,6 +28,7 @@ DILATE = 2  # samples added either side of each click
 BLOCK_SECONDS = 0.04  # the module's AR models hold over this long
 CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
 LOUDER_DB = 1.0  # a repair may not peak above its surroundings by more than this
+SILENCE_SECONDS = 0.002  # a click in digital silence has this much of it either side
 
 
 def order_for(sample_rate: int) -> int:
@@ -72,14 +73,18 @@ def _live(x: np.ndarray) -> np.ndarray:
 
 
 def _repaired(x: np.ndarray, lo: int, hi: int, order: int, span: int) -> np.ndarray | None:
-    """``x[lo:hi]`` re-estimated from ``span`` samples either side (a model fitted on them
-    alone), or None when that context cannot teach a model or the repair would be
-    louder than it."""
+    """``x[lo:hi]`` re-estimated from ``span`` samples either side: by a model fitted on
+    them alone; where they cannot teach one (digital silence, a fade to nothing) or its
+    repair would be louder than they are, by a straight line between the click's
+    neighbours (never louder than they are); None at the signal's ends."""
+    if lo < 1 or hi >= len(x):
+        return None
     a0, b1 = max(0, lo - span), min(len(x), hi + span)
     before, after = x[a0:lo], x[hi:b1]
+    line = np.linspace(x[lo - 1], x[hi], hi - lo + 2)[1:-1]
     if lo - a0 < order + 1 or b1 - hi < order + 1 or \
             not ar.usable(np.concatenate((before, after)), order):
-        return None
+        return line
     a = ar.fit([before, after], order)
     window = x[a0:b1]
     damaged = np.zeros(len(window), bool)
@@ -87,7 +92,7 @@ def _repaired(x: np.ndarray, lo: int, hi: int, order: int, span: int) -> np.ndar
     fixed = ar.interpolate(window, damaged, a)[lo - a0:hi - a0]
     around = max(np.abs(before).max(), np.abs(after).max())
     if not np.all(np.isfinite(fixed)) or np.abs(fixed).max() > around * 10 ** (LOUDER_DB / 20):
-        return None
+        return line
     return fixed
 
 
@@ -120,6 +125,25 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     return out if changed else None
 
 
+def _in_silence(signal: np.ndarray, b0: int, b1: int, max_len: float, quiet: int,
+               ch: int) -> list[Event]:
+    """Clicks in digital silence: runs of at most ``max_len`` sound samples starting in
+    ``[b0, b1)`` with ``quiet`` silent samples either side are set back to silence
+    (there is nothing to learn a model from, and nothing to keep)."""
+    sound = np.abs(signal) > ar.SILENT
+    found = []
+    for r0, r1 in _runs(sound[b0:b1], 0):
+        r0, r1 = b0 + r0, b0 + r1
+        while r1 < len(signal) and sound[r1]:
+            r1 += 1
+        if r1 - r0 > max_len or r0 < quiet or r1 + quiet > len(signal) or \
+                sound[r0 - quiet:r0].any() or sound[r1:r1 + quiet].any():
+            continue
+        signal[r0:r1] = 0.0
+        found.append(Event(r0, r1 - r0, ch))
+    return found
+
+
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
         progress=None, cancel=None) -> Outcome:
     """Every click of ``x`` ``[channels, n]``: blocks of ``BLOCK_SECONDS`` each get an AR
@@ -134,7 +158,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     span = max(4 * order, round(CONTEXT_SECONDS * sr))
     out = np.array(x, np.float64, copy=True)
     events: list[Event] = []
-    passes = 2 if crackle else 1
+    passes = 3 if crackle else 2  # each pass learns from what the last one repaired
     total = out.shape[0] * passes * max(1, math.ceil(out.shape[1] / block))
     done = 0
     left_alone = 0
@@ -146,6 +170,8 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
                 lo, hi = max(0, b0 - block // 2), min(len(signal), b0 + block + block // 2)
                 window = signal[lo:hi]
                 live = _live(window)
+                events += _in_silence(signal, b0, min(b0 + block, len(signal)), max_len,
+                                      round(SILENCE_SECONDS * sr), ch)
                 if live.sum() < 4 * order or not ar.usable(window, order):
                     continue
                 a = ar.levinson(ar.autocorrelation(window[None], order))[0]
@@ -173,5 +199,5 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     summary = (f"{len(events)} click(s) repaired ({max(lengths[0], 1)}-{max(lengths[-1], 1)} "
                f"samples, median {max(lengths[len(lengths) // 2], 1)})")
     if left_alone:
-        summary += f"; {left_alone} left alone (too little audio around them to learn from)"
+        summary += f"; {left_alone} at the file's ends left alone"
     return Outcome(out, summary, sorted(events, key=lambda e: (e.start, e.channel)))
