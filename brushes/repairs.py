@@ -28,8 +28,8 @@ from engine.repair import guard
 
 EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
 BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
-WRITE_FRAMES = 4096
-FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS  # frames analysed and written at a time (memory stays bounded)
+WRITE_FRAMES = 4096  # frames analysed and written at a time (memory stays bounded)
+FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS
 
 
 @dataclass(frozen=True)
