@@ -10,8 +10,12 @@ Restoration (:mod:`engine.repair.declip_spade`): A-SPADE on blocks of about
 46 ms overlapping by half, only those holding a clipped sample; each block's
 restoration is consistent (reliable samples as they were, each clipped sample at
 or beyond its clip level with its sign, and at most ``headroom_db`` above it),
-and the blocks are cross-faded with a Hann window, which keeps that. Only the
-clipped samples are written: every other sample is returned bit-exact.
+and the blocks are cross-faded with a Hann window, which keeps that. How far a
+restored sample goes beyond the level is then shrunk to ``EXCESS`` of A-SPADE's:
+its sparse spectrum overshoots flat-topped (compressed) music, which made one
+take of 40 (seed 1) 2 dB worse than its clipped input; at 0.7 none is, and the
+median gain stays (+6.1 dB on seed 1's development set, +5.8 unshrunk). Only
+the clipped samples are written: every other sample is returned bit-exact.
 """
 
 import numpy as np
@@ -22,6 +26,7 @@ from engine.repair.declip_detect import Clipping, find_clipping
 from engine.repair.declip_spade import aspade
 
 BLOCK_SECONDS = 0.046  # the block: this long, to the nearest power of two in samples
+EXCESS = 0.7  # of how far A-SPADE goes beyond the level, what is kept
 OVERLAP = 2  # blocks overlapping each sample
 BATCH_SAMPLES = 1 << 19  # blocks restored together hold about this many samples
 
@@ -77,7 +82,8 @@ def _restore(x: np.ndarray, found: Clipping, w: int, headroom: float, done) -> n
     hit = np.flatnonzero(sign) - w
     low, high = _bounds(x[hit], sign[hit + w], found.levels, headroom)
     out = x.copy()
-    out[hit] = np.clip(total[hit + w], low, high)
+    level = np.where(sign[hit + w] > 0, found.levels[0], -found.levels[1])
+    out[hit] = np.clip(level + EXCESS * (total[hit + w] - level), low, high)
     return out
 
 
