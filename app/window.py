@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from app.autosave import Autosaver
 from app.canvas import PRESS
+from app.compare_ab import CompareActions
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
@@ -25,6 +26,7 @@ from app.imageactions import ImageActions
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
+from app.repairactions import RepairActions
 from app.selectionactions import TOOL_NAMES, SelectionActions
 from app.selectionpanel import SelectionPanel
 from app.transport import Transport
@@ -43,8 +45,8 @@ SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
 
-class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowState,
-                 QMainWindow):
+class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, CompareActions,
+                 Transport, WindowState, QMainWindow):
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
@@ -213,6 +215,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
         self.band_action = self._action(p, "Selected &band only", lambda: None, checkable=True)
         stop = self._action(p, "S&top", self.stop, "Ctrl+.")
+        self.build_compare_action(p)
+        self.build_repair_menu(bar)
         self.toolbar = self._toolbar([*self.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
         for panel in (*self.docks, self.toolbar):  # every panel, shown or hidden
