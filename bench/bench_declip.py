@@ -2,10 +2,13 @@
 
     .venv/bin/python bench/bench_declip.py [--seeds 1 2 3] [--runs 3] [--no-speed]
 
+(``--seeds`` with no seed: the speed figure alone.)
+
 Every clean take of tests/takes.py (22.05 kHz: speech, recorded sounds, stereo
 music) is clipped twice, at a random 20-45 % and 45-70 % of its peak; a third
-of them asymmetrically (the negative level 60-100 % of the positive), a third with
-the clipped samples wobbling by up to 1 % (as after a codec), half scaled
+of them asymmetrically (the negative level 60-100 % of the positive), a sixth with
+the clipped samples wobbling by up to 1 %, a sixth resampled to 32, 44.1 or 48 kHz
+and back (the plateaus wobble and overshoot), half scaled
 afterwards to a random peak. Each is judged against its clean take by SI-SDR
 (all), PESQ-WB and STOI (speech), for the clipped input, for
 ``engine.repair.declip`` and for the plain peer: a cubic spline through the
@@ -45,11 +48,16 @@ def clip(x: np.ndarray, rng: np.random.Generator, lowest: float = 0.2,
     low = high * (rng.uniform(0.6, 1.0) if rng.random() < 1 / 3 else 1.0)
     y = np.clip(x, -low, high)
     how = f"clip {ratio:.0%}" + (f", low {low / high:.0%}" if low != high else "")
-    if rng.random() < 1 / 3:
+    if rng.random() < 1 / 6:
         wobble = rng.uniform(0.002, 0.01)
         hit = (y >= high) | (y <= -low)
         y[hit] *= 1 + rng.uniform(-wobble, wobble, np.count_nonzero(hit))
         how += f", wobble {wobble:.1%}"
+    elif rng.random() < 1 / 5:
+        rate = int(rng.choice([32000, 44100, 48000]))
+        y = takes_module.resample(takes_module.resample(y, 22050, rate), rate, 22050)
+        y = y[:, :x.shape[1]]
+        how += f", via {rate / 1000:g} kHz"
     if rng.random() < 1 / 2:
         y = y * 10 ** (rng.uniform(-12, -1) / 20) / np.max(np.abs(y))
     return y, how
@@ -160,7 +168,7 @@ def speed(runs: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-speed", action="store_true")
     args = parser.parse_args()
@@ -168,10 +176,10 @@ def main() -> None:
     if missing:
         sys.exit(f"bench_declip: the clean takes need {missing}")
     rows = [r for seed in args.seeds for r in quality(seed)]
-    text = table(rows, args.seeds)
+    text = [table(rows, args.seeds)] if rows else []
     if not args.no_speed:
-        text += "\n\n" + speed(args.runs)
-    print(text)
+        text.append(speed(args.runs))
+    print("\n\n".join(text))
 
 
 if __name__ == "__main__":

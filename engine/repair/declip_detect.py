@@ -18,7 +18,7 @@ import numpy as np
 EXACT = 1e-6  # relative: samples this close to the extreme sit at it (a float32 round trip)
 WOBBLE = 0.03  # relative band of a level whose samples wobble (after a codec or a resampler)
 BIN = 0.01  # relative width of the amplitude histogram's bins, looking for a wobbling level
-PILE = 3.0  # samples within the band of a wobbling level: this many times those below it
+PILE = 2.0  # samples within the band of a wobbling level: this many times those below it
 MIN_RUN = {EXACT: 2, WOBBLE: 3}  # shortest run that tells a level, in samples, for each band
 STEEP = 0.25  # a clipped run's waveform is this share of the level lower half its length away
 MIN_STEEP_RUNS = {EXACT: 2, WOBBLE: 3}  # a polarity with this many steep runs is clipped
