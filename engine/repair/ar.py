@@ -6,7 +6,8 @@ Stable by construction: the model comes from the autocorrelation of the
 Hann-windowed context with a white-noise floor (``NOISE_FLOOR`` of its power)
 and a lag window, solved by Levinson-Durbin, so every reflection coefficient
 lies inside the unit circle (clamped to ``MAX_REFLECTION``) and the poles keep
-away from it. The interpolation adds a small ridge, so a run of unknowns
+away from it. The interpolation adds a prior that the unknowns are no larger than the audio around
+them (weighed against the model's prediction error), so a run of unknowns
 between nearly silent or nearly periodic context stays bounded; and
 :func:`usable` refuses context that cannot teach a model (digital silence,
 DC, a full-scale stretch). Plain numpy in float64, batched over blocks.
@@ -17,7 +18,7 @@ import numpy as np
 NOISE_FLOOR = 1e-6  # white noise added to the context's power (-60 dB): no pole on the circle
 LAG_WIDTH = 0.02  # Gaussian lag window: bandwidth expansion of 2 % of the sample rate
 MAX_REFLECTION = 0.9995
-RIDGE = 1e-3  # interpolation: unknowns cost this share of the filter's energy each
+RIDGE = 1.0  # interpolation: weight of the prior that unknowns are no larger than the audio
 SILENT = 1e-7  # |x| at or below this (-140 dBFS) is digital silence
 FULL_SCALE = 0.999  # |x| at or above this is a full-scale stretch
 
@@ -87,8 +88,14 @@ def interpolate(x: np.ndarray, damaged: np.ndarray, a: np.ndarray) -> np.ndarray
     lag = np.array([a[:p + 1 - d] @ a[d:] for d in range(p + 1)])
     gaps = np.abs(unknown[:, None] - unknown[None, :])
     gram = np.where(gaps <= p, lag[np.minimum(gaps, p)], 0.0)
-    gram[np.diag_indices_from(gram)] += RIDGE * lag[0]
     known = np.where(damaged, 0.0, x)
+    # a prior on the unknowns (Bayesian LSAR): they are no larger than the audio around
+    # them, weighed against the model's prediction error there
+    clean = np.convolve(damaged, np.ones(p + 1), mode="full")[p:len(x)] == 0  # rows of n >= p
+    residual = prediction_error(known, a)[clean] if len(x) > p else np.zeros(0)
+    signal = float(np.mean(known[~damaged] ** 2)) if (~damaged).any() else 0.0
+    error = float(np.mean(residual ** 2)) if len(residual) else signal
+    gram[np.diag_indices_from(gram)] += RIDGE * error / max(signal, 1e-300) + 1e-12 * lag[0]
     # A^T A applied to the known samples, read at the unknown ones
     rhs = np.convolve(np.convolve(known, a, mode="full"), a[::-1], mode="full")[p + unknown]
     out = x.copy()

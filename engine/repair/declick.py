@@ -130,18 +130,33 @@ def _in_silence(signal: np.ndarray, b0: int, b1: int, max_len: float, quiet: int
     """Clicks in digital silence: runs of at most ``max_len`` sound samples starting in
     ``[b0, b1)`` with ``quiet`` silent samples either side are set back to silence
     (there is nothing to learn a model from, and nothing to keep)."""
-    sound = np.abs(signal) > ar.SILENT
+    lo, hi = max(0, b0 - quiet), min(len(signal), b1 + int(max_len) + quiet)
     found = []
-    for r0, r1 in _runs(sound[b0:b1], 0):
-        r0, r1 = b0 + r0, b0 + r1
-        while r1 < len(signal) and sound[r1]:
-            r1 += 1
-        if r1 - r0 > max_len or r0 < quiet or r1 + quiet > len(signal) or \
-                sound[r0 - quiet:r0].any() or sound[r1:r1 + quiet].any():
+    for r0, r1 in _runs(np.abs(signal[lo:hi]) > ar.SILENT, 0):
+        a, b = lo + r0, lo + r1
+        if not b0 <= a < b1 or b - a > max_len or a < quiet or b + quiet > len(signal):
             continue
-        signal[r0:r1] = 0.0
-        found.append(Event(r0, r1 - r0, ch))
+        if np.abs(signal[a - quiet:a]).max() > ar.SILENT or \
+                np.abs(signal[b:b + quiet]).max() > ar.SILENT:
+            continue
+        signal[a:b] = 0.0
+        found.append(Event(a, b - a, ch))
     return found
+
+
+def _merged(events: list[Event]) -> list[Event]:
+    """One event per click: what a later pass repaired again, touching an earlier
+    repair of the same channel, is the same click."""
+    out: list[Event] = []
+    for e in sorted(events, key=lambda e: (e.channel, e.start)):
+        last = out[-1] if out else None
+        if last is not None and last.channel == e.channel and \
+                e.start <= last.start + last.length + DILATE:
+            end = max(last.start + last.length, e.start + e.length)
+            out[-1] = Event(last.start, end - last.start, e.channel)
+        else:
+            out.append(e)
+    return sorted(out, key=lambda e: (e.start, e.channel))
 
 
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
@@ -193,6 +208,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
                     signal[c0:c1] = fixed
                     events.append(Event(c0, c1 - c0, ch))
     step(1.0, progress, None)
+    events = _merged(events)
     if not events:
         return Outcome(x, "", [])
     lengths = sorted(e.length - 2 * DILATE for e in events)
@@ -200,4 +216,4 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
                f"samples, median {max(lengths[len(lengths) // 2], 1)})")
     if left_alone:
         summary += f"; {left_alone} at the file's ends left alone"
-    return Outcome(out, summary, sorted(events, key=lambda e: (e.start, e.channel)))
+    return Outcome(out, summary, events)

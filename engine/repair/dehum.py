@@ -59,7 +59,9 @@ def _prominence_db(mono: np.ndarray, sr: int) -> tuple[float, np.ndarray]:
     for s in starts:
         power = np.abs(np.fft.rfft(mono[s:s + seg] * window, size)[:top]) ** 2 + 1e-300
         peak = maximum_filter1d(power, 2 * near + 1)
-        floor = median_filter(power, 2 * local + 1, mode="nearest")
+        # what lies 80 dB under the stretch's loudest bin (a window's sidelobes, rounding)
+        # never stands out
+        floor = median_filter(power, 2 * local + 1, mode="nearest") + power.max() * 1e-8
         stands.append(10 * np.log10(peak / floor))
     return df, np.median(stands, axis=0)
 

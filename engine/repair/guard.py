@@ -3,7 +3,7 @@
 - No non-finite sample is ever written.
 - No 10 ms window of the output peaks above the input's peak over the same
   window and its two neighbours by more than ``LOUDER_DB`` (de-clip: by its
-  headroom instead, above the clip level).
+  headroom instead, above the clip level), unless it stays below -120 dBFS.
 - Where either fails, the output goes back to the input over that window,
   cross-faded over ``FADE_SECONDS`` inside the neighbouring windows: a blend of
   two signals never peaks above the louder of them, so the fade cannot break
@@ -18,6 +18,7 @@ import numpy as np
 WINDOW_SECONDS = 0.01
 LOUDER_DB = 1.0
 FADE_SECONDS = 0.002
+INAUDIBLE = 1e-6  # a window peaking below -120 dBFS is never louder than anything
 
 
 def _window_peaks(x: np.ndarray, w: int) -> np.ndarray:
@@ -39,7 +40,7 @@ def safe(x: np.ndarray, y: np.ndarray, sample_rate: int, *,
     near = px.copy()
     near[:, 1:] = np.maximum(near[:, 1:], px[:, :-1])
     near[:, :-1] = np.maximum(near[:, :-1], px[:, 1:])
-    bad = ~(py <= near * 10 ** (louder_db / 20))  # NaN or inf in y: bad too
+    bad = ~(py <= np.maximum(near * 10 ** (louder_db / 20), INAUDIBLE))  # NaN, inf: bad
     if not bad.any():
         return y, 0
     keep = np.repeat(~bad, w, axis=1)[:, :n].astype(np.float64)
