@@ -7,7 +7,7 @@ the GUI thread then writes them and pushes the report's step, so the canvas, the
 audio and the undo stack only ever see a whole repair, as one undo step, and a
 cancelled one leaves the document as it was. Preview processes a copy of the
 region's audio in a worker and loops it (Compare then plays it unprocessed).
-The clicks de-click repaired can be stepped through (Repair > Next/Previous click).
+The clicks de-click repaired are marked in the time ruler (app.repairmarks).
 """
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from app.compare_ab import Switch, reader
 from app.editing import StrokeCommand
 from app.repairdialog import RepairDialog
-from app.view import format_time
+from app.repairmarks import ClickMarks
 from brushes.repairs import FULL_SCALE, MODULES, _band, repair, settings_of
 from engine.layout import channel_names
 from engine.repair import guard
@@ -49,16 +49,16 @@ class RepairActions:
     def build_repair_menu(self, bar) -> None:
         menu = bar.addMenu("&Repair")
         self.repair_dialog: RepairDialog | None = None
-        self.repair_events: list[tuple[float, float, int]] = []  # de-click's, in time order
-        self.event_index = -1
+        self.click_marks = ClickMarks(self)
         self.preview_dialog: RepairDialog | None = None  # the dialog whose preview plays
         self.repair_actions = {
             name: self._action(menu, f"{m.title}…", lambda _=False, n=name: self.open_repair(n))
             for name, m in MODULES.items()}
         menu.addSeparator()
         self.event_actions = [
-            self._action(menu, "&Next repaired click", lambda: self.step_event(1), "Ctrl+]"),
-            self._action(menu, "&Previous repaired click", lambda: self.step_event(-1),
+            self._action(menu, "&Next repaired click", lambda: self.click_marks.step(1),
+                         "Ctrl+]"),
+            self._action(menu, "&Previous repaired click", lambda: self.click_marks.step(-1),
                          "Ctrl+[")]
         self.document_actions += list(self.repair_actions.values())
 
@@ -141,11 +141,12 @@ class RepairActions:
                 return  # another document meanwhile
             if report.changed:
                 kept.write_to(doc)
-                self.undo_stack.push(StrokeCommand(doc, report.step))
+                command = StrokeCommand(doc, report.step)
+                self.undo_stack.push(command)
                 self.canvas.update()
+                if name == "declick":
+                    self.click_marks.set(doc, command, report.events)
             self.statusBar().showMessage(report.line(), SHOWN_MS)
-            self.repair_events = sorted(report.events) if name == "declick" else []
-            self.event_index = -1
 
         worker = self.run_worker(dialog.module.title, work, done, blocks_editing=True)
         if worker is None:
@@ -227,26 +228,3 @@ class RepairActions:
         if self.preview_dialog is not None:
             dialog, self.preview_dialog = self.preview_dialog, None
             dialog.preview_stopped()
-
-    # -- de-click's clicks -----------------------------------------------------------
-    def step_event(self, direction: int) -> None:
-        """Move the playhead to the next (``direction`` 1) or previous repaired click,
-        the view following it; the status bar says which."""
-        events = self.repair_events
-        if not events or self.session is None:
-            self.statusBar().showMessage("No repaired clicks to step through (run "
-                                         "Repair > De-click first)", 5000)
-            return
-        self.event_index = (self.event_index + direction) % len(events)
-        seconds, length, channel = events[self.event_index]
-        view = self.canvas.view
-        if not view.t0 <= seconds <= view.t1:
-            width = view.t1 - view.t0
-            view.t0 = max(seconds - width / 2, 0.0)
-            view.t1 = view.t0 + width
-            self.area.view_changed()
-        self.canvas.set_playhead(seconds)
-        names = list(self.doc.audio.layout) or list(channel_names(self.doc.channels))
-        self.statusBar().showMessage(
-            f"click {self.event_index + 1} of {len(events)} at {format_time(seconds)}, "
-            f"{length * 1000:.1f} ms, channel {names[channel]}", SHOWN_MS)

@@ -30,6 +30,7 @@ class TimeRuler(QWidget):
         super().__init__(parent)
         self.view = view
         self.setFixedHeight(22)
+        self.overlay = None  # draws more over the ruler: ``overlay(painter, ruler)``
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self.setToolTip("Drag to scrub: hear what is under the pointer")
 
@@ -63,6 +64,8 @@ class TimeRuler(QWidget):
                 f"{int(t // 60)}:{t % 60:04.1f}" if t >= 60 else f"{t:g} s"
             p.drawText(int(x) + 3, self.height() - 8, label)
             t += step
+        if self.overlay is not None:
+            self.overlay(p, self)
         p.end()
 
 
