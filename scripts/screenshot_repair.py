@@ -5,37 +5,20 @@ its noise learnt as the profile, the dialog beside the window.
 """
 
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui import configure_opengl  # noqa: E402
+from scripts.screenshots import demo_window  # noqa: E402
 
 
 def main() -> None:
-    configure_opengl()
-    from PySide6.QtCore import QPoint, QSettings, Qt
-    from PySide6.QtGui import QPainter
+    from PySide6.QtCore import QPoint, QRect, Qt
+    from PySide6.QtGui import QColor, QPainter
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
-    from app.cli import DEMO
-    from app.window import MainWindow
-
-    app = QApplication([])
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,
-                      tempfile.mkdtemp())
-    window = MainWindow("cpu")
-    window.resize(1400, 860)
-    window.show()
-    window.open_path(DEMO)
-    deadline = time.time() + 30
-    while window.session is None and time.time() < deadline:
-        app.processEvents()
-    window.view_panel.colormap.setCurrentText("magma")
+    app, window = demo_window()
     window.tool_actions["select"].trigger()
     view, canvas = window.canvas.view, window.canvas
     start = QPoint(round(view.x_of(1.0)), round(view.y_of(9000)))
@@ -53,10 +36,17 @@ def main() -> None:
         if canvas.complete:
             break
     shot = window.grab()
-    painter = QPainter(shot)
-    panel = dialog.grab()
-    painter.drawPixmap(QPoint((shot.width() - panel.width()) // 2,
-                              (shot.height() - panel.height()) // 2), panel)
+    painter = QPainter(shot)  # the dialog over the window, framed as a window manager would
+    panel, title = dialog.grab(), 24
+    at = QPoint((shot.width() - panel.width()) // 2, (shot.height() - panel.height()) // 2)
+    frame = QRect(at.x() - 1, at.y() - title, panel.width() + 1, panel.height() + title)
+    painter.fillRect(frame, QColor(60, 64, 72))
+    painter.setPen(QColor(235, 235, 240))
+    painter.drawText(frame.adjusted(10, 0, 0, -panel.height()), Qt.AlignmentFlag.AlignVCenter,
+                     dialog.windowTitle())
+    painter.drawPixmap(at, panel)
+    painter.setPen(QColor(60, 64, 72))
+    painter.drawRect(frame)
     painter.end()
     shot.save(str(ROOT / "docs" / "screenshot-repair.png"))
     dialog.close()

@@ -14,18 +14,19 @@ sys.path.insert(0, str(ROOT))
 from app.gui import configure_opengl  # noqa: E402
 
 
-def main() -> None:
+def demo_window():
+    """The application and a 1400 x 860 window on the demo (magma), in the first-run
+    layout, not this machine's saved one."""
     configure_opengl()
-    from PySide6.QtCore import QPoint, QSettings, Qt
-    from PySide6.QtTest import QTest
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from app.cli import DEMO
     from app.window import MainWindow
 
     app = QApplication([])
-    settings = tempfile.mkdtemp()  # the first-run layout, not this machine's saved one
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, settings)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,
+                      tempfile.mkdtemp())
     window = MainWindow("cpu")
     window.resize(1400, 860)
     window.show()
@@ -34,6 +35,14 @@ def main() -> None:
     while window.session is None and time.time() < deadline:
         app.processEvents()
     window.view_panel.colormap.setCurrentText("magma")
+    return app, window
+
+
+def main() -> None:
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    app, window = demo_window()
     window.view_panel.log.setChecked(True)
 
     def settle():
