@@ -34,7 +34,7 @@ from engine.repair import attenuate, declick, guard, steady, track
 
 TRACK_MIN_SECONDS = 0.1  # a shorter stroke gives no track to follow
 TRACK_PAD_SECONDS = 0.05  # the tone's fade beyond the stroke's ends goes with it
-TRACK_WINS = 2.0  # the followed tone replaces the steady one when it removes this much more
+TRACK_WINS = 1.25  # the followed tone replaces the steady one when it removes this much more
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
 NO_CLICK = ("no click found under the stroke, nothing changed: paint across the click itself "
             "(zoom in: a click is a thin vertical line), or raise the brush's radius_ms")
