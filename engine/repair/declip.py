@@ -2,20 +2,25 @@
 consistently.
 
 Detection (:mod:`engine.repair.declip_detect`) finds, per channel and polarity,
-the level the waveform piles up at: runs of consecutive samples at (or, after a
-codec, within a small band of) the extreme, reached steeply, as a clipper makes
+the clip level: the peak, where runs of samples sit exactly at it, or else where
+the amplitudes pile up (a codec or a resampler makes a plateau wobble and
+overshoot), as long as a few runs on it are reached steeply, as a clipper makes
 them, unlike a smooth peak. ``threshold`` forces the level instead.
 
 Restoration (:mod:`engine.repair.declip_spade`): A-SPADE on blocks of about
 46 ms overlapping by half, only those holding a clipped sample; each block's
 restoration is consistent (reliable samples as they were, each clipped sample at
-or beyond its clip level with its sign, and at most ``headroom_db`` above it),
-and the blocks are cross-faded with a Hann window, which keeps that. How far a
-restored sample goes beyond the level is then shrunk to ``EXCESS`` of A-SPADE's:
-its sparse spectrum overshoots flat-topped (compressed) music, which made one
-take of 40 (seed 1) 2 dB worse than its clipped input; at 0.7 none is, and the
-median gain stays (+6.1 dB on seed 1's development set, +5.8 unshrunk). Only
-the clipped samples are written: every other sample is returned bit-exact.
+or beyond its clip level with its sign), and the blocks are cross-faded with a
+Hann window, which keeps that. How far a restored sample goes beyond the level
+is then shrunk to ``EXCESS`` of A-SPADE's (its sparse spectrum overshoots
+flat-topped, compressed music: one take of 40 had lost 2 dB SI-SDR against its
+clipped input; at 0.7 none does, and the median gain rose from +5.8 to +6.1 dB
+on seed 1), and clamped to ``headroom_db`` above the level. Only the clipped
+samples are written: every other sample is returned bit-exact.
+
+Measured by bench/bench_declip.py (120 takes of speech, sounds and music clipped
+at 20-70 % of their peak, seeds 1-3): no take worse than its input by SI-SDR,
+PESQ-WB or STOI; SI-SDR +6.0 dB (median) for inputs of 5-10 dB.
 """
 
 import numpy as np
