@@ -126,6 +126,9 @@ class Editor:
         for i, spec in enumerate(strokes):
             where = f"strokes[{i}]"
             spec = expect_object(spec, where)
+            if "repair" in spec:
+                changed += self._run_repair(spec, where)
+                continue
             unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
             if unknown:
                 raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
@@ -138,6 +141,34 @@ class Editor:
             step = paint(self.doc, name, points, params, curves, self.history)
             changed += self._told(step, where)
         return changed
+
+
+    def _run_repair(self, spec: dict, where: str) -> bool:
+        """A script's ``{"repair": NAME, "set": {...}, "start": S, "end": S, "low": HZ,
+        "high": HZ, "channel": N, "profile": [S, S]}`` step; whether it changed anything."""
+        unknown = set(spec) - {"repair", "set", "start", "end", "low", "high", "channel",
+                               "profile"}
+        if unknown:
+            raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} of a "
+                                 "repair step")
+        bounds = {}
+        for key in ("start", "end", "low", "high", "channel"):
+            value = spec.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(
+                    value, (int, float)) or not math.isfinite(value)):
+                raise ParameterError(f"{where}.{key}: expected a number, got {value!r:.40}")
+            bounds[key] = value
+        if bounds["channel"] is not None:
+            bounds["channel"] = int(bounds["channel"])
+        profile = spec.get("profile")
+        if profile is not None and not (isinstance(profile, list) and len(profile) == 2 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in profile)):
+            raise ParameterError(f"{where}.profile: expected [start, end] in seconds")
+        report = self.repair(spec["repair"], profile=tuple(profile) if profile else None,
+                             **bounds, **expect_object(spec.get("set", {}), f"{where}.set"))
+        if not report.changed:
+            self.warnings[-1] = f"{where}: {self.warnings[-1]}"
+        return report.changed
 
 
 Curves = dict[str, dict[str, Curve]]

@@ -85,3 +85,36 @@ def test_editor_repair_is_one_undo_step_bit_for_bit(write_audio, rng):
     assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before)
     ed.redo()
     assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), after)
+
+
+def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a.wav", "b.wav"):
+        write_audio(f"in/{name}", x[None].astype(np.float32), SR, "FLOAT")
+    out = tmp_path / "out"
+    r = specpaint("batch", folder, "-o", out, "--repair", "declick:sensitivity=5",
+                  "--repair-after", "dehum", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "batch-report.json").read_text())
+    for entry in report["files"]:
+        assert entry["status"] == "done"
+        assert entry["notes"] == ["strokes[1]: De-hum: found nothing to repair; nothing changed"]
+        y, _ = sf.read(entry["output"], dtype="float64")
+        assert si_sdr_db(clean, y) > si_sdr_db(clean, x) + 10
+    r = specpaint("batch", folder, "-o", tmp_path / "o2", "--repair", "declick:loud")
+    assert r.returncode == 2 and "--repair: 'loud' is not K=V" in r.stderr
+
+
+def test_a_stroke_script_step_repairs_a_region(write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    ed = Editor.open(write_audio("c.wav", x[None].astype(np.float32), SR, "FLOAT"))
+    changed = ed.run_script([{"repair": "declick", "start": 1.0, "end": 2.0},
+                             {"repair": "dehum"}])
+    assert changed == 1 and ed.warnings == [
+        "strokes[1]: De-hum: found nothing to repair; nothing changed"]
+    y = ed.audio()[0]
+    assert np.array_equal(y[:SR - 2048], ed.doc.audio.samples[0, :SR - 2048]) or \
+        np.abs(y[:SR - 2048] - x[:SR - 2048]).max() < 1e-5  # before the region: as it was
+    assert si_sdr_db(clean[SR:], y[SR:]) > si_sdr_db(clean[SR:], x[SR:]) + 10
