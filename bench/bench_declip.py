@@ -21,6 +21,7 @@ markdown table.
 
 import argparse
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -153,17 +154,27 @@ def long_music(seconds: float = 600.0, sample_rate: int = 44100) -> np.ndarray:
 def speed(runs: int) -> str:
     x = long_music()
     x = np.clip(x, -0.5 * np.max(np.abs(x)), 0.5 * np.max(np.abs(x)))
-    ours, peer = [], []
+    ours, ours_cpu, peer, peer_cpu = [], [], [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        outcome = declip.run(x, 44100)
-        ours.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        cubic_peer(x)
-        peer.append(time.perf_counter() - t0)
+        outcome, wall, cpu = _timed(lambda: declip.run(x, 44100))
+        ours.append(wall)
+        ours_cpu.append(cpu)
+        _, wall, cpu = _timed(lambda: cubic_peer(x))
+        peer.append(wall)
+        peer_cpu.append(cpu)
+    m = statistics.median
     return (f"Speed: 10 min of stereo music at 44.1 kHz clipped at 50 % of its peak "
-            f"({outcome.summary}): de-clip {statistics.median(ours):.1f} s, cubic spline peer "
-            f"{statistics.median(peer):.1f} s (median of {runs}, this 2-core CPU, shared).")
+            f"({outcome.summary}): de-clip {m(ours):.1f} s ({m(ours_cpu):.1f} s of CPU), "
+            f"cubic spline peer {m(peer):.1f} s ({m(peer_cpu):.1f} s of CPU); median of {runs} "
+            f"on this 2-core CPU, shared with other work (load average {os.getloadavg()[0]:.1f}): "
+            "the CPU seconds are what the process itself used.")
+
+
+def _timed(work):
+    """``work()``, its wall-clock seconds and the CPU seconds this process used."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = work()
+    return result, time.perf_counter() - t0, time.process_time() - c0
 
 
 def main() -> None:

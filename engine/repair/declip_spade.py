@@ -29,31 +29,31 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     weight[0] = weight[-1] = 1.0
     low, high = low.astype(np.float32), high.astype(np.float32)
     x = np.clip(blocks, low, high).astype(np.float32)
-    out = x.copy()
+    out = np.empty_like(x)
     analysis = _analyse(x, size, norm)
     dual = np.zeros_like(analysis)
-    k = np.ones(batch)
+    k = 1.0  # the same for every block: they all start together
     rows = np.arange(batch)  # which block each row still being solved is
     for _ in range(MAX_ROUNDS):
         coefficients = analysis + dual
         power = coefficients.real ** 2 + coefficients.imag ** 2
-        keep = np.minimum(k.astype(int), w + 1)
-        kth = -np.partition(-power, keep - 1, axis=1)
-        sparse = np.where(power >= np.take_along_axis(kth, (keep - 1)[:, None], 1),
-                          coefficients, 0)
+        keep = min(int(k), w + 1)  # the keep-th largest power of each row, and all above it
+        kth = np.partition(power, w + 1 - keep, axis=1)[:, w + 1 - keep, None]
+        sparse = np.where(power >= kth, coefficients, 0)
         x = scipy.fft.irfft(sparse - dual, size, axis=1, workers=-1)[:, :w] * norm
         np.clip(x, low, high, out=x)
         analysis = _analyse(x, size, norm)
         residual = analysis - sparse
         dual += residual
-        k += np.maximum(1.0, GROWTH * k)
+        k += max(1.0, GROWTH * k)
         going = (weight * (residual.real ** 2 + residual.imag ** 2)).sum(1) > TOLERANCE ** 2
-        out[rows] = x
         if not going.all():
-            rows, x, low, high, k = rows[going], x[going], low[going], high[going], k[going]
+            out[rows[~going]] = x[~going]
+            rows, x, low, high = rows[going], x[going], low[going], high[going]
             analysis, dual = analysis[going], dual[going]
         if len(rows) == 0:
             break
+    out[rows] = x
     return out.astype(np.float64)
 
 
