@@ -82,8 +82,11 @@ def cmd_batch(args, quick_stroke) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
     strokes = load_stroke_script(args.strokes) if args.strokes else [quick_stroke(args)]
-    settings = Settings(with_presets_resolved(strokes), analysis(args), args.bits,
-                        not args.no_dither)
+    try:  # checked as apply checks it (brushes.script.checked_script)
+        strokes = with_presets_resolved(strokes)
+    except ParameterError as e:
+        raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
+    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brushes.script import Editor
+from brushes.script import Editor, ScriptStroke, checked_script
 from engine.atomic import write_bytes
 from engine.audio import READ_SUFFIXES, Audio, load
 from engine.document import Document
@@ -31,6 +31,8 @@ from engine.metrics import si_sdr_db, snr_db
 
 STACK = 8  # files painted as one document at most (see paint_many)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
+PROBE_SECONDS = 2.0  # check_settings' probe: at most this long
+PROBE_TONES = 32  # steady tones in the probe, at most
 _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
 SETTINGS = "batch-settings.json"  # what the journal's files were painted with
@@ -204,36 +206,41 @@ def _paint_each(audios: list[Audio], settings: Settings) -> list:
 
 
 def check_settings(settings: Settings) -> None:
-    """Paint the strokes on a probe: a bad script, preset or analysis setting raises
+    """Check the stroke script (:func:`brushes.script.checked_script`, as ``apply`` does)
+    and paint it on a short probe: a bad script, preset or analysis setting raises
     here, once, instead of failing every file of the batch. Then decide
     ``settings.stacks``: whether two files painted stacked give the bits each gives
     alone (not when a stroke names a channel, or a brush weighs the channels
     together, as the steady repairs do, or the transform's sums depend on the
-    channel count)."""
+    channel count). The probe is at most PROBE_SECONDS long, strokes past it clipped
+    to it as on a short file, so its cost does not grow with how far they reach;
+    :func:`_paint_stack` checks the first stack of each shape of real files again."""
     rate = 44100
     settings.stacks = False
-    pair = _stack_probe(settings.strokes, rate)
+    pair = _stack_probe(checked_script(settings.strokes), rate)
     alone = [paint_audio(Audio(x, rate), settings) for x in pair]
     stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)
     settings.stacks = np.array_equal(np.concatenate(alone), stacked)
 
 
-def _stack_probe(strokes: list, rate: int) -> list[np.ndarray]:
-    """Two mono takes as long as the strokes reach: noise, and steady tones at every
-    stroke point's frequency in the first, far from them in the second."""
-    points = [p for s in strokes if isinstance(s, dict) for p in (s.get("points") or [])
-              if isinstance(p, (list, tuple)) and len(p) == 2]
-    seconds = min(STACK_SECONDS, max([1.0] + [float(p[0]) + 0.5 for p in points]))
-    hz = sorted({float(p[1]) for p in points} or {1000.0})
+def _stack_probe(strokes: list[ScriptStroke], rate: int) -> list[np.ndarray]:
+    """Two takes as long as the strokes reach (at most PROBE_SECONDS), with as many
+    channels as the strokes name: noise, and steady tones at the strokes' frequencies
+    (at most PROBE_TONES of them) in the first, far from them in the second."""
+    points = [p for s in strokes for p in s.points]
+    seconds = min(PROBE_SECONDS, max([1.0] + [p.time + 0.5 for p in points]))
+    hz = sorted({min(p.freq, rate / 2) for p in points} or {1000.0})
+    hz = [hz[i] for i in np.linspace(0, len(hz) - 1, min(len(hz), PROBE_TONES)).astype(int)]
+    channels = 1 + max([0] + [s.channel for s in strokes if s.channel is not None])
     t = np.arange(int(seconds * rate)) / rate
     rng = np.random.default_rng(0)
     takes = []
     for shift in (1.0, 2.9):
-        x = 0.05 * rng.standard_normal(len(t))
+        x = 0.05 * rng.standard_normal((channels, len(t)))
         for f in hz:
             f = f * shift if f * shift < rate / 2 else f / shift
             x += 0.3 / len(hz) * np.sin(2 * np.pi * f * t)
-        takes.append(x[None].astype(np.float32))
+        takes.append(x.astype(np.float32))
     return takes
 
 

@@ -15,12 +15,14 @@ import json
 import math
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from brushes.history import DEFAULT_LIMIT, History
 from brushes.painter import paint
 from brushes.params import Curve
 from brushes.presets import expect_object, find_preset, parse_preset
+from brushes.registry import get_brush
 from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.errors import ParameterError
@@ -98,21 +100,13 @@ class Editor:
         return export(self.audio(), self.doc.sample_rate, path, **options)
 
     def run_script(self, strokes: list) -> int:
-        """Paint every stroke of a decoded stroke script; returns how many."""
-        for i, spec in enumerate(strokes):
-            where = f"strokes[{i}]"
-            spec = expect_object(spec, where)
-            unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
-            if unknown:
-                raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-            overrides = expect_object(spec.get("set", {}), f"{where}.set")
-            name, params, curves = _brush_settings(spec.get("preset"), spec.get("brush"),
-                                                   overrides, spec.get("inputs"), where)
-            if "channel" in spec:
-                params["channel"] = spec["channel"]
-            points = self._inside(_points(spec.get("points"), f"{where}.points"), where)
-            paint(self.doc, name, points, params, curves, self.history)
-        return len(strokes)
+        """Paint every stroke of a decoded stroke script; returns how many. The whole
+        script is checked (:func:`checked_script`) before the first stroke is painted."""
+        checked = checked_script(strokes)
+        for stroke in checked:
+            paint(self.doc, stroke.brush, self._inside(stroke.points, stroke.where),
+                  stroke.params, stroke.curves, self.history)
+        return len(checked)
 
 
 Curves = dict[str, dict[str, Curve]]
@@ -138,27 +132,67 @@ def _brush_settings(preset: str | None, brush: str | None, overrides: dict,
     return name, params, curves
 
 
-def with_presets_resolved(strokes: list) -> list:
-    """The strokes with each preset named replaced by what it holds now (its brush,
-    settings and input curves), so that they paint the same wherever and whenever
-    they run: on a cluster worker without this user's presets, or after a preset
-    file was edited. What is not a stroke naming a preset stays as it is, for
-    :meth:`Editor.run_script` to refuse in its words."""
+@dataclass(frozen=True)
+class ScriptStroke:
+    """A stroke of a script, checked: its brush, settings, input curves and points."""
+    where: str  # "strokes[i]", which starts every message about it
+    brush: str
+    settings: dict  # the preset's and the script's "set", validated
+    curves: Curves
+    points: list[StrokePoint]
+    channel: int | None = None  # the script's "channel" (-1: all), if it names one
+
+    @property
+    def params(self) -> dict:
+        return self.settings if self.channel is None else {**self.settings,
+                                                           "channel": self.channel}
+
+
+def checked_script(strokes) -> list[ScriptStroke]:
+    """Every stroke of a decoded stroke script checked, as ``apply`` and ``batch`` both
+    take it: keys, the preset or brush, its settings, input curves, channel and points
+    (finite, seconds and Hz not negative, pressure within 0 to 1). What depends on the
+    file (a channel it lacks, points past its end) is left to painting."""
+    if not isinstance(strokes, list):
+        raise ParameterError("a stroke script is a JSON list of strokes, not "
+                             f"{type(strokes).__name__}")
     out = []
     for i, spec in enumerate(strokes):
-        if not isinstance(spec, dict) or not isinstance(spec.get("preset"), str) or \
-                "brush" in spec:
+        where = f"strokes[{i}]"
+        spec = expect_object(spec, where)
+        unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
+        if unknown:
+            raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        overrides = expect_object(spec.get("set", {}), f"{where}.set")
+        name, settings, curves = _brush_settings(spec.get("preset"), spec.get("brush"),
+                                                 overrides, spec.get("inputs"), where)
+        brush = get_brush(name, f"{where}.brush")
+        _, extra = brush.resolve(settings, f"{where}.set")  # raises on a bad value
+        if extra:
+            raise ParameterError(f"{where}.set: {brush.name} has no parameter(s) "
+                                 f"{', '.join(extra)}")
+        channel = brush.param("channel").validate(spec["channel"], f"{where}.channel") \
+            if "channel" in spec else None
+        out.append(ScriptStroke(where, brush.name, settings, curves,
+                                _points(spec.get("points"), f"{where}.points"), channel))
+    return out
+
+
+def with_presets_resolved(strokes: list) -> list:
+    """The strokes (checked: :func:`checked_script`) with each preset named replaced by
+    what it holds now (its brush, settings and input curves), so that they paint the
+    same wherever and whenever they run: on a cluster worker without this user's
+    presets, or after a preset file was edited."""
+    out = []
+    for spec, stroke in zip(strokes, checked_script(strokes), strict=True):
+        if "preset" not in spec:
             out.append(spec)
             continue
-        where = f"strokes[{i}]"
-        name, params, curves = _brush_settings(
-            spec["preset"], None, expect_object(spec.get("set", {}), f"{where}.set"),
-            spec.get("inputs"), where)
         resolved = {k: v for k, v in spec.items() if k not in ("preset", "set", "inputs")}
-        resolved.update(brush=name, set=params)
-        if curves:
+        resolved.update(brush=stroke.brush, set=stroke.settings)
+        if stroke.curves:
             resolved["inputs"] = {p: {src: [list(pt) for pt in c] for src, c in by.items()}
-                                  for p, by in curves.items()}
+                                  for p, by in stroke.curves.items()}
         out.append(resolved)
     return out
 
