@@ -171,6 +171,12 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
     ({"analysis": ["stft"]}, "analysis"),
+    ({"analysis": {"transform": "stft", "hop": 511.9}}, "hop: 511.9 is not a whole number"),
+    ({"analysis": {"transform": "stft", "n_fft": "2048"}},
+     "n_fft: expected a finite number, got str '2048'"),
+    ({"analysis": {"transform": "stft", "window": 3}}, "window: expected a name, got int"),
+    ({"analysis": {"transform": "cq", "bins_per_octave": 47.5}}, "bins_per_octave: 47.5 is not"),
+    ({"analysis": {"transform": "cq", "fmin": "low"}}, "fmin: expected a finite number"),
     ({"view": [1, 2]}, "view"),
     ({"view": "big"}, "view"),
     ({"view": {"t0": "soon"}}, "view"),
@@ -264,6 +270,11 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
     before = window.doc
     crafted = [build(tmp_path / "view.spp", {**manifest, "view": [1, 2]}, arrays),
                build(tmp_path / "rate.spp", {**manifest, "sample_rate": 10**12}, arrays),
+               build(tmp_path / "hop.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                      "hop": 511.9}}, arrays),
+               build(tmp_path / "nfft.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                       "n_fft": "2048"}},
+                     arrays),
                amplified(tmp_path, valid)]
     for path in crafted:
         window.open_path(path)
