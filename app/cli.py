@@ -188,8 +188,8 @@ def cmd_render(args) -> None:
         doc = _open(args)
         image = doc.render(width=args.width, height=args.height or doc.n_bins,
                            channel=args.channel, log_freq=args.log_freq, **style)
-    write_png(image, out)
-    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})")
+    cleared = write_png(image, out)
+    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})" + (f"; {cleared}" if cleared else ""))
 
 
 def _render_view(args, style):

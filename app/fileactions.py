@@ -244,11 +244,12 @@ class FileActions:
         index = self.undo_stack.index()
 
         def done(saved):
-            self.project_path = saved
+            self.project_path = saved.path
             if self.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
                 self.undo_stack.setClean()
             self._update_title()
-            self.statusBar().showMessage(f"saved {saved}", 5000)
+            self.statusBar().showMessage(f"saved {saved.path}" + (
+                f"; {saved.cleared}" if saved.cleared else ""), 10000 if saved.cleared else 5000)
             if callable(then):
                 then()
 

@@ -247,14 +247,17 @@ def _stack_probe(strokes: list[ScriptStroke], rate: int) -> list[np.ndarray]:
 def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> tuple:
     """Export ``wave`` with the input's metadata (tags, bext, markers) to the job's output
     (atomically) and measure it against the input; returns the metrics and notes
-    on the metadata the output's format could not keep."""
+    on the metadata the output's format could not keep (and on stale temporary files
+    removed beside it)."""
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
     report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
                     dither=settings.dither, metadata=audio.metadata)
+    notes = [f"not kept: {lost}" for lost in report.not_kept]
+    if report.cleared:  # temporary files of a killed run in its folder
+        notes.append(report.cleared)
     return ({"snr_db": _finite(snr_db(audio.samples, wave)),
-             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))},
-            [f"not kept: {lost}" for lost in report.not_kept])
+             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))}, notes)
 
 
 def _finite(x: float) -> float | None:

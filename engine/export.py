@@ -55,11 +55,13 @@ class ExportReport:
     action: str  # what was done about them: "none", "clipped", "kept (float)", ...
     dithered: bool = False
     not_kept: tuple[str, ...] = ()  # metadata of the source the format could not hold
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
 
     def summary(self) -> str:
         head = f"wrote {self.path} ({self.format} {self.subtype}" + \
             (", TPDF dither" if self.dithered else "")
         lost = f"; not kept: {', '.join(self.not_kept)}" if self.not_kept else ""
+        lost += f"; {self.cleared}" if self.cleared else ""
         if self.clipped_samples == 0:
             return f"{head}, peak {self.peak_dbfs:.1f} dBFS){lost}"
         return (f"{head}); input peak "
@@ -185,7 +187,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     rng = np.random.default_rng(DITHER_SEED)
     # Created by libsndfile itself so it gets the user's normal permissions.
     try:
-        clear_stale(path)
+        cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
         raise AudioError(f"{path}: cannot write here ({e.strerror or e}); nothing was "
@@ -215,4 +217,4 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     step(1.0, progress, None)
     peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
     return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither,
-                        tuple(not_kept))
+                        tuple(not_kept), cleared)
