@@ -49,6 +49,8 @@ def cmd_features(args) -> int:
     failed = [f for f in manifest["files"] if "error" in f]
     for f in failed:
         print(f"specpaint: warning: {f['path']}: {f['error']}", file=sys.stderr)
+    for note in manifest.get("notes", []):  # what a killed run had left
+        print(f"specpaint: note: {note}", file=sys.stderr)
     shape = manifest["features"]["shape"]
     print(f"{len(paths) - len(failed)} of {len(paths)} file(s): {shape[0]} items of "
           f"{shape[1]} mels x {shape[2]} frames ({settings.dtype}) in {args.output_dir}")
