@@ -180,6 +180,9 @@ def cmd_render(args) -> None:
     out = Path(args.output)
     if out.suffix.lower() != ".png":
         raise ParameterError(f"{out}: the image must be a .png file")
+    if args.channel is not None and args.channel < 0:
+        raise ParameterError(f"--channel {args.channel}: channels are numbered from 0 (leave "
+                             "--channel out for the loudest of all)")
     check_destination(out, Path(args.file), force=False)
     style = dict(colormap=args.colormap, top_db=args.top_db, range_db=args.db_range)
     if getattr(args, "view", None):
@@ -309,11 +312,19 @@ def cmd_presets(args) -> None:
 
 def cmd_demo(args) -> None:
     from engine.audio import AudioError
+    from engine.errors import OutputError
 
     if not DEMO.exists():
         raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
     out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # before anything is printed: no partial output
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot create the folder ({e.strerror}); give -o a folder "
+                          "you can write to") from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"{out}: cannot write in this folder (read-only or not yours); give "
+                          "-o a folder you can write to")
     common = dict(file=str(DEMO), transform="stft", n_fft=2048, hop=None, window="hann",
                   bins_per_octave=48, fmin=32.7, allow_truncated=False,
                   device=args.device)

@@ -23,7 +23,7 @@ import numpy as np
 
 from brushes.script import Editor, ScriptStroke, checked_script
 from engine.atomic import write_bytes
-from engine.audio import READ_SUFFIXES, Audio, load
+from engine.audio import READ_SUFFIXES, Audio, load, not_a_file
 from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
@@ -69,21 +69,28 @@ class Record:
     notes: list = field(default_factory=list)  # repairs on decoding, strokes clipped to it
 
 
-def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list[Job]:
+def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None,
+              skipped: list[str] | None = None) -> list[Job]:
     """Files named, folders (recursively) and globs, each mapped to the same
-    relative place under ``outdir`` (``suffix``: another format's extension)."""
+    relative place under ``outdir`` (``suffix``: another format's extension). What a
+    folder or a glob holds under an audio name that is no file to read (a dangling
+    link, a FIFO) is not taken and goes into ``skipped``, with why."""
     found: dict[Path, Path] = {}  # input -> path relative to what was named
     for spec in specs:
         path = Path(spec)
         if path.is_dir():
-            found.update((f, f.relative_to(path)) for f in sorted(path.rglob("*"))
-                         if f.is_file() and f.suffix.lower() in READ_SUFFIXES)
+            found.update((f, f.relative_to(path)) for f in _readable(
+                [f for f in sorted(path.rglob("*")) if f.suffix.lower() in READ_SUFFIXES],
+                skipped))
+        elif (what := not_a_file(path)) is not None:
+            raise ParameterError(f"{spec}: is {what}, not an audio file or a folder")
         elif path.is_file():
             found[path] = Path(path.name)
         elif glob.has_magic(spec):
             base = Path(*[p for p in _until_magic(Path(spec).parts)])
-            found.update((Path(m), Path(m).relative_to(base))
-                         for m in sorted(glob.glob(spec, recursive=True)) if Path(m).is_file())
+            found.update((f, f.relative_to(base)) for f in _readable(
+                [Path(m) for m in sorted(glob.glob(spec, recursive=True))
+                 if not Path(m).is_dir()], skipped))
         else:
             raise ParameterError(f"{spec}: no such file or folder")
     out = outdir.resolve()
@@ -100,6 +107,19 @@ def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list
     if not jobs:
         raise ParameterError(f"no audio files found in {', '.join(specs)}")
     return jobs
+
+
+def _readable(paths: list[Path], skipped: list[str] | None) -> list[Path]:
+    """The regular files of ``paths``; the rest but folders (dangling links, FIFOs,
+    sockets, devices) into ``skipped`` with why."""
+    out = []
+    for path in paths:
+        if (what := not_a_file(path)) is not None:
+            if skipped is not None:
+                skipped.append(f"{path}: {what}")
+        elif path.is_file():
+            out.append(path)
+    return out
 
 
 def check_outputs(jobs: list[Job], bits: str | None) -> None:
@@ -440,8 +460,10 @@ def _infinity_as_text(name: str) -> str:
     return {"-Infinity": "-inf", "Infinity": "inf"}.get(name, name)
 
 
-def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float) -> dict:
-    """``batch-report.json``: every file's status, timings and metrics, and totals."""
+def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float, *,
+                 skipped: list[str] = ()) -> dict:
+    """``batch-report.json``: every file's status, timings and metrics, totals, and what
+    the folders held that was not taken (``skipped``: find_jobs)."""
     files = [asdict(journal.records[str(j.input)]) for j in jobs if str(j.input) in journal.records]
     failed = sum(f["status"] == "failed" for f in files)
     stages: dict[str, float] = {}
@@ -450,7 +472,8 @@ def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float
             stages[name] = round(stages.get(name, 0.0) + value, 4)
     report = {"files": files, "total": len(jobs), "done": len(files) - failed, "failed": failed,
               "not_run": len(jobs) - len(files), "seconds": round(seconds, 3),
-              "stage_seconds": stages}  # summed over files (and workers)
+              "stage_seconds": stages,  # summed over files (and workers)
+              "skipped": list(skipped)}
     write_bytes(outdir / REPORT, json.dumps(report, indent=1).encode())
     return report
 

@@ -3,7 +3,9 @@ libsndfile), atomically (a temporary file in the destination folder, renamed
 over the destination only when complete), never over the source file unless
 forced, and with clipping reported or handled."""
 
+import errno
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +144,23 @@ def _quantized(block: np.ndarray, subtype: str) -> np.ndarray:
     return q.astype(np.int32) << 8  # libsndfile takes PCM_24 from an int32's top 24 bits
 
 
+def _full(error: BaseException, folder: Path, room: int) -> str | None:
+    """What is free where a write failed for lack of room, else None. libsndfile reports
+    a full disk as "System error." only: then less left than ``room`` (bytes, a block
+    of what was being written) tells."""
+    if isinstance(error, OSError) and error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    if not isinstance(error, (OSError, sf.LibsndfileError)):
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if isinstance(error, OSError) or free < room:
+        return f"{free:,} bytes free in {folder}"
+    return None
+
+
 @timed("write")
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
@@ -209,7 +228,12 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         add_marker_names(tmp, fmt, metadata)
         commit(tmp, path)
     except BaseException as e:
+        # (asked while the partial file still takes its room)
+        full = _full(e, path.parent, room=8 * channels * block_frames)
         discard(tmp)
+        if full:
+            raise AudioError(f"{path}: writing failed: the disk is full ({full}); nothing was "
+                             "written. Free some space or write elsewhere") from e
         if isinstance(e, (sf.LibsndfileError, OSError)):
             raise AudioError(f"{path}: writing failed ({e}); nothing was written. Check free "
                              "space and permissions") from e

@@ -140,10 +140,12 @@ def decode(path: Path, sr: int) -> np.ndarray:
 
 
 def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
-            progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> dict:
+            progress: ProgressFn | None = None, cancel: CancelFlag | None = None, *,
+            skipped: list[str] = ()) -> dict:
     """Write features.npy, mapping.npy and manifest.json for ``paths`` into ``outdir``;
     returns the manifest. A file that cannot be read is listed with its error and
-    contributes no items."""
+    contributes no items; ``skipped``: what the folders held that was not taken
+    (brushes.batch.find_jobs), listed too."""
     s.check()
     outdir.mkdir(parents=True, exist_ok=True)
     mel = LogMel(s, device)
@@ -181,6 +183,7 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
             os.fsync(out.fileno())
         table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
         manifest = _manifest(files, table, s, device)
+        manifest["skipped"] = list(skipped)
         _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
     finally:
         stop.set()

@@ -168,7 +168,9 @@ def full_disk(tmp_path):
 
 def test_a_full_disk_gives_one_line_and_leaves_nothing(capsys, one_second, full_disk):
     long_audio = full_disk / "a.wav"  # 1 s of float at 22 kHz: 88 KB, more than fits
-    refused(capsys, "writing failed", "roundtrip", one_second, "-o", long_audio)
+    err = refused(capsys, "writing failed: the disk is full (", "roundtrip", one_second, "-o",
+                  long_audio)
+    assert "System error" not in err  # what libsndfile says (issue 37)
     refused(capsys, "writing failed", "render", one_second, "-o", full_disk / "a.png",
             "--width", "4000", "--height", "4000")
     assert list(Path(full_disk).iterdir()) == []
@@ -221,3 +223,59 @@ def test_a_project_saved_beside_a_killed_save_removes_its_part_and_says_so(qtbot
     assert not stale.exists()
     message = window.statusBar().currentMessage()
     assert f"saved {project}; removed 1 temporary file(s) in {tmp_path}" in message, message
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """A read-only file system (root only; skipped elsewhere: root writes anywhere else)."""
+    where = tmp_path / "ro"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k",
+                                            "tmpfs", str(where)], capture_output=True).returncode:
+        pytest.skip("mounting a file system needs root")
+    yield where
+    subprocess.run(["umount", str(where)])
+
+
+def test_the_demo_into_a_read_only_folder_is_one_line_before_any_output(capsys, read_only):
+    """Issue 37: an OSError (EROFS) traceback; and into an existing read-only folder it
+    printed the file's info before failing."""
+    for target in (read_only / "demo", read_only):
+        status, said, err = run(capsys, "demo", "-o", target)
+        assert status == 2 and said == "", said
+        assert len(err.strip().splitlines()) == 1 and "give -o a folder you can write to" in err
+
+
+def test_fifos_and_dangling_links_are_named_as_what_they_are(capsys, one_second, tmp_path):
+    """An existing FIFO was "no such file or folder" to batch and "empty" to info; in a
+    folder, FIFOs and dangling links were skipped without a word (issue 37)."""
+    import json
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.wav").write_bytes(one_second.read_bytes())
+    os.mkfifo(folder / "pipe.wav")
+    (folder / "gone.flac").symlink_to(tmp_path / "nowhere.flac")
+    refused(capsys, "pipe.wav: is a FIFO (named pipe), not an audio file", "info",
+            folder / "pipe.wav")
+    refused(capsys, "pipe.wav: is a FIFO (named pipe), not an audio file or a folder", "batch",
+            folder / "pipe.wav", "-o", tmp_path / "out", "--preset", "hard-eraser", "--line",
+            "0.1:440,0.5:440", "--jobs", "1")
+    status, _, err = run(capsys, "batch", folder, "-o", tmp_path / "out", "--preset",
+                         "hard-eraser", "--line", "0.1:440,0.5:440", "--jobs", "1")
+    assert status == 0 and "specpaint: skipped" in err and "listed in the report" in err
+    report = json.loads((tmp_path / "out" / "batch-report.json").read_text())
+    assert sorted(report["skipped"]) == [
+        f"{folder / 'gone.flac'}: a link to {tmp_path / 'nowhere.flac'}, which does not exist",
+        f"{folder / 'pipe.wav'}: a FIFO (named pipe)"]
+    assert report["done"] == 1
+    status, _, err = run(capsys, "features", folder, "-o", tmp_path / "features")
+    manifest = json.loads((tmp_path / "features" / "manifest.json").read_text())
+    assert status == 0 and len(manifest["skipped"]) == 2 and err.count("skipped") == 2
+
+
+def test_a_negative_channel_is_refused_by_render(capsys, one_second, out):
+    refused(capsys, "--channel -1: channels are numbered from 0", "render", one_second, "-o",
+            out / "a.png", "--channel", "-1")
+    refused(capsys, "--channel -1: channels are numbered from 0", "render", one_second, "-o",
+            out / "a.png", "--channel", "-1", "--view", "mel")

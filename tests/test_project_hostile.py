@@ -125,6 +125,17 @@ def test_arrays_that_are_not_an_archive_of_arrays(tmp_path, valid):
     with zipfile.ZipFile(other, "w") as z:
         z.writestr("readme.txt", "hi")
     refused(build(tmp_path / "txt.spp", manifest, npz_bytes=other.getvalue()), "not an array")
+    # numpy took these for pickles and advised allow_pickle=True (issue 37)
+    message = refused(build(tmp_path / "text.spp", manifest, npz_bytes=b"just some text"),
+                      r"arrays.npz is not a NumPy archive \(it begins b'just some te'\)")
+    assert "allow_pickle" not in message
+    link = tmp_path / "link.spp"
+    with zipfile.ZipFile(link, "w") as z:
+        z.writestr("manifest.json", json.dumps(manifest))
+        member = zipfile.ZipInfo("arrays.npz")
+        member.external_attr = (0o120777 << 16)  # a symbolic link, as zip -y stores one
+        z.writestr(member, "/etc/passwd")
+    refused(link, "arrays.npz is a symbolic link; a project holds the file itself")
 
 
 def npz_with(arrays, **members: bytes) -> bytes:
