@@ -115,9 +115,9 @@ def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.
 
 
 def open_project(path: str | os.PathLike, device=None, progress=None,
-                 cancel=None) -> tuple[Document, dict]:
+                 cancel=None, confirm=None) -> tuple[Document, dict]:
     """The edited document and the saved view settings (every part of the file
-    checked first: app.project_read)."""
+    checked first: app.project_read); ``confirm``: see :class:`Document`."""
     path = Path(path)
     manifest, arrays = read(path)
     audio = arrays["audio"]
@@ -132,7 +132,8 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
                              kind.get("format", ""), kind.get("subtype", ""),
                              layout=tuple(kind.get("layout", ())),
                              metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
-                       device=device, progress=progress, cancel=cancel, **analysis)
+                       device=device, progress=progress, cancel=cancel, confirm=confirm,
+                       **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
     for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):

@@ -297,3 +297,32 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
         box.accept()
         qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning())
         assert window.doc is before
+
+
+def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, window, tmp_path,
+                                                                       valid):
+    """Issue 37: a small project asking for FFT size 16384 and hop 1 on 1 s opened in
+    7.8 s at 2.9 GB and took 292 s to resynthesize, with no word. Now a question with
+    the estimate comes first; Cancel leaves the open document as it was."""
+    import hashlib
+
+    from PySide6.QtWidgets import QMessageBox
+
+    manifest, arrays = valid
+    audio = np.zeros((1, 44100), np.float32)
+    path = build(tmp_path / "amplifying.spp", {
+        **manifest, "sample_rate": 44100, "edited_rects": [],
+        "analysis": {"transform": "stft", "n_fft": 16384, "hop": 1},
+        "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest()}, {"audio": audio})
+    before = window.doc
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None,
+                    timeout=20000)
+    box = window.findChild(QMessageBox, "question")
+    assert "makes 8,193 coefficients per sample: 1.0 s of audio will take about" in box.text()
+    assert "GiB" in box.text() and box.text().endswith("Go on?")
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning(),
+                    timeout=20000)
+    assert window.doc is before
+    assert "cancelled" in window.statusBar().currentMessage()
