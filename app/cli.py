@@ -23,17 +23,29 @@ DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
 
 
 class TerminalProgress:
-    """``label  42%`` on one rewritten line, only when stderr is a terminal."""
+    """``label  42%`` on one rewritten line when stderr is a terminal; elsewhere (a log),
+    after :meth:`warn_cost`, a line every 10 %."""
 
     def __init__(self, label: str):
         self.label, self.shown, self.last = label, sys.stderr.isatty(), -1
+        self.every = 1  # percent between reports
 
     def __call__(self, fraction: float) -> None:
-        pct = int(fraction * 100)
+        pct = int(fraction * 100) // self.every * self.every
         if self.shown and pct != self.last:
             self.last = pct
-            end = "\n" if pct >= 100 else ""
-            print(f"\r{self.label} {pct:3d}%", end=end, file=sys.stderr, flush=True)
+            tty = sys.stderr.isatty()
+            end = "\n" if pct >= 100 or not tty else ""
+            print(f"{chr(13) if tty else ''}{self.label} {pct:3d}%", end=end, file=sys.stderr,
+                  flush=True)
+
+    def warn_cost(self, text: str) -> bool:
+        """The engine's ``confirm``: settings that cost much (engine.cost) are a warning
+        line with the figures, and progress shows even off a terminal; work goes on."""
+        print(f"specpaint: warning: {text}; Ctrl+C cancels", file=sys.stderr, flush=True)
+        if not self.shown:
+            self.shown, self.every = True, 10
+        return True
 
 
 def _analysis_args(p: argparse.ArgumentParser) -> None:
@@ -126,7 +138,8 @@ def _open(args):
     doc = Document.open(args.file, transform=args.transform, n_fft=args.n_fft, hop=args.hop,
                         window=args.window, bins_per_octave=args.bins_per_octave, fmin=args.fmin,
                         device=args.device, allow_truncated=args.allow_truncated,
-                        progress=TerminalProgress("analyzing"))
+                        progress=(progress := TerminalProgress("analyzing")),
+                        confirm=progress.warn_cost)
     for note in doc.audio.notes:
         print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
     return doc
@@ -181,6 +194,9 @@ def cmd_render(args) -> None:
     out = Path(args.output)
     if out.suffix.lower() != ".png":
         raise ParameterError(f"{out}: the image must be a .png file")
+    if args.channel is not None and args.channel < 0:
+        raise ParameterError(f"--channel {args.channel}: channels are numbered from 0 (leave "
+                             "--channel out for the loudest of all)")
     check_destination(out, Path(args.file), force=False)
     style = dict(colormap=args.colormap, top_db=args.top_db, range_db=args.db_range)
     if getattr(args, "view", None):
@@ -189,8 +205,8 @@ def cmd_render(args) -> None:
         doc = _open(args)
         image = doc.render(width=args.width, height=args.height or doc.n_bins,
                            channel=args.channel, log_freq=args.log_freq, **style)
-    write_png(image, out)
-    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})")
+    cleared = write_png(image, out)
+    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})" + (f"; {cleared}" if cleared else ""))
 
 
 def _render_view(args, style):
@@ -214,6 +230,7 @@ def cmd_roundtrip(args) -> None:
     document is built."""
     from engine import stream
     from engine.audio import load
+    from engine.cost import confirm_cost
     from engine.device import pick_device
     from engine.document import check_fits
     from engine.export import check_destination, export
@@ -228,8 +245,10 @@ def cmd_roundtrip(args) -> None:
     transform = make(audio.sample_rate, args.transform, pick_device(args.device),
                      n_fft=args.n_fft, hop=args.hop, window=args.window,
                      bins_per_octave=args.bins_per_octave, fmin=args.fmin)
-    check_fits(audio, transform, streamed=True)
-    wave, snr = stream.roundtrip(audio.samples, transform, TerminalProgress("round trip"))
+    progress = TerminalProgress("round trip")
+    confirm_cost(audio, transform, check_fits(audio, transform, streamed=True),
+                 progress.warn_cost)
+    wave, snr = stream.roundtrip(audio.samples, transform, progress)
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
                     metadata=audio.metadata, progress=TerminalProgress("writing"))
@@ -312,11 +331,19 @@ def cmd_presets(args) -> None:
 
 def cmd_demo(args) -> None:
     from engine.audio import AudioError
+    from engine.errors import OutputError
 
     if not DEMO.exists():
         raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
     out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # before anything is printed: no partial output
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot create the folder ({e.strerror}); give -o a folder "
+                          "you can write to") from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"{out}: cannot write in this folder (read-only or not yours); give "
+                          "-o a folder you can write to")
     common = dict(file=str(DEMO), transform="stft", n_fft=2048, hop=None, window="hann",
                   bins_per_octave=48, fmin=32.7, allow_truncated=False,
                   device=args.device)

@@ -110,12 +110,19 @@ def cmd_batch(args, quick_stroke) -> int:
     if not strokes:
         raise ParameterError("give --strokes FILE, --line with --preset or --brush, or "
                              "--repair NAME")
-    settings = Settings(with_presets_resolved(strokes), analysis(args), args.bits,
-                        not args.no_dither)
+    try:  # checked as apply checks it (brushes.script.checked_script)
+        strokes = with_presets_resolved(strokes)
+    except ParameterError as e:
+        raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
+    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
-    jobs = find_jobs(args.inputs, outdir, suffix)
+    skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the report
+    jobs = find_jobs(args.inputs, outdir, suffix, skipped)
+    if skipped:
+        print(f"specpaint: skipped {skipped[0]}" + (f" and {len(skipped) - 1} more" if
+              len(skipped) > 1 else "") + " (not files; listed in the report)", file=sys.stderr)
     check_outputs(jobs, args.bits)
     outdir.mkdir(parents=True, exist_ok=True)
     keep_settings(outdir, settings, suffix, args.resume)
@@ -140,14 +147,16 @@ def cmd_batch(args, quick_stroke) -> int:
             run_local(todo, settings, journal, status)
     except KeyboardInterrupt:
         status.close()
-        report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+        report = write_report(outdir, jobs, journal, time.perf_counter() - started,
+                              skipped=skipped)
         print(f"specpaint: cancelled after {report['done']} of {report['total']} file(s); "
               f"they are kept. Run again with --resume to go on.", file=sys.stderr)
         return EXIT_CANCELLED
     finally:
         journal.close()
     status.close()
-    report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+    report = write_report(outdir, jobs, journal, time.perf_counter() - started,
+                              skipped=skipped)
     print(f"{report['done']} of {report['total']} file(s) done, {report['failed']} failed, "
           f"in {report['seconds']:.1f} s; report: {outdir / 'batch-report.json'}")
     if args.stats:

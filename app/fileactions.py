@@ -59,16 +59,23 @@ class FileActions:
         return False
 
     def run_worker(self, label: str, work, on_done, on_failed=None,
-                   blocks_editing: bool = False, on_partial=None) -> Worker | None:
+                   blocks_editing: bool = False, on_partial=None,
+                   asks: bool = False) -> Worker | None:
         """Run ``work`` in a thread, its progress and a Cancel button in the status bar
         (None if another job runs). ``blocks_editing``: see :class:`Worker`;
-        ``on_partial``: ``work`` also takes ``partial(result)`` and this receives it."""
+        ``on_partial``: ``work`` also takes ``partial(result)`` and this receives it;
+        ``asks``: ``work`` also takes ``confirm(question)``, asked in a dialog."""
         if self.busy(label):
             return None
         worker = Worker(label, work, self, blocks_editing)
         if on_partial is not None:
             worker.partial_wanted = True
             worker.partial.connect(on_partial)
+        if asks:
+            worker.asks = True
+            worker.asked.connect(lambda question: self._ask(
+                f"{question}.\n\nGo on?", lambda b: worker.answer(
+                    b == QMessageBox.StandardButton.Ok)))
         self.job_status.follow(worker)
         worker.done.connect(on_done)
         worker.failed.connect(lambda message: (on_failed or self.show_error)(worker.error,
@@ -143,9 +150,9 @@ class FileActions:
         analysis = {**self.analysis_panel.settings(), "device": self.device,
                     "allow_truncated": allow_truncated}  # as chosen
 
-        def work(progress, cancel, partial):
+        def work(progress, cancel, partial, confirm):
             doc = Document.open(path, **analysis, progress=scaled(progress, 0, 0.6),
-                                cancel=cancel)
+                                cancel=cancel, confirm=confirm)
             doc.prepare_overview()  # the first zoomed-out view would wait for it
             synth = Resynthesizer(doc)
             partial((doc, synth))  # shown and painted on now; its audio follows
@@ -166,7 +173,7 @@ class FileActions:
 
         return self.run_worker(f"Opening {path.name}", work, done,
                                lambda error, message: self._open_failed(path, error, message),
-                               blocks_editing=True, on_partial=shown)
+                               blocks_editing=True, on_partial=shown, asks=True)
 
     def _open_failed(self, path: Path, error, message: str) -> None:
         if not isinstance(error, TruncatedAudio):
@@ -208,9 +215,9 @@ class FileActions:
         if not recovered:
             self._remember(path)
 
-        def work(progress, cancel):
+        def work(progress, cancel, confirm):
             doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
-                                     cancel=cancel)
+                                     cancel=cancel, confirm=confirm)
             return with_waveform(doc, progress, cancel), view
 
         def done(result):
@@ -223,7 +230,8 @@ class FileActions:
                 self.statusBar().showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
 
-        return self.run_worker(f"Opening {path.name}", work, done, blocks_editing=True)
+        return self.run_worker(f"Opening {path.name}", work, done, blocks_editing=True,
+                               asks=True)
 
     def save_project_dialog(self, then=None) -> None:
         if self.session:
@@ -244,11 +252,12 @@ class FileActions:
         index = self.undo_stack.index()
 
         def done(saved):
-            self.project_path = saved
+            self.project_path = saved.path
             if self.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
                 self.undo_stack.setClean()
             self._update_title()
-            self.statusBar().showMessage(f"saved {saved}", 5000)
+            self.statusBar().showMessage(f"saved {saved.path}" + (
+                f"; {saved.cleared}" if saved.cleared else ""), 10000 if saved.cleared else 5000)
             if callable(then):
                 then()
 
@@ -312,9 +321,9 @@ class FileActions:
         session = self.session
         edited = session.start_reading()  # the splices wait while the worker reads it
 
-        def work(progress, cancel):
+        def work(progress, cancel, confirm):
             doc = session.doc.reanalyzed(edited, progress=scaled(progress, 0, 0.6),
-                                         cancel=cancel, **analysis)
+                                         cancel=cancel, confirm=confirm, **analysis)
             return with_waveform(doc, progress, cancel)
 
         def done(made):
@@ -326,7 +335,7 @@ class FileActions:
             self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
                                                  f"analysis: {name}"))
 
-        worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True)
+        worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True, asks=True)
         if worker is None:
             session.done_reading()
         else:

@@ -16,6 +16,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -61,8 +62,13 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
             "source_metadata": doc.audio.metadata.to_json()}
 
 
+class Saved(NamedTuple):
+    path: Path
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
+
+
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
-                 cancel=None) -> Path:
+                 cancel=None) -> Saved:
     path = Path(path)
     if not path.parent.is_dir():
         raise ProjectError(f"{path}: the folder {path.parent} does not exist")
@@ -74,7 +80,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
                 "source_metadata": snap["source_metadata"],
                 "edited_rects": snap["rects"], "view": view}
     try:
-        clear_stale(path)
+        cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
         raise ProjectError(f"{path}: cannot save here ({e}); the previous file is unchanged") \
@@ -95,7 +101,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         discard(tmp)
     if progress:
         progress(1.0)
-    return path
+    return Saved(path, cleared)
 
 
 def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
@@ -109,9 +115,9 @@ def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.
 
 
 def open_project(path: str | os.PathLike, device=None, progress=None,
-                 cancel=None) -> tuple[Document, dict]:
+                 cancel=None, confirm=None) -> tuple[Document, dict]:
     """The edited document and the saved view settings (every part of the file
-    checked first: app.project_read)."""
+    checked first: app.project_read); ``confirm``: see :class:`Document`."""
     path = Path(path)
     manifest, arrays = read(path)
     audio = arrays["audio"]
@@ -126,7 +132,8 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
                              kind.get("format", ""), kind.get("subtype", ""),
                              layout=tuple(kind.get("layout", ())),
                              metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
-                       device=device, progress=progress, cancel=cancel, **analysis)
+                       device=device, progress=progress, cancel=cancel, confirm=confirm,
+                       **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
     for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):

@@ -14,6 +14,7 @@ ProjectError saying what, never another exception.
 import io
 import json
 import math
+import stat
 import zipfile
 import zlib
 from pathlib import Path
@@ -35,6 +36,7 @@ RATE_RANGE = (1, 768_000)
 MAX_CHANNELS = 256
 MAX_RATIO = 50  # unpacked / packed: float audio deflates ~2:1, a zip bomb 1000:1
 NAME_CHARS = 32  # a format's, a depth's or a speaker's name
+ZIP_MAGICS, NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
 
 
@@ -69,6 +71,9 @@ def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
 def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:
     if info is None:
         raise ProjectError(f"{path}: not a SpectroPaint project ({name} is missing)")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise ProjectError(f"{path}: {name} is a symbolic link; a project holds the file "
+                           "itself (the file is damaged or not a SpectroPaint project)")
     if info.flag_bits & 0x1:
         raise ProjectError(f"{path}: {name} is encrypted; SpectroPaint projects never are")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -112,6 +117,9 @@ def _manifest(path: Path, data: bytes) -> dict:
 
 
 def _arrays(path: Path, data: bytes) -> dict[str, np.ndarray]:
+    if not data.startswith((*ZIP_MAGICS, NPY_MAGIC)):  # else numpy takes it for a pickle
+        raise ProjectError(f"{path}: arrays.npz is not a NumPy archive (it begins "
+                           f"{data[:12]!r}); the file is damaged or not a SpectroPaint project")
     try:
         loaded = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:

@@ -26,6 +26,7 @@ import torch
 from engine import render
 from engine.audio import Audio, load
 from engine.coeffs import magnitude, polar_parts
+from engine.cost import confirm_cost
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.memory import available_memory
@@ -49,9 +50,9 @@ def document_bytes(channels: int, length: int, transform, content: bool = False)
     return 8 * cells + 4 * channels * length * (3 if content else 2)
 
 
-def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> None:
+def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> int:
     """Refuse, before allocating anything, an analysis that memory cannot hold
-    (``streamed``: one chunk of it at a time, engine.stream)."""
+    (``streamed``: one chunk of it at a time, engine.stream); the bytes it holds."""
     need = document_bytes(audio.channels, audio.frames if not streamed else min(
         audio.frames, 4 * transform.hop * 1024), transform, content) + \
         (8 * audio.channels * audio.frames if streamed else 0)
@@ -63,13 +64,14 @@ def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = 
             f"{transform.n_frames(audio.frames)} frames per channel), more than the "
             f"{MEMORY_SHARE:.0%} of the {have / 2**30:.1f} GiB available that one document may "
             "take: use a larger hop, fewer bins or a shorter file")
+    return need
 
 
 class Document:
     def __init__(self, audio: Audio, *, transform: "str | Transform" = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
                  cancel: CancelFlag | None = None, content: np.ndarray | None = None,
-                 origin: int = 0, **settings):
+                 origin: int = 0, confirm: Callable[[str], bool] | None = None, **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
         fmin), see :func:`engine.transforms.make`; or a transform itself. ``content``:
         what to analyze when it is not the recording itself (an edited version of it,
@@ -77,8 +79,9 @@ class Document:
         back to. ``origin``: the sample of a longer file that this document's sample 0
         is (a part of it, cut to paint a stroke again on another slicing:
         brushes.seams); a brush whose sound depends on where it is in the file (a
-        tone's phase) reckons from it."""
-        self._setup(audio, transform, device, content, origin, settings)
+        tone's phase) reckons from it. ``confirm(text) -> bool``: asked whether to go on
+        when the settings would cost much (engine.cost), before anything is allocated."""
+        self._setup(audio, transform, device, content, origin, settings, confirm)
 
         def analyze(dev: torch.device) -> None:
             self._analyze(dev, progress, cancel)
@@ -92,12 +95,12 @@ class Document:
         """The constructor a chunk of the analysis a step (a part of a file analysed
         while the GUI goes on: brushes.seams); returns the document."""
         doc = cls.__new__(cls)
-        doc._setup(audio, transform, device, content, origin, {})
+        doc._setup(audio, transform, device, content, origin, {}, None)
         yield from doc._analysis(doc.device, None, None)
         return doc
 
     def _setup(self, audio: Audio, transform, device, content, origin: int,
-               settings: dict) -> None:
+               settings: dict, confirm: Callable[[str], bool] | None) -> None:
         self.audio, self.origin = audio, origin
         self._content = content
         self.sample_rate = audio.sample_rate
@@ -105,7 +108,8 @@ class Document:
         self.device = pick_device(device)
         self.transform = transform if isinstance(transform, Transform) else \
             make_transform(audio.sample_rate, transform, self.device, **settings)
-        check_fits(audio, self.transform, content is not None)
+        confirm_cost(audio, self.transform, check_fits(audio, self.transform,
+                                                       content is not None), confirm)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
         self._overview = BlockMaxima()

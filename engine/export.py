@@ -3,7 +3,9 @@ libsndfile), atomically (a temporary file in the destination folder, renamed
 over the destination only when complete), never over the source file unless
 forced, and with clipping reported or handled."""
 
+import errno
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +57,13 @@ class ExportReport:
     action: str  # what was done about them: "none", "clipped", "kept (float)", ...
     dithered: bool = False
     not_kept: tuple[str, ...] = ()  # metadata of the source the format could not hold
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
 
     def summary(self) -> str:
         head = f"wrote {self.path} ({self.format} {self.subtype}" + \
             (", TPDF dither" if self.dithered else "")
         lost = f"; not kept: {', '.join(self.not_kept)}" if self.not_kept else ""
+        lost += f"; {self.cleared}" if self.cleared else ""
         if self.clipped_samples == 0:
             return f"{head}, peak {self.peak_dbfs:.1f} dBFS){lost}"
         return (f"{head}); input peak "
@@ -140,6 +144,23 @@ def _quantized(block: np.ndarray, subtype: str) -> np.ndarray:
     return q.astype(np.int32) << 8  # libsndfile takes PCM_24 from an int32's top 24 bits
 
 
+def _full(error: BaseException, folder: Path, room: int) -> str | None:
+    """What is free where a write failed for lack of room, else None. libsndfile reports
+    a full disk as "System error." only: then less left than ``room`` (bytes, a block
+    of what was being written) tells."""
+    if isinstance(error, OSError) and error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    if not isinstance(error, (OSError, sf.LibsndfileError)):
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if isinstance(error, OSError) or free < room:
+        return f"{free:,} bytes free in {folder}"
+    return None
+
+
 @timed("write")
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
@@ -185,7 +206,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     rng = np.random.default_rng(DITHER_SEED)
     # Created by libsndfile itself so it gets the user's normal permissions.
     try:
-        clear_stale(path)
+        cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
         raise AudioError(f"{path}: cannot write here ({e.strerror or e}); nothing was "
@@ -207,7 +228,12 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         add_marker_names(tmp, fmt, metadata)
         commit(tmp, path)
     except BaseException as e:
+        # (asked while the partial file still takes its room)
+        full = _full(e, path.parent, room=8 * channels * block_frames)
         discard(tmp)
+        if full:
+            raise AudioError(f"{path}: writing failed: the disk is full ({full}); nothing was "
+                             "written. Free some space or write elsewhere") from e
         if isinstance(e, (sf.LibsndfileError, OSError)):
             raise AudioError(f"{path}: writing failed ({e}); nothing was written. Check free "
                              "space and permissions") from e
@@ -215,4 +241,4 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     step(1.0, progress, None)
     peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
     return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither,
-                        tuple(not_kept))
+                        tuple(not_kept), cleared)

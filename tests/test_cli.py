@@ -15,12 +15,12 @@ from engine.metrics import snr_db
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def specpaint(*args, cwd=None):
+def specpaint(*args, cwd=None, env=None, timeout=120):
     exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
     cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
-    env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
+    env = {**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})}
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env, timeout=120)
+                          cwd=cwd or ROOT, env=env, timeout=timeout)
 
 
 @pytest.fixture

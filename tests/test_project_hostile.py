@@ -125,6 +125,17 @@ def test_arrays_that_are_not_an_archive_of_arrays(tmp_path, valid):
     with zipfile.ZipFile(other, "w") as z:
         z.writestr("readme.txt", "hi")
     refused(build(tmp_path / "txt.spp", manifest, npz_bytes=other.getvalue()), "not an array")
+    # numpy took these for pickles and advised allow_pickle=True (issue 37)
+    message = refused(build(tmp_path / "text.spp", manifest, npz_bytes=b"just some text"),
+                      r"arrays.npz is not a NumPy archive \(it begins b'just some te'\)")
+    assert "allow_pickle" not in message
+    link = tmp_path / "link.spp"
+    with zipfile.ZipFile(link, "w") as z:
+        z.writestr("manifest.json", json.dumps(manifest))
+        member = zipfile.ZipInfo("arrays.npz")
+        member.external_attr = (0o120777 << 16)  # a symbolic link, as zip -y stores one
+        z.writestr(member, "/etc/passwd")
+    refused(link, "arrays.npz is a symbolic link; a project holds the file itself")
 
 
 def npz_with(arrays, **members: bytes) -> bytes:
@@ -171,6 +182,12 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
     ({"analysis": ["stft"]}, "analysis"),
+    ({"analysis": {"transform": "stft", "hop": 511.9}}, "hop: 511.9 is not a whole number"),
+    ({"analysis": {"transform": "stft", "n_fft": "2048"}},
+     "n_fft: expected a finite number, got str '2048'"),
+    ({"analysis": {"transform": "stft", "window": 3}}, "window: expected a name, got int"),
+    ({"analysis": {"transform": "cq", "bins_per_octave": 47.5}}, "bins_per_octave: 47.5 is not"),
+    ({"analysis": {"transform": "cq", "fmin": "low"}}, "fmin: expected a finite number"),
     ({"view": [1, 2]}, "view"),
     ({"view": "big"}, "view"),
     ({"view": {"t0": "soon"}}, "view"),
@@ -264,6 +281,11 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
     before = window.doc
     crafted = [build(tmp_path / "view.spp", {**manifest, "view": [1, 2]}, arrays),
                build(tmp_path / "rate.spp", {**manifest, "sample_rate": 10**12}, arrays),
+               build(tmp_path / "hop.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                      "hop": 511.9}}, arrays),
+               build(tmp_path / "nfft.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                       "n_fft": "2048"}},
+                     arrays),
                amplified(tmp_path, valid)]
     for path in crafted:
         window.open_path(path)
@@ -275,3 +297,32 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
         box.accept()
         qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning())
         assert window.doc is before
+
+
+def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, window, tmp_path,
+                                                                       valid):
+    """Issue 37: a small project asking for FFT size 16384 and hop 1 on 1 s opened in
+    7.8 s at 2.9 GB and took 292 s to resynthesize, with no word. Now a question with
+    the estimate comes first; Cancel leaves the open document as it was."""
+    import hashlib
+
+    from PySide6.QtWidgets import QMessageBox
+
+    manifest, arrays = valid
+    audio = np.zeros((1, 44100), np.float32)
+    path = build(tmp_path / "amplifying.spp", {
+        **manifest, "sample_rate": 44100, "edited_rects": [],
+        "analysis": {"transform": "stft", "n_fft": 16384, "hop": 1},
+        "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest()}, {"audio": audio})
+    before = window.doc
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None,
+                    timeout=20000)
+    box = window.findChild(QMessageBox, "question")
+    assert "makes 8,193 coefficients per sample: 1.0 s of audio will take about" in box.text()
+    assert "GiB" in box.text() and box.text().endswith("Go on?")
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning(),
+                    timeout=20000)
+    assert window.doc is before
+    assert "cancelled" in window.statusBar().currentMessage()

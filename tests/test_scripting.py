@@ -55,7 +55,7 @@ def test_stroke_script_file_matches_the_api(tmp_path):
     ([{"preset": "tone-pen", "points": []}], r"strokes\[0\]\.points: expected a non-empty"),
     ([{"preset": "tone-pen", "points": [[0, -5]]}], r"points\[0\]: \[0, -5\] is out of range"),
     ([{"brush": "gain", "points": [[0, 1]], "set": {"gain_db": 99}}],
-     r"params\.gain_db: 99 is out of range"),
+     r"strokes\[0\]\.set\.gain_db: 99 is out of range"),
     ([{"brush": "gain", "points": [[0, 1]], "channel": 5}], "channel 5 does not exist"),
     ([{"brush": "gain", "points": [[0, 1]], "colour": 1}], r"unknown key\(s\) colour"),
 ])
@@ -100,7 +100,7 @@ def test_cli_apply_strokes_file_and_channel(tmp_path, write_audio, rng):
     (["--preset", "tone-pen", "--line", "1-100"], "--line: '1-100' is not seconds:Hz"),
     (["--brush", "gain", "--set", "gain_db", "--line", "1:100"], "--set: 'gain_db' is not"),
     (["--brush", "gain", "--set", "gain_db=loud", "--line", "1:100"],
-     "params.gain_db: expected a number, got str 'loud'"),
+     "strokes[0].set.gain_db: expected a number, got str 'loud'"),
     (["--strokes", "missing.json"], "missing.json: cannot read the stroke script"),
 ])
 def test_cli_apply_errors_are_one_line(tmp_path, args, words):
