@@ -127,13 +127,14 @@ class RepairActions:
             return None
         if self.preview_dialog is not None:
             self.stop()
-        name, settings, region = dialog.module.name, dialog.settings(), self.region()
+        name, title = dialog.module.name, dialog.module.title
+        settings, profile, region = dialog.settings(), dialog.profile, self.region()
         session, doc = self.session, self.doc
         edited = session.start_reading()  # the splices wait while the worker reads it
         kept = _KeptWrites(doc)
 
         def work(progress, cancel):
-            return repair(kept, edited, name, profile=dialog.profile, settings=settings,
+            return repair(kept, edited, name, profile=profile, settings=settings,
                           progress=progress, cancel=cancel, **region)
 
         def done(report):
@@ -148,7 +149,7 @@ class RepairActions:
                     self.click_marks.set(doc, command, report.events)
             self.statusBar().showMessage(report.line(), SHOWN_MS)
 
-        worker = self.run_worker(dialog.module.title, work, done, blocks_editing=True)
+        worker = self.run_worker(title, work, done, blocks_editing=True)
         if worker is None:
             session.done_reading()
         else:
@@ -166,7 +167,7 @@ class RepairActions:
         if self.session is None or not self.session.synth.ready:
             dialog.preview_stopped()
             return None
-        doc, module = self.doc, dialog.module
+        session, doc, module = self.session, self.doc, dialog.module
         region = self.region()
         sr, n = doc.sample_rate, doc.length
         if "start" in region:
@@ -177,14 +178,14 @@ class RepairActions:
         s0, s1 = min(max(s0, 0), n - 1), min(max(s1, s0 + 1), n)
         ctx = round(module.context_s * sr)
         a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
-        self.session.finish()
-        self.session.refresh_audio()
-        edited = self.session.synth.cached(a0, a1)
+        session.finish()
+        session.refresh_audio()
+        edited = session.synth.cached(a0, a1)
         chans = list(doc.channel_indices(region["channel"]))
         extra = {}
         if dialog.profile is not None:
             p0, p1 = (round(t * sr) for t in dialog.profile)
-            extra["profile"] = self.session.synth.cached(p0, p1)[chans].astype(np.float64)
+            extra["profile"] = session.synth.cached(p0, p1)[chans].astype(np.float64)
         values = settings_of(module, dialog.settings(), module.name)
         reduce_gain = values.pop("gain", "keep") == "reduce"
 
@@ -204,7 +205,9 @@ class RepairActions:
 
         def done(made):
             processed, summary = made
-            if self.session is None or not dialog.preview.isChecked():
+            if self.session is not session or self.repair_dialog is not dialog or \
+                    not dialog.preview.isChecked():
+                self._preview_off(dialog)
                 return
             self.preview_dialog = dialog
             source = Switch(reader(processed, s1, s0), reader(edited, a1, a0), self.bypass)
@@ -218,9 +221,13 @@ class RepairActions:
         if worker is None:
             dialog.preview_stopped()
         else:
-            worker.cancelled.connect(dialog.preview_stopped)
-            worker.failed.connect(lambda _: dialog.preview_stopped())
+            worker.cancelled.connect(lambda: self._preview_off(dialog))
+            worker.failed.connect(lambda _: self._preview_off(dialog))
         return worker
+
+    def _preview_off(self, dialog: RepairDialog) -> None:
+        if self.repair_dialog is dialog:  # else closed (and deleted)
+            dialog.preview_stopped()
 
     def stop(self) -> None:
         """Playback stops; a preview playing ends with it (its button says so)."""
