@@ -10,6 +10,8 @@ stand out, and subtract them, keeping what sounds under them.
 2. **Track.** The counted harmonics are demodulated at their nominal
    frequency; the phase of their amplitude-weighted sum, per harmonic number,
    says how the fundamental drifts, smoothed over ``DRIFT_SECONDS``.
+   Over 1 s and over 4 s; the one whose harmonics then hold more energy wins
+   (music under a steady hum makes a 1 s drift wander).
 3. **Subtract.** Each counted harmonic is demodulated along the tracked phase
    and low-passed (a Gaussian of ``SMOOTH_SECONDS``): speech and music near the
    harmonic change faster than that and average out, the hum does not. The
@@ -31,11 +33,14 @@ from engine.repair import Outcome
 SEARCH_HZ = 0.5  # the fundamental is sought this far around 50 and 60 Hz (mains' tolerance)
 SEGMENT_SECONDS = 2.0
 SEGMENTS = 24  # stretches of the file a harmonic must stand out in (the median of them)
+MIN_SEGMENTS = 5
+MIN_SECONDS = 1.0
 NEAR_HZ = 0.3
 LOCAL_HZ = 8.0
 STANDS_DB = 6.0
 FOUND_DB = 10.0
-DRIFT_SECONDS = 1.0
+DRIFT_SECONDS = (1.0, 4.0)  # the drift is smoothed over each, and the one that holds more
+#                            hum kept: a drifting hum needs the first, a steady one the second
 DRIFT_HARMONICS = 4  # the drift is read from the first harmonics found
 SMOOTH_SECONDS = 0.5
 COARSE_SECONDS = 0.005
@@ -48,11 +53,14 @@ def _prominence_db(mono: np.ndarray, sr: int) -> tuple[float, np.ndarray]:
     ``NEAR_HZ`` stands above its median within ``LOCAL_HZ`` (dB): the median over up to
     ``SEGMENTS`` stretches of ``SEGMENT_SECONDS``, so only what stands out most of the
     time (a hum, not a held note) stands out."""
-    seg = min(len(mono), int(SEGMENT_SECONDS * sr))
+    # at least MIN_SEGMENTS stretches, overlapping on short audio: one stretch of noise
+    # has a peak standing out somewhere, several rarely at the same frequency
+    seg = min(int(SEGMENT_SECONDS * sr), len(mono) * 2 // (MIN_SEGMENTS + 1))
     size = 1 << int(math.ceil(math.log2(4 * seg)))
     df = sr / size
     top = int(min(MAX_HZ + 2 * LOCAL_HZ, sr / 2) / df)
-    starts = np.linspace(0, len(mono) - seg, min(SEGMENTS, max(1, len(mono) // seg))).astype(int)
+    starts = np.linspace(0, len(mono) - seg, min(SEGMENTS, max(MIN_SEGMENTS, len(mono) // seg))
+                         ).astype(int)
     window = np.hanning(seg)
     near, local = int(NEAR_HZ / df) + 1, int(LOCAL_HZ / df)
     stands = []
@@ -66,11 +74,13 @@ def _prominence_db(mono: np.ndarray, sr: int) -> tuple[float, np.ndarray]:
     return df, np.median(stands, axis=0)
 
 
-def find(mono: np.ndarray, sr: int, fundamental: str, max_harmonics: int
-         ) -> tuple[float, list[int]] | None:
+def find(mono: np.ndarray, sr: int, fundamental: str, max_harmonics: int, *,
+         search_hz: float = SEARCH_HZ) -> tuple[float, list[int]] | None:
     """The fundamental and the harmonic numbers that stand out, or None: at least two
     harmonics must stand out ``STANDS_DB`` above the spectrum around them most of the
     time, and one of them ``FOUND_DB``."""
+    if len(mono) < MIN_SECONDS * sr:
+        return None  # too short to tell a hum's steadiness from noise's peaks
     df, stands = _prominence_db(mono, sr)
     bases = (50.0, 60.0) if fundamental == "auto" else (float(fundamental),)
     top = min(MAX_HZ, 0.45 * sr)
@@ -81,7 +91,7 @@ def find(mono: np.ndarray, sr: int, fundamental: str, max_harmonics: int
     best = None
     for base in bases:
         k = np.arange(1, max(1, min(max_harmonics, int(top // base))) + 1)
-        grid = np.arange(base - SEARCH_HZ, base + SEARCH_HZ + 1e-9, df / 4)
+        grid = np.arange(base - search_hz, base + search_hz + 1e-9, df / 4)
         scores = np.clip(at(k[None] * grid[:, None]), 0, None).sum(1)
         i = int(np.argmax(scores))
         if best is None or scores[i] > best[0]:
@@ -156,11 +166,12 @@ def _amplitudes(x: np.ndarray, carrier: _Carrier, harmonics: list[int], coarse: 
     return out
 
 
-def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int) -> np.ndarray:
+def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int,
+           seconds: float) -> np.ndarray:
     """Hz the fundamental is off its nominal value, per coarse frame: the phase slope of
     each harmonic's amplitude over its number, weighted by strength, smoothed."""
     z = amps.sum(0)  # channels together
-    sigma = DRIFT_SECONDS * sr / coarse / 2
+    sigma = seconds * sr / coarse / 2
     smooth = np.stack([_smooth(zk.real, sigma / 4) + 1j * _smooth(zk.imag, sigma / 4)
                        for zk in z])
     rate = sr / coarse
@@ -173,20 +184,25 @@ def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int) -> np.n
 def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics: int = 40,
         progress=None, cancel=None) -> Outcome:
     sr = sample_rate
-    if x.shape[-1] < int(0.5 * sr):
-        return Outcome(x)
     mono = x.mean(0)
     found = find(mono, sr, fundamental, int(harmonics))
     if found is None:
         return Outcome(x)
     f0, ks = found
-    rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
-    hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
-    out = x - resample(hum, rate, sr, x.shape[-1])
+    out = removed(x, sr, f0, ks, progress=progress, cancel=cancel)
     step(1.0, progress, None)
     level = 10 * math.log10(float(np.mean((out - x) ** 2)) + 1e-300)
     return Outcome(out, f"hum at {f0:.2f} Hz, {len(ks)} harmonic(s) up to {ks[-1] * f0:.0f} Hz: "
                         f"{level:.1f} dBFS RMS removed")
+
+
+def removed(x: np.ndarray, sr: int, f0: float, ks: list[int], *, progress=None,
+            cancel=None) -> np.ndarray:
+    """``x`` ``[ch, n]`` less the harmonics ``ks`` of ``f0`` (near it: tracked),
+    followed at a reduced rate and brought back to ``sr``."""
+    rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
+    hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
+    return x - resample(hum, rate, sr, x.shape[-1])
 
 
 def _analysis_rate(sr: int, top_hz: float) -> int:
@@ -216,11 +232,16 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> 
     nominal = _Carrier(f0, None, coarse, sr)
     strongest = ks[:DRIFT_HARMONICS]
     first = _amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.2), cancel)
-    drift = _drift(first, strongest, coarse, sr)
-    carrier = _Carrier(f0, drift, coarse, sr)
-    amps = _amplitudes(x, carrier, ks, coarse, scaled(progress, 0.2, 0.6), cancel)
     sigma = SMOOTH_SECONDS * sr / coarse
-    amps = _smooth_all(amps, sigma)
+    best = None
+    for i, seconds in enumerate(DRIFT_SECONDS):  # the drift followed best holds most hum
+        carrier = _Carrier(f0, _drift(first, strongest, coarse, sr, seconds), coarse, sr)
+        amps = _smooth_all(_amplitudes(x, carrier, ks, coarse, scaled(
+            progress, 0.2 + 0.2 * i, 0.4 + 0.2 * i), cancel), sigma)
+        held = float((np.abs(amps) ** 2).sum())
+        if best is None or held > best[0]:
+            best = (held, carrier, amps)
+    _, carrier, amps = best
     out = np.zeros_like(x)
     n = x.shape[-1]
     centres = (np.arange(amps.shape[-1]) + 0.5) * coarse
