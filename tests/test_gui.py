@@ -426,14 +426,16 @@ def test_a_file_opens_on_the_analysis_the_panel_shows(qtbot, window):
 
 
 def test_a_tone_remover_stroke_over_no_tone_says_so_and_changes_nothing(qtbot, window):
-    """The demo's melody at 1.5 kHz holds no steady tone: nothing is removed, no undo
-    step is made, and the status bar says why (not a silent no-op)."""
+    """Where the demo holds no tone (above the melody's harmonics, after the whistle):
+    nothing is removed, no undo step is made, and the status bar says why (not a silent
+    no-op). (Along the melody at 1.5 kHz the remover now follows a plucked harmonic's
+    tone, as it follows a gliding whistle.)"""
     from brushes.kernels.heal import NO_TONE
 
     mag0 = window.doc.magnitude.clone()
     window.brush_panel.preset_box.setCurrentText("tone-remover")
     steps = window.undo_stack.count()
-    drag(qtbot, window.canvas, point(window, 3.2, 1500), point(window, 4.0, 1600), steps=20)
+    drag(qtbot, window.canvas, point(window, 10.2, 13000), point(window, 11.0, 13500), steps=20)
     qtbot.waitUntil(lambda: window.session.idle)
     assert window.undo_stack.count() == steps
     assert torch.equal(window.doc.magnitude, mag0)
