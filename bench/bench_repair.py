@@ -207,7 +207,7 @@ def main() -> None:
     if not args.no_write:
         from bench.bench_engine import write_section
 
-        write_section(f"bench_repair seed {args.seed}", "Repairs on a randomized set (cpu)", text,
+        write_section("bench_repair", "Repairs on a randomized set (cpu)", text,
                       pick_device("cpu"))
 
 
