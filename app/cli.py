@@ -231,7 +231,8 @@ def cmd_roundtrip(args) -> None:
     wave, snr = stream.roundtrip(audio.samples, transform, TerminalProgress("round trip"))
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
-                    metadata=audio.metadata, progress=TerminalProgress("writing"))
+                    metadata=audio.metadata, layout=audio.layout,
+                    progress=TerminalProgress("writing"))
     print(report.summary())
     print(f"round-trip SNR before writing: {snr:.1f} dB")
 

@@ -274,7 +274,8 @@ class FileActions:
             return None
         session = self.session
         samples = session.start_reading()  # read in place; edits meanwhile wait to be spliced
-        rate, metadata = self.doc.sample_rate, self.doc.audio.metadata
+        audio = self.doc.audio  # what goes into the file besides the samples
+        rate, metadata, layout = self.doc.sample_rate, audio.metadata, audio.layout
 
         depth = self.export_depth
         if depth == SAME_AS_SOURCE:
@@ -284,7 +285,7 @@ class FileActions:
 
         def work(**kw):
             return export(samples, rate, path, bit_depth=depth, source=source, force=force,
-                          metadata=metadata, **kw)
+                          metadata=metadata, layout=layout, **kw)
 
         worker = self.run_worker(f"Exporting {path.name}", work, self._exported)
         if worker is None:

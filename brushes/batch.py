@@ -244,7 +244,7 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
     report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
-                    dither=settings.dither, metadata=audio.metadata)
+                    dither=settings.dither, metadata=audio.metadata, layout=audio.layout)
     return ({"snr_db": _finite(snr_db(audio.samples, wave)),
              "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))},
             [f"not kept: {lost}" for lost in report.not_kept])
