@@ -256,6 +256,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.session.close()
         self.undo_stack.clear()
         self.audio_path, self.project_path = audio_path, project_path
+        self.canvas.selection = None  # drawn on the last file; a project brings its own
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
         if view:
             self._apply_view(view)

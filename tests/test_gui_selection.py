@@ -139,3 +139,26 @@ def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
     assert window.canvas.selection == sel
     assert window.selection_panel.partials.value() == 5
     assert window.selection_panel.feather_ms.value() == 20.0
+
+
+def test_a_selection_does_not_carry_over_to_the_next_file(qtbot, window, tmp_path):
+    """It did, and Fill would have acted on it in a file it was never drawn on."""
+    import soundfile as sf
+
+    from tests.dialogs import choose
+    from tests.test_gui_menus import open_file
+
+    choose(window, "Edit > Rectangle select tool")
+    qtbot.mousePress(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 2.0, 3000))
+    qtbot.mouseMove(window.canvas, point(window, 4.0, 1000))
+    qtbot.mouseRelease(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 4.0, 1000))
+    assert window.canvas.selection is not None
+    other = tmp_path / "other.wav"
+    sf.write(other, 0.3 * np.random.default_rng(1).standard_normal(48000), 16000)
+    open_file(window, other)
+    assert window.canvas.selection is None
+    before = window.doc.magnitude.clone()
+    choose(window, "Edit > Fill selection with the brush")
+    settle(qtbot, window)
+    assert window.undo_stack.count() == 0 and torch.equal(window.doc.magnitude, before)
+    assert "draw a selection first" in window.statusBar().currentMessage()
