@@ -3,6 +3,7 @@ files, presets. Each long job runs in a Worker, its progress and Cancel button i
 status bar (not modal: painting, playing and zooming go on; only what would
 conflict waits); every dialog opens non-blocking."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -10,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
+from app.overs import add_overs_row, ask_about_overs
 from app.project import TILE, EditTracker, open_project, save_project, snapshot
 from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
@@ -17,7 +19,7 @@ from brushes.presets import Preset, save_preset, user_dir
 from engine.audio import READ_SUFFIXES
 from engine.document import Document
 from engine.errors import TruncatedAudio
-from engine.export import FORMATS, depths_of, export, same_depth
+from engine.export import FORMATS, depths_of, export, overs, same_depth
 from engine.progress import scaled
 from engine.region import Rect
 from engine.resynth import Resynthesizer
@@ -26,6 +28,14 @@ AUDIO_FILTER = f"Audio ({' '.join('*' + s for s in READ_SUFFIXES)});;All files (
 EXPORT_FILTER = f"Audio ({' '.join('*' + s for s in FORMATS)})"
 PROJECT_FILTER = "SpectroPaint project (*.spp)"
 MAX_RECENT = 10
+
+
+@dataclass
+class _Overs:
+    """An export that found samples over full scale and asks what to do first."""
+
+    peak: float
+    count: int
 
 
 def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
@@ -260,15 +270,20 @@ class FileActions:
             name = self.suggested_name(None)
             if name and not depths_of(Path(name)):  # read, not written (MP3): WAV instead
                 name = str(Path(name).with_suffix(".wav"))
-            self._file_dialog("Export audio", EXPORT_FILTER, self.export_audio, save=True,
-                              name=name)
+            overs = None  # the dialog's row, read as a file is chosen (still there then)
+            dialog = self._file_dialog("Export audio", EXPORT_FILTER,
+                                       lambda p: self.export_audio(p, clip=overs.currentData()),
+                                       save=True, name=name)
+            overs = add_overs_row(dialog, self.settings)
 
-    def export_audio(self, path: Path, force: bool = False) -> Worker | None:
+    def export_audio(self, path: Path, force: bool = False, clip: str = "ask") -> Worker | None:
+        """Export the edited audio to ``path``; ``clip``: what to do with samples over full
+        scale, an engine.export clip mode or "ask" (asked only if the audio goes over)."""
         source = self.audio_path
         if source and path.exists() and path.resolve() == source.resolve() and not force:
             buttons = QMessageBox.StandardButton
             self._ask(f"{path.name} is the file you opened. Overwrite the original recording?",
-                      lambda b: self.export_audio(path, True) if b == buttons.Ok else None)
+                      lambda b: self.export_audio(path, True, clip) if b == buttons.Ok else None)
             return None
         if self.busy(f"Exporting {path.name}"):
             return None
@@ -284,10 +299,22 @@ class FileActions:
             depth = None  # a depth the format has not (float FLAC, 16-bit Ogg): its default
 
         def work(**kw):
+            if clip == "ask":
+                peak, count = overs(samples)
+                if count:
+                    return _Overs(peak, count)  # nothing written: the user chooses first
             return export(samples, rate, path, bit_depth=depth, source=source, force=force,
-                          metadata=metadata, layout=layout, **kw)
+                          clip="report" if clip == "ask" else clip, metadata=metadata,
+                          layout=layout, **kw)
 
-        worker = self.run_worker(f"Exporting {path.name}", work, self._exported)
+        def done(result):
+            if isinstance(result, _Overs):
+                ask_about_overs(self, path.name, result.peak, result.count,
+                                lambda choice: self.export_audio(path, force, choice))
+            else:  # overs were handled as the user chose: the summary says how
+                self.statusBar().showMessage(result.summary(), 10000)
+
+        worker = self.run_worker(f"Exporting {path.name}", work, done)
         if worker is None:
             session.done_reading()
             return None
@@ -299,11 +326,6 @@ class FileActions:
         self.settings.setValue("exportDepth", depth or "default")
         for d, action in self.depth_actions.items():
             action.setChecked(d == depth)
-
-    def _exported(self, report) -> None:
-        self.statusBar().showMessage(report.summary(), 10000)
-        if report.clipped_samples:
-            self.show_error(report.summary())
 
     def reanalyze(self, analysis: dict) -> None:
         """Analyze the edited audio again with ``analysis`` (transform and settings):

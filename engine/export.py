@@ -112,6 +112,12 @@ def check_destination(path: Path, source: Path | None, force: bool) -> None:
                          "another output name, or force it (--force) if you mean it")
 
 
+def overs(samples: np.ndarray) -> tuple[float, int]:
+    """(peak, samples above full scale) of float ``[channels, frames]`` samples."""
+    peak = float(max(samples.max(), -samples.min()))  # no |samples| copy of the whole file
+    return peak, int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
+
+
 def _limit(block: np.ndarray) -> np.ndarray:
     """Soft limiter: unchanged below the knee, tanh-compressed above, below CEILING always."""
     mag = np.abs(block)
@@ -179,8 +185,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     fmt, subtype = _subtype_for(path, bit_depth)
     check_destination(path, Path(source) if source is not None else None, force)
 
-    peak = float(max(samples.max(), -samples.min()))  # no |samples| copy of the whole file
-    over = int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
+    peak, over = overs(samples)
     gain, action = 1.0, "none"
     if over:
         if clip == "normalize":
@@ -188,9 +193,9 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         elif clip == "limit":
             action = "soft-limited below -0.1 dBFS"
         elif subtype in ("FLOAT", "DOUBLE"):
-            action = "kept above 0 dBFS (float file); use --normalize or --limit to tame them"
+            action = "kept above 0 dBFS (float file)"
         else:
-            action = "clipped at full scale; use --normalize or --limit to avoid it"
+            action = "clipped at full scale"
 
     channels, frames = samples.shape
     mask = mask_of(tuple(layout)) if len(layout) == channels else None

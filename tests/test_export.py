@@ -119,7 +119,8 @@ def _over(x_peak=2.0):
 def test_clipping_is_reported_and_clipped_in_integer_files(tmp_path):
     report = export(_over(), 8000, tmp_path / "c.wav", bit_depth="16")
     assert report.clipped_samples == 2 and report.peak_dbfs == pytest.approx(6.02, abs=0.01)
-    assert "clipped at full scale; use --normalize or --limit" in report.summary()
+    assert "samples above full scale: clipped at full scale" in report.summary()
+    assert "--normalize" not in report.summary()  # the GUI shows it too: no CLI flags
     back = sf.read(tmp_path / "c.wav")[0]
     assert back.max() <= 1.0 and back.min() >= -1.0 and back[300] == pytest.approx(0.5, abs=1e-4)
 

@@ -4,6 +4,7 @@ results checked. The PNG export had tests and never worked from the menu: this i
 the path those tests skipped."""
 
 import numpy as np
+import pytest
 from PySide6.QtWidgets import QDialog
 
 from engine.audio import load
@@ -61,3 +62,46 @@ def test_file_export_audio_keeps_the_speaker_layout(qtbot, window, tmp_path):
     run_until(lambda: flac.name in window.statusBar().currentMessage())
     assert "not kept: the speaker layout FL FR FC LFE SL SR" in \
         window.statusBar().currentMessage()
+
+
+def test_file_export_audio_offers_normalize_limit_or_keep_for_overs(qtbot, window, tmp_path):
+    """The GUI said "... clipped ... use --normalize or --limit", flags of the command
+    line. Now the export dialog has the choice, and asks when it is "ask"."""
+    import soundfile as sf
+    from PySide6.QtWidgets import QComboBox, QFileDialog, QMessageBox
+
+    from tests.dialogs import press
+
+    rng = np.random.default_rng(3)
+    source = tmp_path / "hot.wav"
+    sf.write(source, (1.6 * rng.uniform(-1, 1, 16000)).astype(np.float32), 16000,
+             subtype="FLOAT")  # a float file holds overs
+    open_file(window, source)
+    out = tmp_path / "hot-normalized.wav"
+    asked = []
+
+    def read(box):
+        asked.append(box.text() + box.informativeText())
+
+    when_shown(window, QMessageBox, "overs-question", read)
+    press(window, "overs-question", "Normalize")
+    save_as(window, out)
+    choose(window, "File > Export audio…")
+    run_until(lambda: out.name in window.statusBar().currentMessage())
+    assert "peaks at +4.1 dBFS" in asked[0] and "--" not in asked[0]
+    assert np.abs(sf.read(out)[0]).max() == pytest.approx(10 ** (-0.1 / 20), abs=1e-4)
+
+    limited = tmp_path / "hot-limited.flac"
+
+    def limit_then_save(dialog):
+        combo = dialog.findChild(QComboBox, "overs")
+        combo.setCurrentIndex(combo.findData("limit"))
+
+    when_shown(window, QFileDialog, "file-dialog", limit_then_save)
+    save_as(window, limited)
+    choose(window, "File > Export audio…")
+    run_until(lambda: limited.name in window.statusBar().currentMessage())
+    assert "soft-limited below -0.1 dBFS" in window.statusBar().currentMessage()
+    assert window.findChild(QMessageBox, "overs-question") is None  # not asked: chosen
+    assert np.abs(sf.read(limited)[0]).max() <= 10 ** (-0.1 / 20)
+    assert window.settings.value("exportOvers") == "limit"  # remembered
