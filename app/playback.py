@@ -16,7 +16,8 @@ BLOCK = 1024
 
 
 class NullOutput:
-    """No sound: the position advances with the wall clock."""
+    """No sound: the position advances with the wall clock, and a thread pulls the
+    blocks a device would, when it would (so scrubbing moves and levels are read)."""
 
     name = "no audio output"
     is_null = True
@@ -24,11 +25,29 @@ class NullOutput:
     def __init__(self, reason: str = ""):
         self.reason = reason
         self._start = None
+        self._thread: threading.Thread | None = None
+        self._running = threading.Event()
 
     def start(self, sample_rate: int, channels: int, pull) -> None:
+        self.stop()
         self._start, self._rate, self._pull = time.perf_counter(), sample_rate, pull
+        self._running.set()
+        self._thread = threading.Thread(target=self._consume, daemon=True)
+        self._thread.start()
+
+    def _consume(self) -> None:
+        pulled, start, rate, pull = 0, self._start, self._rate, self._pull
+        while self._running.is_set():
+            while pulled + BLOCK <= (time.perf_counter() - start) * rate:
+                pull(BLOCK)
+                pulled += BLOCK
+            time.sleep(BLOCK / rate / 4)
 
     def stop(self) -> None:
+        self._running.clear()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(1.0)
+        self._thread = None
         self._start = None
 
     def frames_played(self) -> int:

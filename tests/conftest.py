@@ -36,6 +36,22 @@ def peak_hz(signal: np.ndarray, rate: int) -> float:
     return (k + 0.5 * (a - c) / (a - 2 * b + c)) * rate / n
 
 
+class CallbackOutput:
+    """An audio device whose callback the test runs itself, calling the Player's
+    ``_pull`` (the NullOutput the app falls back on pulls on its own)."""
+
+    is_null = True
+
+    def start(self, sample_rate, channels, pull) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def frames_played(self) -> int:
+        return 0
+
+
 def document(samples, sample_rate=8000, **analysis):
     """A CPU document of ``[channels, frames]`` samples (no file needed)."""
     from engine.audio import Audio
