@@ -3,7 +3,7 @@
 import math
 
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QWidget
 
 from app.view import ViewState
@@ -67,7 +67,9 @@ class TimeRuler(QWidget):
 
 
 class FrequencyRuler(QWidget):
-    """The frequency axis in Hz; with a pitch ``grid``, the key's notes named too."""
+    """The frequency axis in Hz, drawn in each of the canvas's stacked lanes; with a
+    pitch ``grid``, the key's notes named too. A label never overlaps another nor
+    leaves its lane."""
 
     def __init__(self, view: ViewState, parent=None):
         super().__init__(parent)
@@ -76,30 +78,44 @@ class FrequencyRuler(QWidget):
         self.lanes = 1  # the canvas's lanes, stacked: the axis is drawn in each
         self.setFixedWidth(62)
 
-    def _ticks(self) -> list[float]:
+    def _ticks(self, lane: float) -> list[float]:
         v = self.view
         if v.log_freq:
             lo = max(v.f_lo, 20.0)
             ticks = [m * 10 ** e for e in range(1, 6) for m in (1, 2, 5)]
             return [f for f in ticks if lo <= f <= v.f_hi]
-        step = nice_step(v.f_hi - v.f_lo, max(2, self.height() // 40))
+        step = nice_step(v.f_hi - v.f_lo, max(2, int(lane // 32)))
         first = math.ceil(v.f_lo / step) * step
         return [first + k * step for k in range(int((v.f_hi - first) / step) + 1)]
+
+    def labels(self) -> list[tuple[float, QRectF, str]]:
+        """(tick's y, label's box, text) of every label drawn: in each lane, top down,
+        each moved inside its lane and left out where it would touch the last one."""
+        v, lane = self.view, self.height() / self.lanes
+        tall = QFontMetrics(self.font()).height()
+        out = []
+        for k in range(self.lanes):
+            top, last = k * lane, None
+            for f in sorted(self._ticks(lane), reverse=True):
+                y = top + v.y_of(f) * lane / v.height
+                box_top = min(max(y - tall / 2, top + 1), top + lane - tall - 1)
+                if box_top < top or (last is not None and box_top < last + 2):
+                    continue  # a lane too short for it, or no room below the last label
+                text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
+                out.append((y, QRectF(0, box_top, self.width() - 8, tall), text))
+                last = box_top + tall
+        return out
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), BACKGROUND)
         p.setPen(INK)
-        v = self.view
-        lane = self.height() / self.lanes
-        for k in range(self.lanes):
-            for f in self._ticks():
-                y = k * lane + v.y_of(f) * lane / v.height
-                p.drawLine(self.width() - 6, int(y), self.width(), int(y))
-                text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
-                p.drawText(QRectF(0, y - 8, self.width() - 8, 16),
-                           Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
-            if self.grid is not None:
+        for y, box, text in self.labels():
+            p.drawLine(self.width() - 6, int(y), self.width(), int(y))
+            p.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
+        if self.grid is not None:
+            lane = self.height() / self.lanes
+            for k in range(self.lanes):
                 self._note_names(p, k * lane, lane)
         p.end()
 
@@ -111,7 +127,8 @@ class FrequencyRuler(QWidget):
             if NOTE_NAMES[midi % 12] != key:
                 continue
             y = top + v.y_of(hz) * lane / v.height
-            if last is None or abs(last - y) >= 14:
+            inside = top <= y - 8 and y + 8 <= top + lane  # never across a lane's edge
+            if inside and (last is None or abs(last - y) >= 14):
                 p.drawText(QRectF(2, y - 8, 30, 16), Qt.AlignmentFlag.AlignVCenter,
                            f"{key}{midi // 12 - 1}")
                 last = y
