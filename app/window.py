@@ -22,6 +22,7 @@ from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
 from app.imageactions import ImageActions
+from app.messages import MessageLog, messages_button, pointer_toolbar
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
@@ -78,12 +79,14 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
+        self.messages = MessageLog(self.statusBar())
         self.docks = []
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
                                     ("Selection", self.selection_panel, Qt.RightDockWidgetArea),
                                     ("History", self.history_view, Qt.LeftDockWidgetArea),
+                                    ("Messages", self.messages, Qt.LeftDockWidgetArea),
                                     ("nnAudio view", self.analysis_view,
                                      Qt.BottomDockWidgetArea)):
             dock = QDockWidget(title, self)
@@ -97,12 +100,12 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.docks.append(dock)
         self._arrange_docks()
         self.readout = QLabel()
-        self.readout.setMinimumWidth(440)
+        self.readout.setObjectName("readout")
         self.readout_timer = QTimer(self, singleShot=True, interval=50,
                                     timeout=self._show_readout)
-        self.statusBar().addPermanentWidget(self.readout)
         self.job_status = JobStatus()
         self.statusBar().addPermanentWidget(self.job_status)
+        self.statusBar().addPermanentWidget(messages_button(self.docks[5]))
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._cursor_moved)
@@ -131,11 +134,13 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         right, the full height, the brush panel and under it the view, analysis and
         selection panels as tabs; the nnAudio view a short strip under the canvas, which
         keeps most of the window."""
-        brushes, view, analysis, selection, _, nn_view = self.docks
+        brushes, view, analysis, selection, history, messages, nn_view = self.docks
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(view, analysis)
         self.tabifyDockWidget(analysis, selection)
+        self.tabifyDockWidget(history, messages)
         view.raise_()
+        history.raise_()
         self.resizeDocks([brushes, view], [350, 410], Qt.Orientation.Vertical)
         self.resizeDocks([nn_view], [150], Qt.Orientation.Vertical)
 
@@ -215,7 +220,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         stop = self._action(p, "S&top", self.stop, "Ctrl+.")
         self.toolbar = self._toolbar([*self.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
-        for panel in (*self.docks, self.toolbar):  # every panel, shown or hidden
+        self.pointer_bar = pointer_toolbar(self, self.readout)  # right of the tools
+        for panel in (*self.docks, self.toolbar, self.pointer_bar):  # shown or hidden
             v.addAction(panel.toggleViewAction())
         h = bar.addMenu("&Help")
         self._action(h, "&Keyboard and mouse…", lambda: show_shortcuts(self),

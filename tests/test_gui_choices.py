@@ -7,7 +7,7 @@ import pytest
 import soundfile as sf
 import torch
 from PySide6.QtCore import QPoint, QSettings, Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.cli import DEMO
 from app.playback import BLOCK
@@ -283,3 +283,27 @@ def test_scrubbing_moves_the_playhead_with_the_pointer_without_an_audio_device(q
     qtbot.waitUntil(lambda: abs(window.canvas.playhead - target) < 0.05, timeout=5000)
     qtbot.mouseRelease(ruler, Qt.MouseButton.LeftButton, pos=end)
     assert not window.player.playing
+
+
+def test_a_long_message_has_room_and_can_be_read_again(qtbot, window):
+    """Heal's explanation was cut off by the pointer readout (440 px of the status bar)
+    and gone after 15 s. Now it fits the status bar at 1280 px and the Messages panel
+    keeps it whole."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QToolButton
+
+    from brushes.kernels.heal import NO_TONE
+    from tests.test_gui import point
+
+    window.brush_panel.preset_box.setCurrentText("tone-remover")
+    drag(qtbot, window.canvas, point(window, 3.2, 1500), point(window, 4.0, 1600))
+    message = f"tone-remover: {NO_TONE}"
+    bar = window.statusBar()
+    qtbot.waitUntil(lambda: bar.currentMessage() == message)
+    taken = sum(w.width() for w in bar.findChildren(QWidget) if w.isVisible()
+                and w.parent() is bar and w.x() > 0)  # the permanent widgets, right
+    assert QFontMetrics(bar.font()).horizontalAdvance(message) <= bar.width() - taken - 12
+    bar.clearMessage()
+    qtbot.mouseClick(bar.findChild(QToolButton, "show-messages"), Qt.MouseButton.LeftButton)
+    panel = window.messages
+    assert panel.isVisible() and panel.texts()[0] == message
