@@ -174,9 +174,19 @@ class FileActions:
             if self.session is not None and self.session.synth is synth:
                 self.session.catch_up()  # edits painted while the audio was made
 
-        return self.run_worker(f"Opening {path.name}", work, done,
-                               lambda error, message: self._open_failed(path, error, message),
-                               blocks_editing=True, on_partial=shown)
+        return self._opening(path, self.run_worker(
+            f"Opening {path.name}", work, done,
+            lambda error, message: self._open_failed(path, error, message),
+            blocks_editing=True, on_partial=shown))
+
+    def _opening(self, path: Path, worker: Worker | None) -> Worker | None:
+        """With no document yet, the canvas names the file being opened (not "No
+        document open") until it is shown, or says again what to do if it fails."""
+        if worker is not None and self.session is None:
+            self.area.show_empty(True, opening=path.name)
+            worker.finished.connect(lambda: self.session is None and
+                                    self._enable_document_actions())
+        return worker
 
     def _open_failed(self, path: Path, error, message: str) -> None:
         if not isinstance(error, TruncatedAudio):
@@ -233,7 +243,8 @@ class FileActions:
                 self.statusBar().showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
 
-        return self.run_worker(f"Opening {path.name}", work, done, blocks_editing=True)
+        return self._opening(path, self.run_worker(f"Opening {path.name}", work, done,
+                                                   blocks_editing=True))
 
     def save_project_dialog(self, then=None) -> None:
         if self.session:

@@ -29,6 +29,7 @@ class TimeRuler(QWidget):
     def __init__(self, view: ViewState, parent=None):
         super().__init__(parent)
         self.view = view
+        self.blank = False  # no document: no axis to show
         self.setFixedHeight(22)
         self.setCursor(Qt.CursorShape.IBeamCursor)
         self.setToolTip("Drag to scrub: hear what is under the pointer")
@@ -52,6 +53,9 @@ class TimeRuler(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), BACKGROUND)
+        if self.blank:
+            p.end()
+            return
         p.setPen(INK)
         v = self.view
         step = nice_step(v.t1 - v.t0, max(2, self.width() // 90))
@@ -75,6 +79,7 @@ class FrequencyRuler(QWidget):
         super().__init__(parent)
         self.view = view
         self.grid = None
+        self.blank = False  # no document: no axis to show
         self.lanes = 1  # the canvas's lanes, stacked: the axis is drawn in each
         self.setFixedWidth(62)
 
@@ -109,6 +114,9 @@ class FrequencyRuler(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), BACKGROUND)
+        if self.blank:
+            p.end()
+            return
         p.setPen(INK)
         for y, box, text in self.labels():
             p.drawLine(self.width() - 6, int(y), self.width(), int(y))

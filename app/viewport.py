@@ -8,6 +8,8 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QScrollBar, QWidget
 from app.canvas import SpectrogramCanvas
 from app.rulers import FrequencyRuler, TimeRuler
 
+EMPTY = "No document open.\n\nFile > Open audio… (Ctrl+O), or drop a sound file here."
+
 
 class CanvasArea(QWidget):
     def __init__(self, parent=None):
@@ -28,17 +30,21 @@ class CanvasArea(QWidget):
         grid.addWidget(self.canvas, 1, 1)
         grid.addWidget(self.vscroll, 1, 2)
         grid.addWidget(self.hscroll, 2, 1)
-        self.empty = QLabel("No document open.\n\nFile > Open audio… (Ctrl+O), or drop a "
-                            "sound file here.", self.canvas)
+        self.empty = QLabel(EMPTY, self.canvas)
         self.empty.setObjectName("empty-state")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setStyleSheet("color: #c8c8d0; font-size: 15px;")
         self.canvas.viewChanged.connect(self.view_changed)
 
-    def show_empty(self, empty: bool) -> None:
-        """The empty state: what to do, over a blank canvas."""
+    def show_empty(self, empty: bool, opening: str | None = None) -> None:
+        """The empty state over a blank canvas, with blank rulers: what to do, or
+        (``opening``) the name of the file being opened."""
+        self.empty.setText(f"Opening {opening}…" if opening else EMPTY)
         self.empty.setVisible(empty)
         self.empty.resize(self.canvas.size())
+        for ruler in (self.time_ruler, self.freq_ruler):
+            ruler.blank = empty
+            ruler.update()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -295,6 +295,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         for action in self.document_actions:
             action.setEnabled(self.session is not None)
         self.area.show_empty(self.session is None)
+        self.history_view.setEmptyLabel("(opened)" if self.session is not None else "")
 
     @property
     def modified(self) -> bool:

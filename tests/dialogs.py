@@ -50,14 +50,16 @@ def when_shown(window, kind, name: str, answer, timeout: float = 30.0) -> None:
     QTimer.singleShot(0, look)
 
 
+def type_path(dialog: QFileDialog, path) -> None:
+    """Go to ``path``'s folder and type its name, as a user does, and accept."""
+    dialog.setDirectory(str(Path(path).parent))
+    dialog.findChild(QLineEdit, "fileNameEdit").setText(Path(path).name)
+    dialog.accept()
+
+
 def save_as(window, path) -> None:
     """Answer the next file dialog with ``path``."""
-    def fill(dialog: QFileDialog) -> None:
-        dialog.setDirectory(str(Path(path).parent))
-        dialog.findChild(QLineEdit, "fileNameEdit").setText(Path(path).name)  # typed
-        dialog.accept()
-
-    when_shown(window, QFileDialog, "file-dialog", fill)
+    when_shown(window, QFileDialog, "file-dialog", lambda dialog: type_path(dialog, path))
 
 
 def press(window, name: str, button, kind=QMessageBox) -> None:

@@ -307,3 +307,46 @@ def test_a_long_message_has_room_and_can_be_read_again(qtbot, window):
     qtbot.mouseClick(bar.findChild(QToolButton, "show-messages"), Qt.MouseButton.LeftButton)
     panel = window.messages
     assert panel.isVisible() and panel.texts()[0] == message
+
+
+def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(qtbot,
+                                                                                 tmp_path):
+    """The canvas said "No document open" beside "Opening… 13 %"; after a failed first
+    open the rulers showed a 0-8 s, 0-22 kHz span and History "(opened)"."""
+    from app.rulers import BACKGROUND
+    from tests.dialogs import choose, press, run_until, save_as, type_path, when_shown
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF....not audio")
+    press(w, "error", QMessageBox.StandardButton.Ok)
+    save_as(w, bad)
+    choose(w, "File > Open audio…")
+    run_until(lambda: w.findChild(QMessageBox, "error") is None and w.worker is not None
+              and not w.worker.isRunning() and "bad.wav" in w.statusBar().currentMessage())
+    for ruler in (w.area.time_ruler, w.area.freq_ruler):
+        image = ruler.grab().toImage()
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 3)
+                   for y in range(0, image.height(), 3)}
+        assert colours == {BACKGROUND.rgb()}, "a ruler shows an axis with no document"
+    history = w.history_view.model()
+    assert history.rowCount() == 0 or history.index(0, 0).data() in ("", None)
+    seen = []
+
+    def open_and_look(dialog):
+        type_path(dialog, DEMO)  # the open has started: what does the canvas say meanwhile?
+        seen.append((w.session is None, w.area.empty.isVisible(), w.area.empty.text()))
+
+    when_shown(w, QFileDialog, "file-dialog", open_and_look)
+    choose(w, "File > Open audio…")
+    run_until(lambda: w.session is not None)
+    no_doc_yet, shown, text = seen[0]
+    assert no_doc_yet and shown and "No document open" not in text and "demo.flac" in text
+    assert not w.area.empty.isVisible()
+    assert w.history_view.model().index(0, 0).data() == "(opened)"
+    w.close()
