@@ -112,7 +112,7 @@ class FileActions:
     def _file_dialog(self, title: str, name_filter: str, on_path, save: bool,
                      name: str = "") -> QFileDialog:
         """A non-blocking file dialog in the last folder used, ``name`` pre-filled."""
-        dialog = QFileDialog(self, title, self.start_folder(), name_filter)
+        dialog = QFileDialog(self, title, self.start_folder(save), name_filter)
         dialog.setObjectName("file-dialog")
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)  # we ask ourselves
@@ -123,7 +123,8 @@ class FileActions:
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         if name:
             dialog.selectFile(name)
-        dialog.fileSelected.connect(lambda p: (self.remember_folder(Path(p)), on_path(Path(p))))
+        dialog.fileSelected.connect(lambda p: (self.remember_folder(Path(p), save),
+                                               on_path(Path(p))))
         dialog.open()
         return dialog
 

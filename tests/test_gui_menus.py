@@ -105,3 +105,46 @@ def test_file_export_audio_offers_normalize_limit_or_keep_for_overs(qtbot, windo
     assert window.findChild(QMessageBox, "overs-question") is None  # not asked: chosen
     assert np.abs(sf.read(limited)[0]).max() <= 10 ** (-0.1 / 20)
     assert window.settings.value("exportOvers") == "limit"  # remembered
+
+
+def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(qtbot, window,
+                                                                               tmp_path):
+    """After an Open in another folder, an export of a file opened from its recent list
+    landed among that folder's files: the dialog opened in the last folder used."""
+    import soundfile as sf
+    from PySide6.QtWidgets import QFileDialog
+
+    takes, other = tmp_path / "takes", tmp_path / "elsewhere"
+    takes.mkdir()
+    other.mkdir()
+    take = takes / "take.wav"
+    sf.write(take, 0.1 * np.random.default_rng(2).standard_normal(16000), 16000)
+    sf.write(other / "other.wav", np.zeros(16000), 16000)
+    open_file(window, take)
+    open_file(window, other / "other.wav")  # the last folder a dialog used: elsewhere/
+    choose(window, f"File > Open recent > {take}")
+    run_until(lambda: window.audio_path == take and not window.worker.isRunning())
+    folders = []
+
+    def look(dialog):
+        folders.append(dialog.directory().absolutePath())
+        dialog.reject()
+
+    when_shown(window, QFileDialog, "file-dialog", look)
+    choose(window, "File > Export audio…")
+    run_until(lambda: folders)
+    assert folders == [str(takes)]
+    (takes / "mixes").mkdir()
+    save_as(window, takes / "mixes" / "take-edited.wav")
+    choose(window, "File > Export audio…")
+    run_until(lambda: "take-edited.wav" in window.statusBar().currentMessage())
+    open_file(window, other / "other.wav")
+    when_shown(window, QFileDialog, "file-dialog", look)
+    choose(window, "File > Export audio…")  # another document: its own folder
+    run_until(lambda: len(folders) == 2)
+    choose(window, f"File > Open recent > {take}")
+    run_until(lambda: window.audio_path == take and not window.worker.isRunning())
+    when_shown(window, QFileDialog, "file-dialog", look)
+    choose(window, "File > Export audio…")  # this one: where it was exported last
+    run_until(lambda: len(folders) == 3)
+    assert folders[1:] == [str(other), str(takes / "mixes")]
