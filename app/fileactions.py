@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
+from app.history_file import collect
 from app.overs import add_overs_row, ask_about_overs
-from app.project import TILE, EditTracker, open_project, save_project, snapshot
+from app.project import TILE, EditTracker, load_project, save_project, snapshot
 from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
@@ -36,6 +37,15 @@ class _Overs:
 
     peak: float
     count: int
+
+
+def describe_analysis(analysis: dict) -> str:
+    """The settings of an analysis in a few words, for the history."""
+    if analysis["transform"] == "cq":
+        return (f"constant-Q, {analysis['bins_per_octave']} bins/octave from "
+                f"{analysis['fmin']:g} Hz")
+    return (f"STFT {analysis['n_fft']}, hop {analysis['hop']}, "
+            f"{analysis['window']} window")
 
 
 def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
@@ -230,13 +240,15 @@ class FileActions:
             self._remember(path)
 
         def work(progress, cancel):
-            doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
-                                     cancel=cancel)
-            return with_waveform(doc, progress, cancel), view
+            opened = load_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
+                                  cancel=cancel)
+            return with_waveform(opened.doc, progress, cancel), opened
 
         def done(result):
-            made, view = result
-            self.set_document(made, made[0].audio.path, None if recovered else path, view)
+            made, opened = result
+            # an autosave names the project its edits were saved as (none: never saved)
+            project = opened.project if recovered else path
+            self.set_document(made, made[0].audio.path, project, opened.view, opened.history)
             if recovered:
                 self.autosaver.adopt(path)  # now this session's autosave
                 self.undo_stack.resetClean()  # unsaved edits: asked about on quit
@@ -261,7 +273,8 @@ class FileActions:
             self.save_project_dialog(then)
             return None
         self.session.finish()  # a stroke still being painted is part of what is saved
-        snap = snapshot(self.doc, self.tracker)  # copied here; written in the worker
+        kept = collect(self.undo_stack, self.doc)
+        snap = snapshot(self.doc, self.tracker, kept)  # copied here; written in the worker
         view = self._view_state()
         index = self.undo_stack.index()
 
@@ -270,7 +283,8 @@ class FileActions:
             if self.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
                 self.undo_stack.setClean()
             self._update_title()
-            self.statusBar().showMessage(f"saved {saved}", 5000)
+            self.statusBar().showMessage(f"saved {saved}" + (f"; {kept.left_out}"
+                                                             if kept.left_out else ""), 5000)
             if callable(then):
                 then()
 
@@ -357,9 +371,8 @@ class FileActions:
             new = (PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
             new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(TILE)
                                 if self.tracker.tiles else ())  # edits live in every tile now
-            name = "constant-Q" if analysis["transform"] == "cq" else "STFT"
             self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
-                                                 f"analysis: {name}"))
+                                                 f"analysis: {describe_analysis(analysis)}"))
 
         worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True)
         if worker is None:

@@ -21,11 +21,13 @@ from app.canvas import PRESS
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
+from app.history_file import restore
 from app.imageactions import ImageActions
 from app.messages import MessageLog, messages_button, pointer_toolbar
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
+from app.project_history import Kept
 from app.selectionactions import TOOL_NAMES, SelectionActions
 from app.selectionpanel import SelectionPanel
 from app.transport import Transport
@@ -254,8 +256,10 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         return self.session.doc if self.session else None
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
-                     project_path: Path | None = None, view: dict | None = None) -> None:
-        """Swap in a new document and its resynthesizer (made by a worker)."""
+                     project_path: Path | None = None, view: dict | None = None,
+                     history: Kept | None = None) -> None:
+        """Swap in a new document and its resynthesizer (made by a worker); a project
+        brings its view and its undo history."""
         doc, synth = made
         self.stop()
         if self.session:
@@ -266,6 +270,12 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
         if view:
             self._apply_view(view)
+        if history is not None and history.steps:
+            self.autosaver.holding = True  # the steps were saved: nothing new to autosave
+            try:
+                restore(self.undo_stack, doc, history)
+            finally:
+                self.autosaver.holding = False
         self.area.view_changed()
         self.undo_stack.setClean()
         self._update_title()

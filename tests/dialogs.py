@@ -14,11 +14,15 @@ READING_MS = 250  # a user answers a dialog no sooner than this after it opens
 
 def menu_action(window, path: str):
     """The action at ``path`` ("File > Export audio…", "File > Export bit depth > 16-bit")
-    in the window's menu bar, matched without the & of its mnemonic."""
+    in the window's menu bar, matched without the & of its mnemonic ("Edit > Undo"
+    finds "Undo hard-eraser stroke")."""
     names = [part.strip() for part in path.split(">")]
     actions = window.menuBar().actions()
     for depth, name in enumerate(names):
-        found = next((a for a in actions if a.text().replace("&", "") == name), None)
+        texts = [a.text().replace("&", "") for a in actions]
+        found = next((a for a, t in zip(actions, texts, strict=True) if t == name), None) or \
+            next((a for a, t in zip(actions, texts, strict=True)
+                  if t.startswith(name + " ")), None)
         assert found is not None, f"no menu entry '{name}' in {path}: " + \
             ", ".join(a.text().replace("&", "") for a in actions)
         if depth == len(names) - 1:

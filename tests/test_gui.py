@@ -235,7 +235,7 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
     window.open_path(project)
     qtbot.waitUntil(lambda: window.project_path == project, timeout=20000)
     assert torch.equal(window.doc.magnitude, mag) and torch.equal(window.doc.phase, phase)
-    assert window.undo_stack.count() == 0 and not window.modified
+    assert window.undo_stack.count() == 2 and not window.modified  # the history is kept
 
 
 def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
@@ -378,6 +378,7 @@ def test_changing_the_analysis_keeps_the_edits_and_is_one_undo_step(qtbot, windo
     cq_doc = window.doc
     assert cq_doc.transform.kind == "cq" and window.canvas.doc is cq_doc
     assert window.undo_stack.count() == steps + 1
+    assert window.undo_stack.text(steps) == "analysis: constant-Q, 48 bins/octave from 32.7 Hz"
     assert snr_db(edited, window.session.synth.waveform()) > 100  # the erased whistle stays erased
     qtbot.wait(50)
     pixels(window)  # the constant-Q view draws

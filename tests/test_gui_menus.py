@@ -148,3 +148,46 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
     choose(window, "File > Export audio…")  # this one: where it was exported last
     run_until(lambda: len(folders) == 3)
     assert folders[1:] == [str(other), str(takes / "mixes")]
+
+
+def strokes(qtbot, window, count: int) -> list:
+    """Paint ``count`` hard-eraser strokes; the document's cells after each."""
+    from tests.test_gui import choose_brush, drag, point
+
+    choose_brush(window)
+    states = [window.doc.coefficients(0, window.doc.n_frames).clone()]
+    for k in range(count):
+        drag(qtbot, window.canvas, point(window, 1.0 + 2 * k, 6000 - 1500 * k),
+             point(window, 2.5 + 2 * k, 6000 - 1500 * k))
+        states.append(window.doc.coefficients(0, window.doc.n_frames).clone())
+    return states
+
+
+def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, tmp_path):
+    """The history was empty after reopening a project: nothing could be undone."""
+    import soundfile as sf
+    import torch
+
+    states = strokes(qtbot, window, 3)
+    choose(window, "Edit > Undo")  # the third stroke undone: it can be redone
+    project = tmp_path / "take.spp"
+    save_as(window, project)
+    choose(window, "File > Save project as…")
+    run_until(lambda: window.project_path == project and window.undo_stack.isClean())
+    other = tmp_path / "other.wav"
+    sf.write(other, np.zeros(8000), 8000)
+    open_file(window, other)  # another document in between
+    assert window.undo_stack.count() == 0
+    save_as(window, project)
+    choose(window, "File > Open project…")
+    run_until(lambda: window.project_path == project and not window.worker.isRunning())
+    stack = window.undo_stack
+    assert [stack.text(i) for i in range(stack.count())] == ["hard-eraser stroke"] * 3
+    assert stack.index() == 2 and stack.isClean() and not window.modified
+    cells = lambda: window.doc.coefficients(0, window.doc.n_frames)  # noqa: E731
+    assert torch.equal(cells(), states[2])
+    choose(window, "Edit > Redo")
+    assert torch.equal(cells(), states[3])
+    for state in reversed(states[:3]):
+        choose(window, "Edit > Undo")
+        assert torch.equal(cells(), state)
