@@ -2,6 +2,8 @@
 turn a drag into a brushes.selection.Selection, and a selection into outlines
 (screen points) for the overlay."""
 
+import math
+
 import numpy as np
 
 from app.view import ViewState
@@ -9,7 +11,9 @@ from brushes.selection import Selection
 
 TOOLS = ("select", "lasso", "harmonic")
 MIN_STEP_PX = 3  # a lasso or path point every few pixels of movement
-LINE, INVERTED = (1.0, 1.0, 1.0, 1.0), (1.0, 0.6, 0.2, 1.0)  # opaque: the widget composes alpha
+# opaque: the widget composes alpha. Dashed light on dark, unlike the grid's solid lines
+LINE, INVERTED, DASH_DARK = (1.0, 1.0, 1.0, 1.0), (1.0, 0.6, 0.2, 1.0), (0.0, 0.0, 0.0, 1.0)
+DASH_PX = 5
 
 
 class SelectionDrag:
@@ -61,6 +65,27 @@ def outlines(sel: Selection, view: ViewState) -> list[tuple[list, bool, tuple]]:
             lines.append(([(view.x_of(t), view.y_of(max(f * scale, 1e-3)))
                            for t, f in zip(times, f0s, strict=True)], False, colour))
     return lines
+
+
+def dashes(points: list, closed: bool, dash: float = DASH_PX) -> tuple[list, list]:
+    """The outline through ``points`` cut into dashes ``dash`` pixels long, alternately
+    light and dark: (light segments' end points, dark segments' end points), for
+    GL_LINES."""
+    if closed and len(points) > 2:
+        points = [*points, points[0]]
+    light, dark, along = [], [], 0.0
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        length = math.hypot(x1 - x0, y1 - y0)
+        done = 0.0
+        while done < length:
+            step = min(dash - along % dash, length - done)
+            a, b = done / length, (done + step) / length
+            target = light if int(along // dash) % 2 == 0 else dark
+            target += [(x0 + a * (x1 - x0), y0 + a * (y1 - y0)),
+                       (x0 + b * (x1 - x0), y0 + b * (y1 - y0))]
+            done += step
+            along += step
+    return light, dark
 
 
 def thin(points: list, most: int = 400) -> list:

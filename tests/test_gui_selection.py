@@ -162,3 +162,44 @@ def test_a_selection_does_not_carry_over_to_the_next_file(qtbot, window, tmp_pat
     settle(qtbot, window)
     assert window.undo_stack.count() == 0 and torch.equal(window.doc.magnitude, before)
     assert "draw a selection first" in window.statusBar().currentMessage()
+
+
+def test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it(qtbot, window):
+    """A chromatic grid on a log axis drew a line every 2-4 px, hatching the picture,
+    in white lines like a harmonic selection's."""
+    from app.overlays import GRID_GAP_PX, GRID_KEY, GRID_NOTE
+    from tests.dialogs import choose
+
+    panel = window.view_panel
+    panel.log.setChecked(True)
+    panel.show_grid.setChecked(True)
+    assert panel.scale.currentText() == "chromatic"
+
+    def grid_rows(image):
+        colours = [np.array([round(c * 255) for c in rgba[:3]]) for rgba in (GRID_NOTE, GRID_KEY)]
+        on = sum((image[..., :3] == c).all(axis=-1) for c in colours)
+        return np.flatnonzero(on.mean(axis=1) > 0.5)
+
+    rows = grid_rows(pixels(window))
+    assert len(rows) > 10 and np.diff(rows).min() >= GRID_GAP_PX - 1, np.diff(rows)
+    window.canvas.view.zoom_freq(8.0)  # zoomed in: every semitone has room again
+    window.area.view_changed()
+    near = grid_rows(pixels(window))
+    spacing = np.diff(near)
+    assert spacing.min() >= GRID_GAP_PX - 1 and len(near) > 0.5 * window.canvas.height() / \
+        np.median(spacing)  # the lines go on all the way: none left out where they fit
+    choose(window, "Edit > Harmonic select tool")
+    canvas = window.canvas
+    window.canvas.fit()
+    start, end = point(window, 3.0, 440.0), point(window, 6.0, 440.0)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 11):
+        qtbot.mouseMove(canvas, start + (end - start) * i / 10)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    image = pixels(window)
+    x0, x1 = start.x() + 5, end.x() - 5
+    band = image[:, x0:x1, :3]  # the selection's dashes: light and dark along its edges
+    light = (band == 255).all(axis=-1).sum(axis=1)
+    dark = (band == 0).all(axis=-1).sum(axis=1)
+    edges = np.flatnonzero((light > 0.3 * (x1 - x0)) & (dark > 0.3 * (x1 - x0)))
+    assert len(edges) >= 2 * window.selection_panel.partials.value() - 4
