@@ -381,7 +381,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             self.press_lane = self.lane_at(event.position().y())
             if self.tool in TOOLS:
                 self._drag = "select"
-                self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic)
+                self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None
             else:
                 self._drag = "paint"

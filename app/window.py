@@ -42,6 +42,7 @@ from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
+                "Time select tool": "Time", "Frequency select tool": "Frequency",
                 "Lasso select tool": "Lasso", "Harmonic select tool": "Harmonic",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
@@ -123,6 +124,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.analysis_panel.applyRequested.connect(self.reanalyze)
         self.canvas.selectionChanged.connect(self._selection_drawn)
         self.selection_panel.changed.connect(self._harmonic_changed)
+        self.selection_panel.spanTyped.connect(self._span_typed)
         self.selection_panel.fillRequested.connect(self.fill_selection)
         self.selection_panel.playRequested.connect(self.play_selection_alone)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
@@ -198,9 +200,11 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.tool_actions = {
             tool: self._action(e, f"{name} tool", lambda _=False, t=tool: self.set_tool(t),
                                key, checkable=True)
-            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "A", "H"), strict=True)}
+            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "T", "F", "A", "H"),
+                                         strict=True)}
         self.tool_actions["paint"].setChecked(True)
         e.addSeparator()
+        self._action(e, "Select &all", self.select_all, "Ctrl+A")
         self._action(e, "Fill selection with the brush", self.fill_selection, "Shift+F")
         self._action(e, "Invert selection", self.selection_panel.inverted.toggle, "Ctrl+I")
         self._action(e, "Clear selection", self.clear_selection, "Escape")
@@ -266,8 +270,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.session.close()
         self.undo_stack.clear()
         self.audio_path, self.project_path = audio_path, project_path
-        self.canvas.selection = None  # drawn on the last file; a project brings its own
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
+        self.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
             self._apply_view(view)
         if history is not None and history.steps:

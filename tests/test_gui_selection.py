@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import torch
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from app.playback import BLOCK
 from brushes.selection import Selection
@@ -203,3 +203,48 @@ def test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it(qtbo
     dark = (band == 0).all(axis=-1).sum(axis=1)
     edges = np.flatnonzero((light > 0.3 * (x1 - x0)) & (dark > 0.3 * (x1 - x0)))
     assert len(edges) >= 2 * window.selection_panel.partials.value() - 4
+
+
+def test_precise_selections_typed_select_all_and_time_or_frequency_only(qtbot, window):
+    """An RX user's selections: the span as numbers to read and type, Select all, a
+    time-only and a frequency-only tool, and a drag to the edges that takes them."""
+    from PySide6.QtWidgets import QDoubleSpinBox
+
+    from tests.dialogs import choose
+
+    doc, panel = window.doc, window.selection_panel
+    seconds, nyquist = doc.length / doc.sample_rate, doc.sample_rate / 2
+    fields = [panel.findChild(QDoubleSpinBox, f"selection-{n}")
+              for n in ("start", "end", "low", "high")]
+    assert not any(f.isEnabled() for f in fields)  # nothing selected yet
+    qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)  # Select all
+    assert window.canvas.selection.span() == (0.0, seconds, 0.0, nyquist)
+    assert [round(f.value(), 3) for f in fields] == [0.0, round(seconds, 3), 0.0, nyquist]
+    for field, text in zip(fields, ("2.5", "4.25", "1000", "3000"), strict=True):
+        field.setFocus()
+        field.selectAll()
+        qtbot.keyClicks(field, text)
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert window.canvas.selection.span() == (2.5, 4.25, 1000.0, 3000.0)
+    assert window.canvas.selection.kind == "rect"
+
+    canvas = window.canvas
+
+    def drag_with(tool, start, end):
+        choose(window, f"Edit > {tool} tool")
+        qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+        for i in range(1, 11):
+            qtbot.mouseMove(canvas, start + (end - start) * i / 10)
+        qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+        return canvas.selection.span()
+
+    t0, t1, lo, hi = drag_with("Time select", point(window, 3.0, 5000), point(window, 5.0, 2000))
+    assert (lo, hi) == (0.0, nyquist) and abs(t0 - 3.0) < 0.05 and abs(t1 - 5.0) < 0.05
+    assert [round(f.value(), 1) for f in fields[2:]] == [0.0, nyquist]
+    t0, t1, lo, hi = drag_with("Frequency select", point(window, 3.0, 5000),
+                               point(window, 5.0, 2000))
+    assert (t0, t1) == (0.0, seconds) and abs(lo - 2000) < 60 and abs(hi - 5000) < 60
+    past_left, past_right = QPoint(-30, 200), QPoint(canvas.width() + 30, 300)
+    assert drag_with("Rectangle select", past_left, past_right)[:2] == (0.0, seconds)
+    near_edges = QPoint(2, 200), QPoint(canvas.width() - 3, 300)  # within a few pixels
+    assert drag_with("Rectangle select", *near_edges)[:2] == (0.0, seconds)
