@@ -50,6 +50,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.tool = "paint"  # or a selection tool: "select" (rectangle), "lasso", "harmonic"
         self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
         self.brush_cents = 0.0
+        self.brush_harmonics = 1  # outlines drawn: the harmonic brush paints at k * f
         self.playhead: float | None = None
         self.selection: Selection | None = None
         self.harmonic = (8, 50.0)  # the harmonic tool's partials and width in cents
@@ -189,11 +190,12 @@ class SpectrogramCanvas(QOpenGLWidget):
         super().update()
 
     def _cursor_outline(self) -> list | None:
-        """The brush outline in canvas pixels (in the pointer's lane), if it is shown."""
+        """The brush outline in canvas pixels (in the pointer's lane), if it is shown: a
+        loop of points, one for each harmonic the brush paints."""
         if self.doc is None or self._cursor is None or self.tool != "paint":
             return None
         dy = self.lane_at(self._cursor.y()) * self.view.height
-        return [(x, y + dy) for x, y in self._outline()]
+        return [[(x, y + dy) for x, y in loop] for loop in self._outlines()]
 
     def _overlay_boxes(self, outline: list | None) -> tuple:
         """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
@@ -201,7 +203,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self.playhead is not None:
             x = self.view.x_of(self.playhead)
             playhead = around([(x, 0.0), (x, float(self.height()))])
-        return around(outline), playhead
+        return around([p for loop in outline for p in loop] if outline else None), playhead
 
     def _partial_box(self, box, drawn: tuple):
         """``box`` with the overlays that moved since the last frame: where they were and
@@ -349,11 +351,21 @@ class SpectrogramCanvas(QOpenGLWidget):
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 
-    def _outline(self) -> list[tuple[float, float]]:
-        """The brush outline around the pointer (see :func:`app.overlays.brush_outline`)."""
+    def _outline(self, harmonic: int = 1) -> list[tuple[float, float]]:
+        """The brush outline around the pointer, or around its ``harmonic``-th harmonic
+        (see :func:`app.overlays.brush_outline`)."""
         t, f = self._at(self._cursor)
-        return brush_outline(self.view, t, self._snapped(f, self._modifiers), self.brush_radius,
-                             self.brush_cents, self.doc.transform if self.doc else None)
+        return brush_outline(self.view, t, harmonic * self._snapped(f, self._modifiers),
+                             self.brush_radius, self.brush_cents,
+                             self.doc.transform if self.doc else None)
+
+    def _outlines(self) -> list[list[tuple[float, float]]]:
+        """The outline at every harmonic the brush paints that the view shows (the
+        harmonic brush: k = 1..harmonics; any other: the pointer's alone)."""
+        f = self._snapped(self._at(self._cursor)[1], self._modifiers)
+        top = min(self.view.f_hi, self.view.nyquist)
+        return [self._outline(k) for k in range(1, self.brush_harmonics + 1)
+                if k == 1 or k * f <= top]
 
     # -- input ---------------------------------------------------------------------
     def pointer_seconds(self) -> float | None:

@@ -34,7 +34,7 @@ class OverlayPainter:
     def draw(self, view: ViewState, height: float, lanes: int, grid: PitchGrid | None,
              selection: Selection | None, playhead: float | None, outline: list | None) -> None:
         """Every lane's grid (``grid`` None: not shown), selection and divider; then the
-        playhead across all lanes and the brush ``outline`` (canvas pixels)."""
+        playhead across all lanes and the brush ``outline`` (loops of canvas pixels)."""
         GL.glUseProgram(self.program)
         self.uniforms.set("viewport", (float(view.width), float(height)))
         GL.glBindVertexArray(self.vao)
@@ -54,8 +54,8 @@ class OverlayPainter:
         if playhead is not None:
             x = view.x_of(playhead)
             self._lines([(x, 0), (x, height)], PLAYHEAD, GL.GL_LINES)
-        if outline is not None:
-            self._lines(outline, (1, 1, 1, 1), GL.GL_LINE_LOOP)
+        for loop in outline or ():
+            self._lines(loop, (1, 1, 1, 1), GL.GL_LINE_LOOP)
 
     def _grid(self, view: ViewState, grid: PitchGrid, dy: float) -> None:
         """A line per grid note shown (:func:`grid_rows`), the key's notes brighter."""

@@ -350,3 +350,41 @@ def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(
     assert not w.area.empty.isVisible()
     assert w.history_view.model().index(0, 0).data() == "(opened)"
     w.close()
+
+
+def test_the_brush_panel_explains_each_preset_and_the_harmonic_outline_shows_harmonics(
+        qtbot, window):
+    """A preset's description was only in `specpaint presets`; the harmonic brush's
+    outline showed its fundamental alone."""
+    from PySide6.QtWidgets import QLabel
+
+    from brushes.presets import all_presets
+    from brushes.registry import BRUSHES
+    from tests.test_gui import pixels, point
+
+    panel = window.brush_panel
+    label = panel.findChild(QLabel, "preset-description")
+    box = panel.preset_box
+    for i, preset in enumerate(all_presets().values()):
+        box.setFocus()
+        box.setCurrentIndex(i)
+        text = preset.comment or BRUSHES[preset.brush].help
+        assert label.text() == text and label.isVisible()
+        assert box.itemData(i, Qt.ItemDataRole.ToolTipRole) == text
+    panel.type_box.setCurrentText("blur")  # no preset: the brush type's own help
+    assert label.text() == BRUSHES["blur"].help
+    box.setCurrentText("harmonic-eraser")
+    assert window.brush_panel.current()[1]["harmonics"] == 8
+    view = window.canvas.view
+    view.f_lo, view.f_hi = 0.0, 4000.0
+    window.area.view_changed()
+    before = pixels(window)
+    qtbot.mouseMove(window.canvas, point(window, 5.0, 440.0))
+    image = pixels(window)
+    x = point(window, 5.0, 440.0).x()
+    for k in range(1, 10):  # the eraser paints 8 harmonics: the 9th is not drawn
+        y = point(window, 5.0, 440.0 * k).y()
+        box_now = image[max(0, y - 3):y + 4, x - 12:x + 13]
+        box_was = before[max(0, y - 3):y + 4, x - 12:x + 13]
+        changed = (box_now != box_was).any(axis=-1).sum()
+        assert (changed > 4) == (k <= 8), k
