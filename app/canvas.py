@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.damage import Damage, around, cells_box, scissor, union
 from app.glutil import Uniforms, load_program
-from app.overlays import OverlayPainter, brush_outline
+from app.overlays import OverlayPainter, brush_outline, cross
 from app.selecting import TOOLS, SelectionDrag
 from app.tiles import TileCache, level_for
 from app.view import ViewState
@@ -33,6 +33,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     cursorMoved = Signal(float, float)  # seconds, Hz
     viewChanged = Signal()
     selectionChanged = Signal(object)  # a brushes.selection.Selection, or None
+    sourcePicked = Signal(float, float)  # Alt+click: the clone brush's source, seconds, Hz
     playToggled = Signal()
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
@@ -51,6 +52,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
         self.brush_cents = 0.0
         self.brush_harmonics = 1  # outlines drawn: the harmonic brush paints at k * f
+        # the clone brush's source, marked with a cross: (seconds, Hz, relative to the
+        # pointer?), or None
+        self.clone_marker: tuple[float, float, bool] | None = None
         self.playhead: float | None = None
         self.selection: Selection | None = None
         self.harmonic = (8, 50.0)  # the harmonic tool's partials and width in cents
@@ -195,7 +199,14 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self.doc is None or self._cursor is None or self.tool != "paint":
             return None
         dy = self.lane_at(self._cursor.y()) * self.view.height
-        return [[(x, y + dy) for x, y in loop] for loop in self._outlines()]
+        loops = self._outlines()
+        if self.clone_marker is not None:
+            t, hz, relative = self.clone_marker
+            if relative:
+                at, f = self._at(self._cursor)
+                t, hz = at + t, f + hz
+            loops += cross(self.view, t, hz)
+        return [[(x, y + dy) for x, y in loop] for loop in loops]
 
     def _overlay_boxes(self, outline: list | None) -> tuple:
         """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
@@ -391,7 +402,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif button == Qt.MouseButton.LeftButton and self.doc is not None:
             t, f = self._at(event.position())
             self.press_lane = self.lane_at(event.position().y())
-            if self.tool in TOOLS:
+            if self.tool == "paint" and event.modifiers() & Qt.KeyboardModifier.AltModifier:
+                self.sourcePicked.emit(t, f)  # where the clone brush copies from
+            elif self.tool in TOOLS:
                 self._drag = "select"
                 self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None

@@ -97,6 +97,12 @@ def grid_rows(view: ViewState, grid: PitchGrid) -> tuple[list[float], list[float
     return shown
 
 
+def cross(view: ViewState, seconds: float, hz: float, arm: float = 7.0) -> list[list]:
+    """A cross at (``seconds``, ``hz``) (the clone brush's source), as two lines."""
+    x, y = view.x_of(seconds), view.y_of(max(hz, 1e-3))
+    return [[(x - arm, y), (x + arm, y)], [(x, y - arm), (x, y + arm)]]
+
+
 def brush_outline(view: ViewState, seconds: float, hz: float, radius: tuple[float, float],
                   cents: float, transform=None) -> list[tuple[float, float]]:
     """The brush at its true size, its outline (where its effect is half): an ellipse

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from app.autosave import Autosaver
 from app.canvas import PRESS
+from app.clonesource import CloneSource
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
@@ -131,6 +132,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.undo_stack.indexChanged.connect(self._after_undo_redo)
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self._build_menus()
+        self.clone_source = CloneSource(self.canvas, self.brush_panel, self.statusBar())
         self._brush_changed()
 
     def _arrange_docks(self) -> None:
@@ -324,6 +326,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
     def _pen(self, seconds, hz, pressure, phase) -> None:
         if self.session is None or (phase == PRESS and self.editing_blocked("Painting")):
             return
+        if phase == PRESS:
+            self.clone_source.stroke_starts(seconds, hz)  # an Alt+clicked source: its offset
         channel = self.paint_channel()
         self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
                          self.brush_panel.label())

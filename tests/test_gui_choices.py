@@ -388,3 +388,35 @@ def test_the_brush_panel_explains_each_preset_and_the_harmonic_outline_shows_har
         box_was = before[max(0, y - 3):y + 4, x - 12:x + 13]
         changed = (box_now != box_was).any(axis=-1).sum()
         assert (changed > 4) == (k <= 8), k
+
+
+def test_alt_click_sets_the_clone_source_and_the_stroke_copies_from_it(qtbot, window):
+    """The clone brush copied from a fixed -500 ms; now Alt+click picks the source, as
+    in every image editor, and the next strokes copy with that offset."""
+    from tests.test_gui import point
+
+    doc, panel = window.doc, window.brush_panel
+    panel.preset_box.setCurrentText("clone")
+    panel.set_param("hardness", 1.0)
+    alt = Qt.KeyboardModifier.AltModifier
+    source = point(window, 2.0, 1000.0)
+    qtbot.mouseMove(window.canvas, source)
+    qtbot.mouseClick(window.canvas, Qt.MouseButton.LeftButton, alt, source)
+    assert window.undo_stack.count() == 0  # no stroke
+    assert window.statusBar().currentMessage().startswith("clone source: 0:02.0")
+    before = doc.read_complex(doc.full_rect()).clone()
+    drag(qtbot, window.canvas, point(window, 7.0, 3000.0), point(window, 8.0, 3000.0))
+    params = panel.current()[1]
+    view = window.canvas.view
+    pixel_s, pixel_hz = view.seconds_per_pixel, (view.f_hi - view.f_lo) / view.height
+    assert abs(params["offset_ms"] + 5000) <= 1000 * pixel_s * 1.5  # 2 s - 7 s
+    assert abs(params["offset_hz"] + 2000) <= pixel_hz * 1.5  # 1 kHz - 3 kHz
+    after = doc.read_complex(doc.full_rect())
+    db = round(params["offset_hz"] / doc.hz_of(1))  # the kernel's shift in cells
+    df = round(doc.frame_of(params["offset_ms"] / 1000))
+    b = round(doc.bin_of(3000.0))
+    for t in (7.3, 7.5, 7.7):  # inside the stroke: the source's cells, as they were
+        f = round(doc.frame_of(t))
+        assert torch.allclose(after[0, b, f], before[0, b + db, f + df], rtol=1e-4, atol=1e-7)
+    drag(qtbot, window.canvas, point(window, 9.0, 5000.0), point(window, 9.5, 5000.0))
+    assert panel.current()[1]["offset_ms"] == params["offset_ms"]  # aligned: kept
