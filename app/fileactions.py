@@ -14,6 +14,7 @@ from app.editing import AnalysisCommand, PaintSession
 from app.history_file import collect
 from app.overs import add_overs_row, ask_about_overs
 from app.project import TILE, EditTracker, load_project, save_project, snapshot
+from app.viewfit import content_top
 from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
@@ -169,12 +170,12 @@ class FileActions:
                                 cancel=cancel)
             doc.prepare_overview()  # the first zoomed-out view would wait for it
             synth = Resynthesizer(doc)
-            partial((doc, synth))  # shown and painted on now; its audio follows
+            partial((doc, synth, content_top(doc)))  # shown and painted on now; audio follows
             synth.full(progress=scaled(progress, 0.6, 1.0))  # not cancellable: in use
             return synth
 
         def shown(made):
-            self.set_document(made, path)
+            self.set_document(made[:2], path, content_hz=made[2])
             self.worker.blocks_editing = False
             self.job_status.cancel.setEnabled(False)
             notes = made[0].audio.notes  # what the CLI prints as warnings

@@ -65,6 +65,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.restore_state()
+        self.restore_view_settings()
         self._update_title()
         self._enable_document_actions()
         self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
@@ -147,7 +148,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.tabifyDockWidget(history, messages)
         view.raise_()
         history.raise_()
-        self.resizeDocks([brushes, view], [350, 410], Qt.Orientation.Vertical)
+        self.resizeDocks([brushes, view], [420, 340], Qt.Orientation.Vertical)
         self.resizeDocks([nn_view], [150], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
@@ -263,15 +264,17 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
                      project_path: Path | None = None, view: dict | None = None,
-                     history: Kept | None = None) -> None:
+                     history: Kept | None = None, content_hz: float | None = None) -> None:
         """Swap in a new document and its resynthesizer (made by a worker); a project
-        brings its view and its undo history."""
+        brings its view and its undo history; ``content_hz``: the top of the
+        frequency axis it opens on (app.viewfit; None: Nyquist)."""
         doc, synth = made
         self.stop()
         if self.session:
             self.session.close()
         self.undo_stack.clear()
         self.audio_path, self.project_path = audio_path, project_path
+        self.canvas.view.content_hz = content_hz
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
         self.set_selection(None)  # drawn on the last file; a project brings its own
         if view:

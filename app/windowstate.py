@@ -1,6 +1,7 @@
 """What the window keeps between sessions (QSettings): its geometry and panels,
-the last folder a file dialog used, the folder each document was last saved or
-exported to, and the export bit depth."""
+the view's colormap, range, gamma and frequency axis, the last folder a file
+dialog used, the folder each document was last saved or exported to, and the
+export bit depth."""
 
 import json
 from pathlib import Path
@@ -24,6 +25,24 @@ class WindowState:
     def save_state(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
+
+    def restore_view_settings(self) -> None:
+        """The View panel as it was left (a project's own view still wins), and kept
+        as it changes."""
+        p, value = self.view_panel, self.settings.value
+        p.colormap.setCurrentText(value("view/colormap", p.colormap.currentText(), str))
+        for key, spin in (("floor", p.floor), ("ceiling", p.ceiling), ("gamma", p.gamma)):
+            spin.setValue(value(f"view/{key}", spin.value(), float))
+        p.log.setChecked(value("view/log", False, bool))
+        p.styleChanged.connect(self._remember_view_settings)
+        p.logChanged.connect(self._remember_view_settings)
+
+    def _remember_view_settings(self) -> None:
+        p = self.view_panel
+        for key, value in (("colormap", p.colormap.currentText()), ("floor", p.floor.value()),
+                           ("ceiling", p.ceiling.value()), ("gamma", p.gamma.value()),
+                           ("log", p.log.isChecked())):
+            self.settings.setValue(f"view/{key}", value)
 
     def start_folder(self, save: bool = False) -> str:
         """Where a file dialog opens. To open a file: the last folder one was used in,

@@ -420,3 +420,37 @@ def test_alt_click_sets_the_clone_source_and_the_stroke_copies_from_it(qtbot, wi
         assert torch.allclose(after[0, b, f], before[0, b + db, f + df], rtol=1e-4, atol=1e-7)
     drag(qtbot, window.canvas, point(window, 9.0, 5000.0), point(window, 9.5, 5000.0))
     assert panel.current()[1]["offset_ms"] == params["offset_ms"]  # aligned: kept
+
+
+def test_a_file_opens_on_the_frequencies_it_holds_and_the_view_style_is_kept(qtbot, window,
+                                                                             tmp_path):
+    """A 96 kHz chord opened squashed into the bottom row of a linear 0-48 kHz axis;
+    log frequency, colormap and range were forgotten at the next start."""
+    from tests.dialogs import choose
+    from tests.test_gui_menus import open_file
+
+    rate = 96000
+    t = np.arange(3 * rate) / rate
+    chord = sum(0.2 * np.sin(2 * np.pi * f * t) for f in (220.0, 277.18, 329.63))
+    path = tmp_path / "chord.wav"
+    sf.write(path, chord.astype(np.float32), rate, subtype="PCM_24")
+    open_file(window, path)
+    view = window.canvas.view
+    assert 329.63 * 1.05 < view.f_hi <= 1000 and view.f_lo == 0  # the chord fills the view
+    choose(window, "View > Fit to window")
+    assert 329.63 * 1.05 < view.f_hi <= 1000
+    open_file(window, DEMO)  # content across the band: all of it
+    assert view.f_hi == window.doc.sample_rate / 2
+    panel = window.view_panel
+    panel.log.setChecked(True)
+    panel.colormap.setCurrentText("magma")
+    panel.floor.setValue(-80.0)
+    window.undo_stack.setClean()
+    window.close()
+    again = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+    qtbot.addWidget(again)
+    p = again.view_panel
+    assert (p.log.isChecked(), p.colormap.currentText(), p.floor.value()) == \
+        (True, "magma", -80.0)
+    assert again.canvas.view.log_freq and again.canvas.colormap == "magma"
+    again.close()
