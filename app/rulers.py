@@ -57,17 +57,26 @@ class TimeRuler(QWidget):
             p.end()
             return
         p.setPen(INK)
-        v = self.view
-        step = nice_step(v.t1 - v.t0, max(2, self.width() // 90))
-        t = math.ceil(v.t0 / step) * step
-        while t <= v.t1:
-            x = v.x_of(t) * self.width() / v.width
+        for t, label in time_ticks(self.view, self.width()):
+            x = self.view.x_of(t) * self.width() / self.view.width
             p.drawLine(int(x), self.height() - 6, int(x), self.height())
-            label = f"{t:.3f}".rstrip("0").rstrip(".") + " s" if step < 1 else \
-                f"{int(t // 60)}:{t % 60:04.1f}" if t >= 60 else f"{t:g} s"
             p.drawText(int(x) + 3, self.height() - 8, label)
-            t += step
         p.end()
+
+
+def time_ticks(view: ViewState, pixels: int) -> list[tuple[float, str]]:
+    """(seconds, label) of the ticks of a time axis ``pixels`` wide over the view."""
+    step = nice_step(view.t1 - view.t0, max(2, pixels // 90))
+    ticks, t = [], math.ceil(view.t0 / step) * step
+    while t <= view.t1:
+        ticks.append((t, f"{t:.3f}".rstrip("0").rstrip(".") + " s" if step < 1 else
+                      f"{int(t // 60)}:{t % 60:04.1f}" if t >= 60 else f"{t:g} s"))
+        t += step
+    return ticks
+
+
+def hz_label(hz: float) -> str:
+    return f"{hz / 1000:g}k" if hz >= 1000 else f"{hz:g}"
 
 
 class FrequencyRuler(QWidget):
@@ -106,8 +115,7 @@ class FrequencyRuler(QWidget):
                 box_top = min(max(y - tall / 2, top + 1), top + lane - tall - 1)
                 if box_top < top or (last is not None and box_top < last + 2):
                     continue  # a lane too short for it, or no room below the last label
-                text = f"{f / 1000:g}k" if f >= 1000 else f"{f:g}"
-                out.append((y, QRectF(0, box_top, self.width() - 8, tall), text))
+                out.append((y, QRectF(0, box_top, self.width() - 8, tall), hz_label(f)))
                 last = box_top + tall
         return out
 
