@@ -149,7 +149,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         view.raise_()
         history.raise_()
         self.resizeDocks([brushes, view], [420, 340], Qt.Orientation.Vertical)
-        self.resizeDocks([nn_view], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([nn_view], [118], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
         action = QAction(text, self, checkable=checkable)
@@ -306,6 +306,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.view_panel.set_channels(names, keep=not fit)
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
+        self.area.overview.set_session(session)
         self._lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()

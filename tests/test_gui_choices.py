@@ -454,3 +454,42 @@ def test_a_file_opens_on_the_frequencies_it_holds_and_the_view_style_is_kept(qtb
         (True, "magma", -80.0)
     assert again.canvas.view.log_freq and again.canvas.colormap == "magma"
     again.close()
+
+
+def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_view(
+        qtbot, window):
+    """RX's overview: the file's waveform, the span shown outlined, a click goes there."""
+    from PySide6.QtGui import QImage
+
+    from app.overviewlane import BLOCK
+    from brushes.selection import Selection
+    from tests.dialogs import choose, run_until
+    from tests.test_gui import settle
+
+    lane, view = window.area.overview, window.canvas.view
+    run_until(lambda: lane.peaks is not None)
+    wave = window.session.synth.waveform()
+    blocks = -(-wave.shape[1] // BLOCK)
+    assert lane.peaks.shape == (2, blocks)
+    assert np.isclose(lane.peaks[1].max(), wave.max()) and np.isclose(lane.peaks[0].min(),
+                                                                      wave.min())
+
+    def ink(x0, x1):  # waveform pixels off the centre line in a range of columns
+        image = lane.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+        rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(),
+                                                                  image.bytesPerLine())
+        green = rows[:, 3 * x0 + 1:3 * x1:3].astype(int) > 150  # the G of each pixel
+        mid = image.height() // 2
+        return int(green[2:mid - 1].sum() + green[mid + 2:-2].sum())
+
+    x = lambda t: int(t / view.duration * lane.width())  # noqa: E731
+    assert ink(x(6.5), x(7.5)) > 50  # the sung vowel
+    window.set_selection(Selection.rect(6.0, 8.0, 0.0, window.doc.sample_rate / 2))
+    window.brush_panel.preset_box.setCurrentText("hard-eraser")
+    choose(window, "Edit > Fill selection with the brush")
+    settle(qtbot, window)
+    run_until(lambda: not lane.stale and ink(x(6.5), x(7.5)) < 10)  # silent there now
+    assert ink(x(2.5), x(3.5)) > 50  # and as it was elsewhere
+    window.canvas.zoom(4.0)
+    qtbot.mouseClick(lane, Qt.MouseButton.LeftButton, pos=QPoint(int(0.75 * lane.width()), 10))
+    assert (view.t0 + view.t1) / 2 == pytest.approx(0.75 * view.duration, abs=0.05)
