@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QToolBar,
     QToolButton,
+    QWidget,
 )
 
 KEEP = 200  # messages kept
@@ -59,12 +60,14 @@ def messages_button(dock: QDockWidget) -> QToolButton:
     return button
 
 
-def pointer_toolbar(window: QMainWindow, readout: QLabel) -> QToolBar:
-    """The pointer readout in a toolbar of its own beside the tools, so the status bar
-    is the messages' (it took 440 of a 1280-pixel status bar from them)."""
-    bar = QToolBar("Pointer readout", window)
+def pointer_toolbar(window: QMainWindow, readout: QLabel, meter: QWidget) -> QToolBar:
+    """The pointer readout and the level meter in a toolbar of their own beside the
+    tools, so the status bar is the messages' (the readout took 440 of a 1280-pixel
+    status bar from them)."""
+    bar = QToolBar("Pointer readout and level", window)
     bar.setObjectName("Pointer readout")  # saved and restored with the panels
     readout.setMinimumWidth(QFontMetrics(readout.font()).horizontalAdvance(WIDEST_READOUT))
     bar.addWidget(readout)
+    bar.addWidget(meter)
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
     return bar

@@ -131,6 +131,30 @@ class TapeHead:
             .astype(np.float32)
 
 
+class Levels:
+    """The peak of each output channel over the blocks pulled since it was last read
+    (the level meter reads it; the audio thread adds to it)."""
+
+    def __init__(self):
+        self._peaks = np.zeros(0, np.float32)
+        self._lock = threading.Lock()
+
+    def add(self, block: np.ndarray) -> None:
+        """A block ``[frames, channels]`` sent to the output."""
+        if not len(block):
+            return
+        peaks = np.abs(block).max(axis=0)
+        with self._lock:
+            self._peaks = peaks if len(self._peaks) != len(peaks) else \
+                np.maximum(self._peaks, peaks)
+
+    def take(self) -> np.ndarray:
+        """The peaks since the last call (none: an empty array), then forgets them."""
+        with self._lock:
+            peaks, self._peaks = self._peaks, np.zeros(0, np.float32)
+        return peaks
+
+
 class Player:
     """Plays a span of an audio source ``source(start, stop) -> float32 [ch, n]``
     (the engine's live waveform, so edits are heard), optionally looping, or
@@ -140,6 +164,7 @@ class Player:
         self.output = output or open_output()
         self.playing = False
         self.tape: TapeHead | None = None  # while scrubbing
+        self.levels = Levels()  # what the output was sent, for the level meter
         self._lock = threading.Lock()
 
     def play(self, source, sample_rate: int, channels: int, start: int, stop: int,
@@ -166,6 +191,11 @@ class Player:
         self.output.start(sample_rate, channels, self._pull)
 
     def _pull(self, frames: int) -> np.ndarray:
+        block = self._next_block(frames)
+        self.levels.add(block)
+        return block
+
+    def _next_block(self, frames: int) -> np.ndarray:
         with self._lock:
             if self.tape is not None:
                 data = self.tape.read(self.source, frames)

@@ -24,6 +24,7 @@ from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
 from app.history_file import restore
 from app.imageactions import ImageActions
+from app.levelmeter import LevelMeter
 from app.messages import MessageLog, messages_button, pointer_toolbar
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
@@ -229,7 +230,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         stop = self._action(p, "S&top", self.stop, "Ctrl+.")
         self.toolbar = self._toolbar([*self.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
-        self.pointer_bar = pointer_toolbar(self, self.readout)  # right of the tools
+        self.level_meter = LevelMeter(self.player)
+        self.pointer_bar = pointer_toolbar(self, self.readout, self.level_meter)
         for panel in (*self.docks, self.toolbar, self.pointer_bar):  # shown or hidden
             v.addAction(panel.toggleViewAction())
         h = bar.addMenu("&Help")

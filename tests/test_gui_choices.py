@@ -493,3 +493,25 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
     window.canvas.zoom(4.0)
     qtbot.mouseClick(lane, Qt.MouseButton.LeftButton, pos=QPoint(int(0.75 * lane.width()), 10))
     assert (view.t0 + view.t1) / 2 == pytest.approx(0.75 * view.duration, abs=0.05)
+
+
+def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
+    """Every audio editor shows the level while playing; this one showed none."""
+    from app.levelmeter import FLOOR_DB, LevelMeter
+    from tests.dialogs import choose
+
+    meter = window.findChild(LevelMeter, "level-meter")
+    assert meter.isVisible() and not np.isfinite(meter.hold_db).any()
+    window.canvas.playhead = 6.4  # the sung vowel
+    choose(window, "Play > Play / pause")
+    qtbot.waitUntil(lambda: window.player.position() is not None and
+                    window.player.position() > 7.4 * window.doc.sample_rate, timeout=5000)
+    rate, wave = window.doc.sample_rate, window.session.synth.waveform()[0]
+    heard = window.player.position()
+    loudest = 20 * np.log10(np.abs(wave[int(6.4 * rate):heard]).max())
+    assert meter.hold_db[0] >= loudest - 0.5  # held: the loudest sample since it began
+    assert meter.hold_db[0] <= 20 * np.log10(np.abs(wave[int(6.4 * rate):heard + 8192]).max())
+    assert meter.shown_db[0] > -30
+    choose(window, "Play > Stop")
+    qtbot.waitUntil(lambda: not meter.timer.isActive(), timeout=5000)  # fell, then stopped
+    assert (meter.shown_db <= FLOOR_DB).all() and not meter.clipped
