@@ -33,6 +33,8 @@ class AnalysisView(QWidget):
         self.choice.setToolTip("See the visible span through nnAudio, under the canvas")
         self.strip = ViewStrip(window.canvas)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 0, 2, 0)  # the picture gets the height
+        layout.setSpacing(2)
         layout.addWidget(self.choice)
         layout.addWidget(self.strip, 1)
         self.timer = QTimer(self, singleShot=True, interval=DELAY_MS, timeout=self._start)
@@ -46,7 +48,10 @@ class AnalysisView(QWidget):
         return self.choice.currentData()
 
     def schedule(self, *_) -> None:
-        if self.kind is not None and self.window.session is not None:
+        if self.kind is None:
+            self.strip.picture = None  # off: the strip says how to turn it on
+            self.strip.update()
+        elif self.window.session is not None:
             self.timer.start()
 
     def _start(self) -> None:

@@ -60,6 +60,10 @@ class ViewStrip(QWidget):
             p.drawImage(QRectF(x0, plot.top(), x1 - x0, plot.height()), self.picture)
             p.setClipping(False)
             self._frequency_axis(p, plot)
+        else:
+            p.setPen(INK)
+            p.drawText(plot, Qt.AlignmentFlag.AlignCenter,
+                       "Choose a view above to see the visible span through nnAudio")
         p.setPen(INK)
         for t, label in time_ticks(view, int(plot.width())):
             x = plot.left() + view.x_of(t) * scale

@@ -32,6 +32,7 @@ from app.project import EditTracker
 from app.project_history import Kept
 from app.selectionactions import TOOL_NAMES, SelectionActions
 from app.selectionpanel import SelectionPanel
+from app.spectrumview import SpectrumView
 from app.transport import Transport
 from app.view import format_time
 from app.viewdock import AnalysisView
@@ -86,6 +87,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
         self.messages = MessageLog(self.statusBar())
+        self.spectrum = SpectrumView(self.canvas.view)
         self.docks = []
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
@@ -93,6 +95,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
                                     ("Selection", self.selection_panel, Qt.RightDockWidgetArea),
                                     ("History", self.history_view, Qt.LeftDockWidgetArea),
                                     ("Messages", self.messages, Qt.LeftDockWidgetArea),
+                                    ("Spectrum", self.spectrum, Qt.LeftDockWidgetArea),
                                     ("nnAudio view", self.analysis_view,
                                      Qt.BottomDockWidgetArea)):
             dock = QDockWidget(title, self)
@@ -142,15 +145,17 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         right, the full height, the brush panel and under it the view, analysis and
         selection panels as tabs; the nnAudio view a short strip under the canvas, which
         keeps most of the window."""
-        brushes, view, analysis, selection, history, messages, nn_view = self.docks
+        brushes, view, analysis, selection, history, messages, spectrum, nn_view = self.docks
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(view, analysis)
         self.tabifyDockWidget(analysis, selection)
+        self.splitDockWidget(history, spectrum, Qt.Orientation.Vertical)
         self.tabifyDockWidget(history, messages)
         view.raise_()
         history.raise_()
         self.resizeDocks([brushes, view], [420, 340], Qt.Orientation.Vertical)
         self.resizeDocks([nn_view], [118], Qt.Orientation.Vertical)
+        self.resizeDocks([history, spectrum], [420, 200], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
         action = QAction(text, self, checkable=checkable)
@@ -423,6 +428,14 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
         note = self.canvas.grid.name(hz)
         self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
+        if 0 <= frame < doc.n_frames and self.spectrum.isVisible():
+            self._show_spectrum(frame, seconds)
+
+    def _show_spectrum(self, frame: int, seconds: float) -> None:
+        """The frame under the pointer, every bin, in the Spectrum panel."""
+        p = self.view_panel
+        self.spectrum.show_frame(self.doc, frame, self.canvas.pointer_channel(),
+                                 (p.floor.value(), p.ceiling.value()), format_time(seconds))
 
     def _view_state(self) -> dict:
         v, p = self.canvas.view, self.view_panel

@@ -515,3 +515,28 @@ def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
     choose(window, "Play > Stop")
     qtbot.waitUntil(lambda: not meter.timer.isActive(), timeout=5000)  # fell, then stopped
     assert (meter.shown_db <= FLOOR_DB).all() and not meter.clipped
+
+
+def test_the_spectrum_panel_shows_the_frame_under_the_pointer(qtbot, window):
+    """The third thing every audio editor shows: a spectrum slice under the cursor."""
+    from tests.test_gui import point
+
+    spectrum = window.spectrum
+    assert spectrum.isVisible()
+
+    def peak_between(lo, hi):
+        inside = (spectrum.hz >= lo) & (spectrum.hz <= hi)
+        return spectrum.hz[inside][np.argmax(spectrum.db[inside])], spectrum.db[inside].max()
+
+    qtbot.mouseMove(window.canvas, point(window, 5.0, 9000.0))  # the whistle: 3-8 s, 6 kHz
+    qtbot.waitUntil(lambda: spectrum.title == "0:05.0" + spectrum.title[6:] and
+                    len(spectrum.hz) == window.doc.n_bins)
+    hz, db = peak_between(4000, 8000)
+    assert abs(hz - 6000) <= window.doc.hz_of(1) and db > -60
+    image = spectrum.grab().toImage()
+    curve = sum(image.pixelColor(x, y).green() > 150 and image.pixelColor(x, y).red() < 150
+                for x in range(40, image.width() - 5, 2) for y in range(0, image.height(), 2))
+    assert curve > 20  # drawn
+    qtbot.mouseMove(window.canvas, point(window, 1.0, 9000.0))  # before the whistle
+    qtbot.waitUntil(lambda: spectrum.title.startswith("0:01.0"))
+    assert peak_between(5800, 6200)[1] < db - 30
