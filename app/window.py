@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
 
 from app.autosave import Autosaver
 from app.canvas import PRESS
+from app.cli import DEMO
 from app.clonesource import CloneSource
+from app.demohint import DemoHint
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
@@ -138,6 +140,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self._build_menus()
         self.clone_source = CloneSource(self.canvas, self.brush_panel, self.statusBar())
+        self.demo_hint = DemoHint(self.canvas, self.settings)
         self._brush_changed()
 
     def _arrange_docks(self) -> None:
@@ -296,6 +299,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.undo_stack.setClean()
         self._update_title()
         self._enable_document_actions()
+        self.demo_hint.show_for(audio_path == DEMO and project_path is None)
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
                                      f"{format_time(doc.length / doc.sample_rate)}; "
                                      f"audio: {self.player.output.name}", 8000)

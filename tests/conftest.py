@@ -80,6 +80,8 @@ def window(qtbot, tmp_path):
     from app.window import MainWindow
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    QSettings("SpectroPaint", "SpectroPaint").setValue("demoHintDismissed", True)  # a user
+    # who has read the demo's guide: it would sit over the canvas the tests paint on
     w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
     qtbot.addWidget(w)
     w.resize(1280, 800)

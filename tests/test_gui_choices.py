@@ -540,3 +540,40 @@ def test_the_spectrum_panel_shows_the_frame_under_the_pointer(qtbot, window):
     qtbot.mouseMove(window.canvas, point(window, 1.0, 9000.0))  # before the whistle
     qtbot.waitUntil(lambda: spectrum.title.startswith("0:01.0"))
     assert peak_between(5800, 6200)[1] < db - 30
+
+
+def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
+    """On a first run the demo opened with no word of what was in it or what to try."""
+    from PySide6.QtWidgets import QFrame, QToolButton
+
+    from tests.dialogs import run_until
+
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+
+    def started():
+        w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        w.open_path(DEMO)
+        run_until(lambda: w.session is not None and not w.worker.isRunning())
+        return w, w.findChild(QFrame, "demo-hint")
+
+    w, hint = started()
+    assert hint.isVisible() and "6 kHz whistle" in hint.label.text()
+    assert "tone-remover" in hint.label.text()  # what to try
+    assert w.canvas.rect().contains(hint.geometry())  # over the canvas, inside it
+    other = tmp_path / "other.wav"
+    sf.write(other, np.zeros(8000), 8000)
+    w.open_path(other)
+    run_until(lambda: w.audio_path == other)
+    assert not hint.isVisible()  # the demo's guide, not another file's
+    w.open_path(DEMO)
+    run_until(lambda: w.audio_path == DEMO and not w.worker.isRunning())
+    qtbot.mouseClick(hint.findChild(QToolButton, "dismiss-demo-hint"), Qt.MouseButton.LeftButton)
+    assert not hint.isVisible()
+    w.close()
+    w, hint = started()  # the next start
+    assert not hint.isVisible()
+    w.close()
