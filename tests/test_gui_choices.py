@@ -577,3 +577,33 @@ def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
     w, hint = started()  # the next start
     assert not hint.isVisible()
     w.close()
+
+
+def test_f1_the_readme_and_the_guide_name_the_same_keys(qtbot, window):
+    """Zoom was Ctrl+= / Ctrl+- in F1's list and + / - in the guide."""
+    import re
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QDialog
+
+    from tests.dialogs import choose
+
+    choose(window, "Help > Keyboard and mouse…")
+    qtbot.waitUntil(lambda: window.findChild(QDialog, "shortcuts") is not None)
+    table = window.findChild(QDialog, "shortcuts").table
+    f1 = " ; ".join(f"{table.item(r, 0).text()} = {table.item(r, 1).text()}"
+                    for r in range(table.rowCount()))
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    sentence = readme[readme.index("In the window:"):readme.index("See [docs/gui.md]")]
+    guide = (root / "docs" / "gui.md").read_text()
+    keys_table = guide[guide.index("## Mouse and keys"):guide.index("\n\n", guide.index("| do"))]
+    combo = r"(?:(?:Ctrl|Shift|Alt|Space)\+)+(?:[A-Z]\b|[=.\-]|Space|wheel|drag|click)"
+    named = set(re.findall(combo, sentence + keys_table))
+    named |= set(re.findall(r"\(([A-Z]|F1)\)", keys_table))  # tools' keys: "Lasso (A)"
+    named |= {k for k in ("Space", "Esc") if k in sentence + keys_table}
+    assert len(named) > 20
+    missing = {k for k in named if not re.search(rf"(?<![\w+]){re.escape(k)}(?![\w])", f1)}
+    assert not missing, f"named in the README or the guide, not in F1: {sorted(missing)}"
+    for gesture in ("+ / -", "Alt+click", "Space+drag", "Ctrl+wheel"):
+        assert gesture in f1 and gesture.split(" / ")[0] in keys_table + sentence
