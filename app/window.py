@@ -165,7 +165,9 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         if shortcut:
             action.setShortcuts([QKeySequence(s) for s in
                                  (shortcut if isinstance(shortcut, list) else [shortcut])])
-        action.triggered.connect(slot)
+        # never with the "checked" argument triggered() carries: Play > Play selection took
+        # it for its own ``alone`` and ignored Selected band only
+        action.triggered.connect(lambda _=False: slot())
         menu.addAction(action)
         return action
 

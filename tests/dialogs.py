@@ -6,6 +6,7 @@ as it does in the app)."""
 import time
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox
 
@@ -45,9 +46,12 @@ def when_shown(window, kind, name: str, answer, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
 
     def look():
+        if not shiboken6.isValid(window):
+            return  # the test is over
         found = [d for d in window.findChildren(kind, name) if d.isVisible()]
         if found:
-            QTimer.singleShot(READING_MS, lambda: answer(found[-1]))
+            QTimer.singleShot(READING_MS, lambda: shiboken6.isValid(found[-1])
+                              and answer(found[-1]))
         elif time.monotonic() < deadline:
             QTimer.singleShot(20, look)
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QDialog
 
 from engine.audio import load
 from engine.layout import channel_mask
-from tests.dialogs import choose, run_until, save_as, when_shown
+from tests.dialogs import choose, menu_action, run_until, save_as, when_shown
 from tests.test_gui_images import read_png
 from tests.test_gui_lanes import wavex
 
@@ -191,3 +191,316 @@ def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, t
     for state in reversed(states[:3]):
         choose(window, "Edit > Undo")
         assert torch.equal(cells(), state)
+
+
+def test_file_save_project_asks_where_the_first_time_then_saves_in_place(qtbot, window,
+                                                                         tmp_path):
+    from app.project import load_project
+
+    strokes(qtbot, window, 1)
+    project = tmp_path / "first.spp"
+    save_as(window, project)
+    choose(window, "File > Save project")  # none yet: the dialog asks where
+    run_until(lambda: window.project_path == project and window.undo_stack.isClean())
+    strokes(qtbot, window, 1)
+    assert window.modified
+    choose(window, "File > Save project")  # in place, no dialog
+    assert not any(d.isVisible() for d in window.findChildren(QDialog))
+    run_until(lambda: window.undo_stack.isClean())
+    assert load_project(project, device="cpu").history.index == 2
+    assert window.windowTitle() == "SpectroPaint — first.spp"
+
+
+DEPTHS = {"Same as source": "PCM_16", "Format default (WAV float, FLAC/AIFF 24)": "FLOAT",
+          "16-bit": "PCM_16", "24-bit": "PCM_24", "32-bit float": "FLOAT"}
+
+
+def test_file_export_bit_depth_each_choice_is_the_depth_written(qtbot, window, tmp_path):
+    import soundfile as sf
+
+    for i, (label, subtype) in enumerate(DEPTHS.items()):
+        choose(window, f"File > Export bit depth > {label}")
+        assert menu_action(window, f"File > Export bit depth > {label}").isChecked()
+        out = tmp_path / f"depth-{i}.wav"
+        save_as(window, out)
+        choose(window, "File > Export audio…")
+        run_until(lambda out=out: out.name in window.statusBar().currentMessage())
+        assert sf.info(out).subtype == subtype, label
+
+
+def test_file_import_image_as_sound_adds_it_as_one_step(qtbot, window, tmp_path):
+    from engine.png import write_png
+
+    picture = np.zeros((40, 60, 4), np.uint8)
+    picture[..., 3] = 255
+    picture[20, :, :3] = 255
+    path = tmp_path / "line.png"
+    write_png(picture, path)
+    before = window.session.synth.waveform().copy()
+    save_as(window, path)
+    choose(window, "File > Import image as sound…")
+    run_until(lambda: window.undo_stack.count() == 1 and window.session.idle)
+    assert window.undo_stack.text(0) == "image: line.png"
+    assert not np.array_equal(window.session.synth.waveform(), before)
+
+
+def test_file_quit_asks_about_unsaved_edits(qtbot, window):
+    from tests.dialogs import press
+
+    strokes(qtbot, window, 1)
+    press(window, "question", "Cancel")
+    choose(window, "File > Quit")
+    run_until(lambda: window.findChild(QDialog, "question") is None
+              and not any(b.isVisible() for b in window.findChildren(QDialog)))
+    assert window.isVisible()  # cancelled: still open, edits kept
+    press(window, "question", "Discard")
+    choose(window, "File > Quit")
+    run_until(lambda: not window.isVisible())
+
+
+def test_file_open_with_unsaved_edits_can_save_them_first(qtbot, window, tmp_path):
+    """Open audio… with edits: the question's Save asks where, saves, then opens."""
+    import soundfile as sf
+
+    from tests.dialogs import press
+
+    strokes(qtbot, window, 1)
+    other = tmp_path / "next.wav"
+    sf.write(other, np.zeros(8000), 8000)
+    project = tmp_path / "kept.spp"
+    press(window, "question", "Save")
+    save_as(window, project)  # where to save the edits
+    choose(window, "File > Open audio…")
+    run_until(lambda: project.exists() and window.findChild(QDialog, "file-dialog") is not None
+              and any(d.isVisible() for d in window.findChildren(QDialog, "file-dialog")))
+    save_as(window, other)  # then what to open
+    run_until(lambda: window.audio_path == other)
+    assert load_project_history(project) == 1
+
+
+def load_project_history(path) -> int:
+    from app.project import load_project
+
+    return len(load_project(path, device="cpu").history.steps)
+
+
+def test_file_export_audio_over_the_source_asks_first(qtbot, window, tmp_path):
+    import soundfile as sf
+
+    from tests.dialogs import press
+
+    source = tmp_path / "take.wav"
+    sf.write(source, 0.1 * np.random.default_rng(1).standard_normal(16000), 16000)
+    open_file(window, source)
+    strokes(qtbot, window, 1)
+    before = source.read_bytes()
+    press(window, "question", "Cancel")
+    save_as(window, source)
+    choose(window, "File > Export audio…")
+    run_until(lambda: not any(d.isVisible() for d in window.findChildren(QDialog)))
+    assert source.read_bytes() == before
+    press(window, "question", "OK")
+    save_as(window, source)
+    choose(window, "File > Export audio…")
+    run_until(lambda: "take.wav" in window.statusBar().currentMessage() and
+                      "wrote" in window.statusBar().currentMessage())
+    assert source.read_bytes() != before
+
+
+def test_edit_tools_invert_and_clear_selection(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    from tests.test_gui import point
+    from tests.test_gui_selection import lasso
+
+    choose(window, "Edit > Select all")
+    doc = window.doc
+    assert window.canvas.selection.span() == (0.0, doc.length / doc.sample_rate, 0.0,
+                                               doc.sample_rate / 2)
+    choose(window, "Edit > Lasso select tool")
+    assert window.canvas.tool == "lasso"
+    lasso(qtbot, window)
+    assert window.canvas.selection.kind == "lasso"
+    choose(window, "Edit > Invert selection")
+    assert window.canvas.selection.inverted and window.selection_panel.inverted.isChecked()
+    choose(window, "Edit > Clear selection")
+    assert window.canvas.selection is None
+    choose(window, "Edit > Paint tool")
+    assert window.canvas.tool == "paint" and window.tool_actions["paint"].isChecked()
+    before = window.undo_stack.count()
+    qtbot.mouseClick(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 3.0, 2000))
+    run_until(lambda: window.session.idle)
+    assert window.undo_stack.count() == before + 1  # paints again
+
+
+def test_view_zoom_in_out_and_fit(qtbot, window):
+    view = window.canvas.view
+    span = view.t1 - view.t0
+    choose(window, "View > Zoom in")
+    assert view.t1 - view.t0 == pytest.approx(span / 2)
+    choose(window, "View > Zoom out")
+    assert view.t1 - view.t0 == pytest.approx(span)
+    choose(window, "View > Zoom in")
+    choose(window, "View > Fit to window")
+    assert (view.t0, view.t1) == (0.0, view.duration)
+
+
+PANELS = ("Brushes", "View", "Analysis", "Selection", "History", "Messages", "Spectrum",
+          "nnAudio view", "Toolbar", "Pointer readout and level")
+
+
+def test_view_menu_hides_and_shows_every_panel(qtbot, window):
+    from PySide6.QtWidgets import QDockWidget, QToolBar
+
+    panels = {w.windowTitle(): w for w in
+              window.findChildren(QDockWidget) + window.findChildren(QToolBar)}
+    for name in PANELS:
+        choose(window, f"View > {name}")
+        assert not panels[name].isVisible(), name
+        choose(window, f"View > {name}")
+        assert panels[name].isVisible(), name
+
+
+def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone(qtbot,
+                                                                                 window):
+    from app.playback import BLOCK
+    from brushes.selection import Selection
+    from tests.test_gui import point
+
+    player, rate = window.player, window.doc.sample_rate
+    qtbot.mouseMove(window.canvas, point(window, 6.0, 3000))  # a move, wherever it was
+    qtbot.wait(20)
+    qtbot.mouseMove(window.canvas, point(window, 4.0, 3000))
+    qtbot.waitUntil(lambda: abs(window.canvas.pointer_seconds() - 4.0) < 0.05)
+    choose(window, "Play > Play from cursor")
+    assert abs(player.start_frame / rate - 4.0) <= 2 * window.canvas.view.seconds_per_pixel
+    choose(window, "Play > Stop")
+    assert not player.playing
+    window.set_selection(Selection.rect(2.0, 2.3, 5500.0, 6500.0))
+    choose(window, "Play > Loop selection")
+    choose(window, "Play > Play selection")
+    assert (player.start_frame, player.stop_frame) == (int(2.0 * rate), int(2.3 * rate))
+    run_until(lambda: player.position() is not None and player.position() < int(2.1 * rate)
+              and player._next > int(2.2 * rate), timeout=5)  # went round: looped
+    choose(window, "Play > Stop")
+    choose(window, "Play > Loop selection")  # off again
+    choose(window, "Play > Selected band only")
+    choose(window, "Play > Play selection")  # now the band alone
+    band = player.source(int(2.0 * rate), int(2.3 * rate))
+    whole = window.session.synth.cached(int(2.0 * rate), int(2.3 * rate))
+    assert np.abs(band).max() < 0.5 * np.abs(whole).max()  # 5.5-6.5 kHz: the quiet whistle
+    choose(window, "Play > Stop")
+    choose(window, "Play > Selected band only")
+    choose(window, "Play > Play selection alone")  # alone, whatever the band setting says
+    assert np.array_equal(player.source(int(2.0 * rate), int(2.0 * rate) + BLOCK),
+                          band[:, :BLOCK])
+    choose(window, "Play > Stop")
+
+
+def test_help_about_names_the_version_and_the_device(qtbot, window):
+    from PySide6.QtWidgets import QMessageBox
+
+    texts = []
+    when_shown(window, QMessageBox, "about", lambda box: (texts.append(box.text()),
+                                                           box.accept()))
+    choose(window, "Help > About SpectroPaint")
+    run_until(lambda: texts)
+    assert "Engine device: cpu" in texts[0] and "SpectroPaint" in texts[0]
+
+
+def menu_paths(window) -> list[str]:
+    """Every entry of the window's menus ("File > Open recent" once: its entries are
+    the files opened last)."""
+    paths = []
+
+    def walk(actions, prefix):
+        for a in actions:
+            name = a.text().replace("&", "")
+            if a.isSeparator():
+                continue
+            if a.menu() is not None and name != "Open recent":
+                walk(a.menu().actions(), f"{prefix}{name} > ")
+            else:
+                paths.append(prefix + name)
+
+    walk(window.menuBar().actions(), "")
+    return paths
+
+
+def covered() -> dict:
+    """Each menu entry and the test that chooses it from its menu, answers its dialogs
+    and checks the file or the state that results."""
+    from tests import test_gui_choices as choices
+    from tests import test_gui_selection as selection
+
+    g = globals()
+    chosen = {"rect": "test_a_selection_does_not_carry_over_to_the_next_file",
+              "precise": "test_precise_selections_typed_select_all_and_time_or_frequency_only",
+              "grid": "test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it",
+              "lane": "test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_"
+                      "the_view",
+              "meter": "test_the_level_meter_shows_the_peak_of_what_plays_then_falls",
+              "keys": "test_f1_the_readme_and_the_guide_name_the_same_keys"}
+    sel, cho = vars(selection), vars(choices)
+    tests = {
+        "File > Open audio…": g["test_file_export_audio_keeps_the_speaker_layout"],
+        "File > Open recent": g["test_file_export_audio_starts_in_the_sources_folder_then_"
+                                "where_it_last_went"],
+        "File > Open project…": g["test_file_save_project_as_and_open_project_keep_the_history"],
+        "File > Save project": g["test_file_save_project_asks_where_the_first_time_then_saves_"
+                                 "in_place"],
+        "File > Save project as…": g["test_file_save_project_as_and_open_project_keep_the_"
+                                     "history"],
+        "File > Export audio…": g["test_file_export_audio_keeps_the_speaker_layout"],
+        "File > Export spectrogram image…": g["test_file_export_spectrogram_image_writes_the_"
+                                              "png_chosen"],
+        "File > Import image as sound…": g["test_file_import_image_as_sound_adds_it_as_one_"
+                                           "step"],
+        "File > Quit": g["test_file_quit_asks_about_unsaved_edits"],
+        "Edit > Undo": g["test_file_save_project_as_and_open_project_keep_the_history"],
+        "Edit > Redo": g["test_file_save_project_as_and_open_project_keep_the_history"],
+        "Edit > Paint tool": g["test_edit_tools_invert_and_clear_selection"],
+        "Edit > Rectangle select tool": sel[chosen["rect"]],
+        "Edit > Time select tool": sel[chosen["precise"]],
+        "Edit > Frequency select tool": sel[chosen["precise"]],
+        "Edit > Lasso select tool": g["test_edit_tools_invert_and_clear_selection"],
+        "Edit > Harmonic select tool": sel[chosen["grid"]],
+        "Edit > Select all": g["test_edit_tools_invert_and_clear_selection"],
+        "Edit > Fill selection with the brush": cho[chosen["lane"]],
+        "Edit > Invert selection": g["test_edit_tools_invert_and_clear_selection"],
+        "Edit > Clear selection": g["test_edit_tools_invert_and_clear_selection"],
+        "View > Zoom in": g["test_view_zoom_in_out_and_fit"],
+        "View > Zoom out": g["test_view_zoom_in_out_and_fit"],
+        "View > Fit to window": g["test_view_zoom_in_out_and_fit"],
+        "Play > Play / pause": cho[chosen["meter"]],
+        "Help > Keyboard and mouse…": cho[chosen["keys"]],
+        "Help > About SpectroPaint": g["test_help_about_names_the_version_and_the_device"],
+    }
+    for label in DEPTHS:
+        tests[f"File > Export bit depth > {label}"] = \
+            g["test_file_export_bit_depth_each_choice_is_the_depth_written"]
+    for name in PANELS:
+        tests[f"View > {name}"] = g["test_view_menu_hides_and_shows_every_panel"]
+    for name in ("Play from cursor", "Play selection", "Play selection alone",
+                 "Loop selection", "Selected band only", "Stop"):
+        tests[f"Play > {name}"] = g["test_play_menu_plays_from_the_cursor_the_selection_"
+                                    "looped_and_its_band_alone"]
+    return tests
+
+
+def test_every_menu_entry_has_a_test_through_its_menu(window):
+    """A new menu entry without such a test fails here; each test named chooses its
+    entry from the menu (its name is in the test's source, or in the list it walks;
+    open_file() is File > Open audio…)."""
+    import inspect
+
+    tests, paths = covered(), menu_paths(window)
+    assert sorted(tests) == sorted(paths)
+    for path, test in tests.items():
+        source = inspect.getsource(test)
+        name = path.rsplit(" > ", 1)[1].removesuffix("…").removesuffix(" tool")
+        walked = ("DEPTHS" in source and name in DEPTHS) or ("PANELS" in source and
+                                                             name in PANELS)
+        helper = path == "File > Open audio…" and "open_file(" in source
+        assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
+    assert len(paths) == 48
