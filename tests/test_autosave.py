@@ -89,8 +89,9 @@ QTimer.singleShot(50, drive)
 run(None, "cpu")
 """
 
-RECOVER = """
+ANSWER_YES = """
 import hashlib, sys
+import torch
 from app.gui import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
@@ -108,6 +109,10 @@ def answer():
     box.button(QMessageBox.StandardButton.Yes).click()
     QTimer.singleShot(50, report)
 
+QTimer.singleShot(50, answer)
+"""  # then a report(), and the app run
+
+RECOVER = ANSWER_YES + """
 def report():
     w = window()
     if w.session is None:
@@ -117,7 +122,6 @@ def report():
     w.undo_stack.setClean()
     w.close()
 
-QTimer.singleShot(50, answer)
 sys.exit(run(None, "cpu"))
 """
 
@@ -216,26 +220,7 @@ QTimer.singleShot(50, drive)
 run(None, "cpu")
 """
 
-RECOVER_AND_UNDO = """
-import sys
-import torch
-from app.gui import configure_opengl, run
-configure_opengl()
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
-app = QApplication(sys.argv[:1])
-
-def window():
-    return next(w for w in app.topLevelWidgets() if type(w).__name__ == "MainWindow")
-
-def answer():
-    box = window().findChild(QMessageBox, "question")
-    if box is None:
-        return QTimer.singleShot(50, answer)
-    print("asked", box.text(), flush=True)
-    box.button(QMessageBox.StandardButton.Yes).click()
-    QTimer.singleShot(50, report)
-
+RECOVER_AND_UNDO = ANSWER_YES + """
 def report():
     w = window()
     if w.session is None or w.worker.isRunning():
@@ -251,7 +236,6 @@ def report():
     stack.setClean()
     w.close()
 
-QTimer.singleShot(50, answer)
 sys.exit(run(None, "cpu"))
 """
 

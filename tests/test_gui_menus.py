@@ -427,65 +427,51 @@ def menu_paths(window) -> list[str]:
     return paths
 
 
+PLAYING = ("Play from cursor", "Play selection", "Play selection alone", "Loop selection",
+           "Selected band only", "Stop")
+CHOSEN_IN = {  # each test here, in test_gui_choices or in test_gui_selection: what it chooses
+    "test_file_export_audio_keeps_the_speaker_layout": ["File > Open audio…",
+                                                        "File > Export audio…"],
+    "test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went":
+        ["File > Open recent"],
+    "test_file_save_project_as_and_open_project_keep_the_history":
+        ["File > Open project…", "File > Save project as…", "Edit > Undo", "Edit > Redo"],
+    "test_file_save_project_asks_where_the_first_time_then_saves_in_place":
+        ["File > Save project"],
+    "test_file_export_bit_depth_each_choice_is_the_depth_written":
+        [f"File > Export bit depth > {label}" for label in DEPTHS],
+    "test_file_export_spectrogram_image_writes_the_png_chosen":
+        ["File > Export spectrogram image…"],
+    "test_file_import_image_as_sound_adds_it_as_one_step": ["File > Import image as sound…"],
+    "test_file_quit_asks_about_unsaved_edits": ["File > Quit"],
+    "test_edit_tools_invert_and_clear_selection":
+        [f"Edit > {name}" for name in ("Paint tool", "Lasso select tool", "Select all",
+                                       "Invert selection", "Clear selection")],
+    "test_a_selection_does_not_carry_over_to_the_next_file": ["Edit > Rectangle select tool"],
+    "test_precise_selections_typed_select_all_and_time_or_frequency_only":
+        ["Edit > Time select tool", "Edit > Frequency select tool"],
+    "test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it":
+        ["Edit > Harmonic select tool"],
+    "test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_view":
+        ["Edit > Fill selection with the brush"],
+    "test_view_zoom_in_out_and_fit": ["View > Zoom in", "View > Zoom out",
+                                      "View > Fit to window"],
+    "test_view_menu_hides_and_shows_every_panel": [f"View > {name}" for name in PANELS],
+    "test_the_level_meter_shows_the_peak_of_what_plays_then_falls": ["Play > Play / pause"],
+    "test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone":
+        [f"Play > {name}" for name in PLAYING],
+    "test_f1_the_readme_and_the_guide_name_the_same_keys": ["Help > Keyboard and mouse…"],
+    "test_help_about_names_the_version_and_the_device": ["Help > About SpectroPaint"],
+}
+
+
 def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
-    from tests import test_gui_choices as choices
-    from tests import test_gui_selection as selection
+    from tests import test_gui_choices, test_gui_selection
 
-    g = globals()
-    chosen = {"rect": "test_a_selection_does_not_carry_over_to_the_next_file",
-              "precise": "test_precise_selections_typed_select_all_and_time_or_frequency_only",
-              "grid": "test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it",
-              "lane": "test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_"
-                      "the_view",
-              "meter": "test_the_level_meter_shows_the_peak_of_what_plays_then_falls",
-              "keys": "test_f1_the_readme_and_the_guide_name_the_same_keys"}
-    sel, cho = vars(selection), vars(choices)
-    tests = {
-        "File > Open audio…": g["test_file_export_audio_keeps_the_speaker_layout"],
-        "File > Open recent": g["test_file_export_audio_starts_in_the_sources_folder_then_"
-                                "where_it_last_went"],
-        "File > Open project…": g["test_file_save_project_as_and_open_project_keep_the_history"],
-        "File > Save project": g["test_file_save_project_asks_where_the_first_time_then_saves_"
-                                 "in_place"],
-        "File > Save project as…": g["test_file_save_project_as_and_open_project_keep_the_"
-                                     "history"],
-        "File > Export audio…": g["test_file_export_audio_keeps_the_speaker_layout"],
-        "File > Export spectrogram image…": g["test_file_export_spectrogram_image_writes_the_"
-                                              "png_chosen"],
-        "File > Import image as sound…": g["test_file_import_image_as_sound_adds_it_as_one_"
-                                           "step"],
-        "File > Quit": g["test_file_quit_asks_about_unsaved_edits"],
-        "Edit > Undo": g["test_file_save_project_as_and_open_project_keep_the_history"],
-        "Edit > Redo": g["test_file_save_project_as_and_open_project_keep_the_history"],
-        "Edit > Paint tool": g["test_edit_tools_invert_and_clear_selection"],
-        "Edit > Rectangle select tool": sel[chosen["rect"]],
-        "Edit > Time select tool": sel[chosen["precise"]],
-        "Edit > Frequency select tool": sel[chosen["precise"]],
-        "Edit > Lasso select tool": g["test_edit_tools_invert_and_clear_selection"],
-        "Edit > Harmonic select tool": sel[chosen["grid"]],
-        "Edit > Select all": g["test_edit_tools_invert_and_clear_selection"],
-        "Edit > Fill selection with the brush": cho[chosen["lane"]],
-        "Edit > Invert selection": g["test_edit_tools_invert_and_clear_selection"],
-        "Edit > Clear selection": g["test_edit_tools_invert_and_clear_selection"],
-        "View > Zoom in": g["test_view_zoom_in_out_and_fit"],
-        "View > Zoom out": g["test_view_zoom_in_out_and_fit"],
-        "View > Fit to window": g["test_view_zoom_in_out_and_fit"],
-        "Play > Play / pause": cho[chosen["meter"]],
-        "Help > Keyboard and mouse…": cho[chosen["keys"]],
-        "Help > About SpectroPaint": g["test_help_about_names_the_version_and_the_device"],
-    }
-    for label in DEPTHS:
-        tests[f"File > Export bit depth > {label}"] = \
-            g["test_file_export_bit_depth_each_choice_is_the_depth_written"]
-    for name in PANELS:
-        tests[f"View > {name}"] = g["test_view_menu_hides_and_shows_every_panel"]
-    for name in ("Play from cursor", "Play selection", "Play selection alone",
-                 "Loop selection", "Selected band only", "Stop"):
-        tests[f"Play > {name}"] = g["test_play_menu_plays_from_the_cursor_the_selection_"
-                                    "looped_and_its_band_alone"]
-    return tests
+    found = {**vars(test_gui_selection), **vars(test_gui_choices), **globals()}
+    return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
 
 def test_every_menu_entry_has_a_test_through_its_menu(window):
@@ -493,14 +479,16 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
     entry from the menu (its name is in the test's source, or in the list it walks;
     open_file() is File > Open audio…)."""
     import inspect
+    import re
 
     tests, paths = covered(), menu_paths(window)
     assert sorted(tests) == sorted(paths)
     for path, test in tests.items():
         source = inspect.getsource(test)
         name = path.rsplit(" > ", 1)[1].removesuffix("…").removesuffix(" tool")
-        walked = ("DEPTHS" in source and name in DEPTHS) or ("PANELS" in source and
-                                                             name in PANELS)
+        walked = any(re.search(rf"\b{listed}\b", source) and name in values
+                     for listed, values in (("DEPTHS", DEPTHS), ("PANELS", PANELS),
+                                            ("PLAYING", PLAYING)))
         helper = path == "File > Open audio…" and "open_file(" in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
     assert len(paths) == 48
