@@ -43,7 +43,9 @@ class LevelMeter(QWidget):
     def _read(self) -> None:
         self.tick(self.player.levels.take())
         if not self.player.playing and not (self.shown_db > FLOOR_DB).any():
-            self.timer.stop()
+            self.timer.stop()  # fallen: the peak marks go too
+            self.hold_db[:] = -math.inf
+            self.update()
 
     def tick(self, peaks: np.ndarray) -> None:
         """New peaks (linear, one per output channel; empty: nothing played since)."""
