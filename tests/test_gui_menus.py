@@ -429,7 +429,7 @@ def menu_paths(window) -> list[str]:
 
 PLAYING = ("Play from cursor", "Play selection", "Play selection alone", "Loop selection",
            "Selected band only", "Stop")
-CHOSEN_IN = {  # each test here, in test_gui_choices or in test_gui_selection: what it chooses
+CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what it chooses
     "test_file_export_audio_keeps_the_speaker_layout": ["File > Open audio…",
                                                         "File > Export audio…"],
     "test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went":
@@ -468,9 +468,9 @@ CHOSEN_IN = {  # each test here, in test_gui_choices or in test_gui_selection: w
 def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
-    from tests import test_gui_choices, test_gui_selection
+    from tests import test_gui_selection, test_gui_workday
 
-    found = {**vars(test_gui_selection), **vars(test_gui_choices), **globals()}
+    found = {**vars(test_gui_selection), **vars(test_gui_workday), **globals()}
     return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
 
