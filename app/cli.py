@@ -48,6 +48,23 @@ class TerminalProgress:
         return True
 
 
+def _clip_args(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
+    group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
+
+
+def _clip_mode(args) -> str:
+    return "normalize" if args.normalize else "limit" if args.limit else "report"
+
+
+def _print_report(report, prefix: str = "") -> None:
+    """An export's summary; overs written as they were get the options that tame them."""
+    hint = "; use --normalize or --limit to avoid it" if report.clipped_samples and \
+        report.action in ("clipped at full scale", "kept above 0 dBFS (float file)") else ""
+    print(f"{prefix}{report.summary()}{hint}")
+
+
 def _analysis_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--transform", choices=("stft", "cq"), default="stft",
                    help="what to paint on: stft (default) or cq, a sliced constant-Q transform "
@@ -97,9 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
-    group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
+    _clip_args(p)
     _analysis_args(p)
 
     p = sub.add_parser("apply", help="paint strokes on a file and export the result")
@@ -116,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
+    _clip_args(p)
     _analysis_args(p)
 
     sub.add_parser("presets", help="list built-in and user presets with their parameters")
@@ -236,7 +252,7 @@ def cmd_roundtrip(args) -> None:
     from engine.export import check_destination, export
     from engine.transforms import make
 
-    clip = "normalize" if args.normalize else "limit" if args.limit else "report"
+    clip = _clip_mode(args)
     check_destination(Path(args.output), Path(args.file), args.force)
     audio = load(args.file, allow_truncated=args.allow_truncated,
                  progress=TerminalProgress("reading"))
@@ -251,8 +267,9 @@ def cmd_roundtrip(args) -> None:
     wave, snr = stream.roundtrip(audio.samples, transform, progress)
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
-                    metadata=audio.metadata, progress=TerminalProgress("writing"))
-    print(report.summary())
+                    metadata=audio.metadata, layout=audio.layout,
+                    progress=TerminalProgress("writing"))
+    _print_report(report)
     print(f"round-trip SNR before writing: {snr:.1f} dB")
 
 
@@ -303,11 +320,11 @@ def cmd_apply(args) -> None:
     for warning in editor.warnings:
         print(f"specpaint: warning: {args.strokes or 'command line'}: {warning}", file=sys.stderr)
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
-                           dither=not args.no_dither,
+                           dither=not args.no_dither, clip=_clip_mode(args),
                            progress=TerminalProgress("writing"))
     painted = f"painted {count} of {len(strokes)} stroke(s)" if count else \
         f"nothing changed: none of the {len(strokes)} stroke(s) found anything to change"
-    print(f"{painted}; {report.summary()}")
+    _print_report(report, f"{painted}; ")
 
 
 def cmd_presets(args) -> None:

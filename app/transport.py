@@ -59,6 +59,7 @@ class Transport:
         self.player.scrub(self.playback_source(), doc.sample_rate, doc.channels,
                           doc.length, at)
         self.playhead_timer.start()
+        self.level_meter.start()
         self.canvas.set_playhead(at / doc.sample_rate)
 
     def end_scrub(self) -> None:
@@ -73,6 +74,7 @@ class Transport:
             return
         self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
         self.playhead_timer.start()
+        self.level_meter.start()
         self.play_action.setIconText("Pause")
         if self.player.output.is_null:
             self.statusBar().showMessage("no audio output: playing silently "

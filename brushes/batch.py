@@ -275,7 +275,7 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
     report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
-                    dither=settings.dither, metadata=audio.metadata)
+                    dither=settings.dither, metadata=audio.metadata, layout=audio.layout)
     notes = [f"not kept: {lost}" for lost in report.not_kept]
     if report.cleared:  # temporary files of a killed run in its folder
         notes.append(report.cleared)

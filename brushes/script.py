@@ -114,10 +114,11 @@ class Editor:
         return self.synth.waveform()
 
     def export(self, path: str | os.PathLike, **options) -> ExportReport:
-        """Write the edited audio with the source's metadata (tags, bext, markers; options as
-        :func:`engine.export.export`)."""
+        """Write the edited audio with the source's metadata (tags, bext, markers, speaker
+        layout; options as :func:`engine.export.export`)."""
         options.setdefault("source", self.doc.audio.path)
         options.setdefault("metadata", self.doc.audio.metadata)
+        options.setdefault("layout", self.doc.audio.layout)
         return export(self.audio(), self.doc.sample_rate, path, **options)
 
     def run_script(self, strokes: list) -> int:

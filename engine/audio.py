@@ -196,7 +196,7 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
     step(1.0, progress, None)
 
     _repair_non_finite(samples, notes)
-    mask = channel_mask(path) if info.format in ("WAV", "WAVEX") else None
+    mask = channel_mask(path) if info.format in ("WAV", "WAVEX", "RF64") else None
     layout = channel_names(info.channels, mask) if mask else ()
     return Audio(samples, info.samplerate, path, info.format, info.subtype, notes, layout,
                  metadata)

@@ -307,6 +307,19 @@ class Document:
         """Build the zoomed-out overview now (a worker does, before a view asks)."""
         self._overview.get(self._coef)
 
+    def loud_blocks(self, below_peak_db: float) -> tuple[torch.Tensor, int]:
+        """For each bin, in how many of the file's blocks of frames (every channel's)
+        it comes within ``below_peak_db`` of the document's loudest cell (``[bins]``
+        int64, zeros for a silent file), and how many blocks there are. From the
+        overview: cheap once it is built."""
+        blocks = self._overview.get(self._coef)
+        total = blocks.shape[0] * blocks.shape[1]
+        peak = float(blocks.max()) if blocks.numel() else 0.0
+        if not peak > 0:
+            return torch.zeros(self.n_bins, dtype=torch.int64), total
+        loud = blocks >= peak * 10 ** (-below_peak_db / 20)
+        return loud.sum(dim=(0, 1)).cpu(), total
+
     def _blocks(self, channels: slice):
         """The overview's block maxima of ``channels``, computed when a view asks."""
         return lambda: self._overview.get(self._coef)[channels]

@@ -1,4 +1,5 @@
-"""Screenshots for the docs: the demo loaded, and a stroke half-way.
+"""Screenshots for the docs: the demo loaded (with its first-run note), a stroke
+half-way, and the demo on constant-Q (scripts/screenshots_workday.py makes the rest).
 
     xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python scripts/screenshots.py
 """
@@ -32,7 +33,8 @@ def demo_window():
     window.show()
     window.open_path(DEMO)
     deadline = time.time() + 30
-    while window.session is None and time.time() < deadline:
+    while (window.session is None or window.area.overview.peaks is None) and \
+            time.time() < deadline:
         app.processEvents()
     window.view_panel.colormap.setCurrentText("magma")
     return app, window
@@ -54,6 +56,7 @@ def main() -> None:
 
     settle()
     window.grab().save(str(ROOT / "docs" / "screenshot-demo.png"))
+    window.demo_hint.dismiss()  # read: the next pictures show the painting
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     view, canvas = window.canvas.view, window.canvas
     start = QPoint(round(view.x_of(3.2)), round(view.y_of(6000)))

@@ -177,7 +177,7 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 3}, "version 3"),
+    ({"version": 4}, "version 4"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
@@ -326,3 +326,100 @@ def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, wi
                     timeout=20000)
     assert window.doc is before
     assert "cancelled" in window.statusBar().currentMessage()
+
+
+@pytest.fixture(scope="module")
+def historic(tmp_path_factory):
+    """A project whose history keeps two strokes, the second undone: (path, the cells
+    before, after the first and after the second stroke)."""
+    from app.project_history import keep_within
+    from brushes.history import History
+    from brushes.painter import paint
+    from brushes.stroke import StrokePoint
+
+    doc = document(np.random.default_rng(4).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
+    history = History(doc)
+    states = [doc.coefficients(0, doc.n_frames).clone()]
+    for t, channel in ((0.2, None), (0.6, 1)):
+        paint(doc, "gain", [StrokePoint(t, 1000.0), StrokePoint(t + 0.2, 1500.0)],
+              {"gain_db": -30.0, "radius_hz": 300.0, "channel": -1 if channel is None else
+               channel}, history=history)
+        states.append(doc.coefficients(0, doc.n_frames).clone())
+    history.undo()
+
+    class Edited:  # every tile either stroke touched
+        def rects(self):
+            return [s.dirty() for s in history.steps]
+
+    path = tmp_path_factory.mktemp("h") / "history.spp"
+    save_project(path, snapshot(doc, Edited(), keep_within(history.steps, 1)), {})
+    return path, states
+
+
+def test_a_projects_history_comes_back_bit_for_bit(historic):
+    import torch
+
+    from app.project import load_project
+
+    path, states = historic
+    opened = load_project(path, device="cpu")
+    doc, kept = opened.doc, opened.history
+    assert kept.index == 1 and [s.channel for s in kept.steps] == [None, 1]
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[1])
+    kept.steps[1].redo(doc)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[2])
+    kept.steps[1].undo(doc)
+    kept.steps[0].undo(doc)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[0])
+
+
+def test_the_history_is_kept_within_its_limit_oldest_done_steps_first():
+    import torch
+
+    from app.project_history import keep_within
+    from brushes.history import Patch, Step
+    from engine.region import Rect
+
+    def step(name):  # 1 KiB of cells before it
+        return Step(name, None, [Patch(Rect(0, 8, 0, 16),
+                                       torch.zeros(1, 8, 16, dtype=torch.complex64))])
+
+    steps = [step(str(i)) for i in range(6)]
+    kept = keep_within(steps, 4, limit=3 * 1024)
+    assert [s.label for s in kept.steps] == ["3", "4", "5"] and kept.index == 1
+    assert kept.left_out == ("the history kept 3 steps; 3 older and 0 undone ones past "
+                             "0 MiB were left out")
+    kept = keep_within(steps, 0, limit=2048)  # none done: the furthest undone go
+    assert [s.label for s in kept.steps] == ["0", "1"] and kept.index == 0
+    assert keep_within(steps, 6).left_out == ""
+
+
+def _spoiled(historic, change):
+    with zipfile.ZipFile(historic[0]) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        arrays = {k: npz[k] for k in npz.files}
+    change(manifest, arrays)
+    return manifest, arrays
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda m, a: m["history"].update(index=3), "history"),
+    (lambda m, a: m["history"].update(index=True), "history"),
+    (lambda m, a: m["history"].update(steps="all"), "history"),
+    (lambda m, a: m["history"]["steps"][0].update(label=7), "history step 0"),
+    (lambda m, a: m["history"]["steps"][1].update(channel=2), "history step 1"),
+    (lambda m, a: m["history"]["steps"][0].update(patches=-1), "history step 0"),
+    (lambda m, a: m["history"]["steps"][0].update(patches=10**9), "history_rects"),
+    (lambda m, a: m["history"]["steps"][0].update(extra=1), "history step 0"),
+    (lambda m, a: a.update(history_rects=a["history_rects"].astype(np.int32)), "history_rects"),
+    (lambda m, a: a["history_rects"].__setitem__((0, 1), a["history_rects"][0, 0]), "empty"),
+    (lambda m, a: a.update(history_before=a["history_before"][:-1]), "history_before"),
+    (lambda m, a: a.update(history_after=a["history_before"]), "history_after"),
+    (lambda m, a: a.pop("history_after"), "history_after"),
+    (lambda m, a: a["history_rects"].__setitem__((0, 3), 10**9), "history"),
+    (lambda m, a: a["history_before"].__setitem__((0, 0), np.nan), "NaN"),
+    (lambda m, a: m.update(project=["x.spp"]), "project"),
+])
+def test_a_damaged_history_is_refused(tmp_path, historic, change, match):
+    refused(build(tmp_path / "h.spp", *_spoiled(historic, change)), match)
