@@ -29,6 +29,7 @@ BLOCK_SECONDS = 0.04  # the module's AR models hold over this long
 CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
 LOUDER_DB = 1.0  # a repair may not peak above its surroundings by more than this
 SILENCE_SECONDS = 0.002  # a click in digital silence has this much of it either side
+MODEL_BATCH = 512  # blocks whose models are learnt at once
 
 
 def order_for(sample_rate: int) -> int:
@@ -134,7 +135,7 @@ def _in_silence(signal: np.ndarray, b0: int, b1: int, max_len: float, quiet: int
     (there is nothing to learn a model from, and nothing to keep)."""
     lo, hi = max(0, b0 - quiet), min(len(signal), b1 + int(max_len) + quiet)
     found = []
-    for r0, r1 in _runs(np.abs(signal[lo:hi]) > ar.SILENT, 0):
+    for r0, r1 in _runs(np.abs(signal[lo:hi]) > ar.SILENT, 1):
         a, b = lo + r0, lo + r1
         if not b0 <= a < b1 or b - a > max_len or a < quiet or b + quiet > len(signal):
             continue
@@ -161,6 +162,19 @@ def _merged(events: list[Event]) -> list[Event]:
     return sorted(out, key=lambda e: (e.start, e.channel))
 
 
+def _block_models(signal: np.ndarray, block: int, order: int) -> np.ndarray:
+    """``[blocks, order + 1]``: each block's AR model, learnt from it and half a block
+    either side (zeros beyond the signal), all in one batch."""
+    count = -(-len(signal) // block)
+    padded = np.pad(signal, (block // 2, block * 2))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * block)[::block][:count]
+    models = np.empty((count, order + 1))
+    for i in range(0, count, MODEL_BATCH):  # bounded memory on long files
+        models[i:i + MODEL_BATCH] = ar.levinson(ar.autocorrelation(
+            windows[i:i + MODEL_BATCH], order))
+    return models
+
+
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
         progress=None, cancel=None) -> Outcome:
     """Every click of ``x`` ``[channels, n]``: blocks of ``BLOCK_SECONDS`` each get an AR
@@ -181,6 +195,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     left_alone = 0
     for _ in range(passes):
         for ch, signal in enumerate(out):
+            models = _block_models(signal, block, order)
             for b0 in range(0, len(signal), block):
                 step(done / total, progress, cancel)
                 done += 1
@@ -191,7 +206,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
                                       round(SILENCE_SECONDS * sr), ch)
                 if live.sum() < 4 * order or not ar.usable(window, order):
                     continue
-                a = ar.levinson(ar.autocorrelation(window[None], order))[0]
+                a = models[b0 // block]
                 err = _errors(window, a)
                 sigma = _scale(err, live & (err > 0))
                 if sigma is None:
