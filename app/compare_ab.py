@@ -51,8 +51,9 @@ class CompareActions:
 
     def build_compare_action(self, menu) -> None:
         self.bypass = Bypass()
-        self.compare_action = self._action(menu, "&Compare: original", self.set_compare,
-                                           "Ctrl+B", checkable=True)
+        self.compare_action = self._action(  # menu actions pass no "checked": read it
+            menu, "&Compare: original", lambda: self.set_compare(self.compare_action.isChecked()),
+            "Ctrl+B", checkable=True)
         self.compare_action.setToolTip("Play the original recording instead of the edited "
                                        "audio, at the same playhead (Ctrl+B)")
 

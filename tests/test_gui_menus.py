@@ -462,15 +462,24 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
         [f"Play > {name}" for name in PLAYING],
     "test_f1_the_readme_and_the_guide_name_the_same_keys": ["Help > Keyboard and mouse…"],
     "test_help_about_names_the_version_and_the_device": ["Help > About SpectroPaint"],
+    "test_compare_switches_playback_to_the_original_at_the_same_playhead":
+        ["Play > Compare: original"],
+    "test_dehum_through_the_menu_is_one_undo_step_undone_bit_exactly": ["Repair > De-hum…"],
+    "test_declick_on_a_selection_changes_only_its_lane_and_time":
+        ["Repair > De-click…", "Repair > Next repaired click",
+         "Repair > Previous repaired click"],
+    "test_a_clean_file_says_nothing_was_found_and_adds_no_step": ["Repair > De-clip…"],
+    "test_cancel_during_a_long_repair_leaves_the_document_unchanged": ["Repair > De-noise…"],
 }
 
 
 def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
-    from tests import test_gui_selection, test_gui_workday
+    from tests import test_gui_repair, test_gui_selection, test_gui_workday
 
-    found = {**vars(test_gui_selection), **vars(test_gui_workday), **globals()}
+    found = {**vars(test_gui_selection), **vars(test_gui_workday), **vars(test_gui_repair),
+             **globals()}
     return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
 
@@ -489,6 +498,8 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
         walked = any(re.search(rf"\b{listed}\b", source) and name in values
                      for listed, values in (("DEPTHS", DEPTHS), ("PANELS", PANELS),
                                             ("PLAYING", PLAYING)))
-        helper = path == "File > Open audio…" and "open_file(" in source
+        helper = path == "File > Open audio…" and "open_file(" in source or \
+            name.endswith("repaired click") and "event_actions" in source or \
+            path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 48
+    assert len(paths) == 55

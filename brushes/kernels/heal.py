@@ -254,7 +254,7 @@ def _tracked_removed(doc, canvas, painted: list) -> tuple[Rect, torch.Tensor] | 
     removed = track.remove(x, sr, times - start / sr, freqs, reach)
     if removed is None:
         return None
-    safe, _ = guard.safe(x, removed, sr)
+    safe, _ = guard.safe(x, removed, sr, neighbours=2)
     return region, t.forward_segment(torch.from_numpy(safe).float().to(doc.device),
                                       region.frame0, region.frame1)
 

@@ -30,17 +30,18 @@ def _window_peaks(x: np.ndarray, w: int) -> np.ndarray:
 
 
 def safe(x: np.ndarray, y: np.ndarray, sample_rate: int, *,
-         louder_db: float = LOUDER_DB) -> tuple[np.ndarray, int]:
-    """``y`` (a repair of ``x``, both ``[ch, n]``) with every window that breaks the
-    contract put back to ``x``; and how many windows were."""
+         louder_db: float = LOUDER_DB, neighbours: int = 1) -> tuple[np.ndarray, int]:
+    """``y`` (a repair of ``x``, both ``[ch, n]``) with every half window that breaks the
+    contract put back to ``x``; and how many were. Each half window is held to the
+    input within ``neighbours`` half windows either side: with 1, every half window of
+    any other grid keeps the rule with 2 (10 ms either side), which is how the contract
+    is checked (``neighbours=2``)."""
     x, y = np.atleast_2d(x), np.atleast_2d(y)
     n = x.shape[-1]
-    # half windows, each against the input within a window either side: then every 10 ms
-    # window, wherever it starts, keeps the rule against its own surroundings
     w = max(1, round(WINDOW_SECONDS * sample_rate / 2))
     px, py = _window_peaks(x, w), _window_peaks(y, w)
     near = px.copy()
-    for shift in (1, 2):
+    for shift in range(1, neighbours + 1):
         near[:, shift:] = np.maximum(near[:, shift:], px[:, :-shift])
         near[:, :-shift] = np.maximum(near[:, :-shift], px[:, shift:])
     bad = ~(py <= np.maximum(near * 10 ** (louder_db / 20), INAUDIBLE))  # NaN, inf: bad
