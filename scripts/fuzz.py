@@ -25,7 +25,7 @@ def main() -> int:
     env = {**os.environ, "SPECPAINT_FUZZ": str(args.examples),
            "SPECPAINT_FUZZ_KILLS": str(args.kills), "SPECPAINT_DEVICE": "cpu"}
     tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_fuzz*.py"))
-    return subprocess.run(["xvfb-run", "-a", sys.executable, "-m", "pytest", "-q", "-p",
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p",
                            "no:cacheprovider", "--hypothesis-show-statistics", *tests],
                           cwd=ROOT, env=env).returncode
 
