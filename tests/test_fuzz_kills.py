@@ -145,10 +145,16 @@ def test_features_killed_at_any_moment_leave_a_whole_set_or_none(takes, clean_fe
     else:
         whole = old if len(opened.manifest["files"]) == 3 else new
         event("the old set, whole" if whole is old else "the new set, whole")
-        for name in ("features.npy", "mapping.npy"):
-            assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+        same_set(out, whole)
     run("features", takes, "-o", out, *FEATURES)
     assert sorted(p.name for p in out.iterdir()) == ["features.npy", "manifest.json",
                                                       "mapping.npy"]
-    for name in ("features.npy", "mapping.npy"):
-        assert (out / name).read_bytes() == (new / name).read_bytes()
+    same_set(out, new)
+
+
+def same_set(a: Path, b: Path) -> None:
+    """The same mapping, and features to float16's last bit (another process's float
+    sums may round a value the other way: seen once in a run of the suite)."""
+    np.testing.assert_array_equal(np.load(a / "mapping.npy"), np.load(b / "mapping.npy"))
+    x, y = (np.load(folder / "features.npy").astype(np.float32) for folder in (a, b))
+    np.testing.assert_allclose(x, y, rtol=1e-3, atol=1e-3)

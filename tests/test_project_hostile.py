@@ -85,7 +85,7 @@ def test_a_project_keeps_its_sources_format_depth_and_speakers(tmp_path):
 
     audio = Audio(np.zeros((2, 8000), np.float32), 8000, None, "WAV", "PCM_24", layout=("FL", "FR"))
     doc = Document(audio, device="cpu", n_fft=256)
-    path = save_project(tmp_path / "kind.spp", snapshot(doc, Tracker(doc)), {})
+    path = save_project(tmp_path / "kind.spp", snapshot(doc, Tracker(doc)), {}).path
     again, _ = open_project(path, device="cpu")
     assert (again.audio.format, again.audio.subtype, again.audio.layout) == \
         ("WAV", "PCM_24", ("FL", "FR"))
