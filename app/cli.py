@@ -34,10 +34,9 @@ class TerminalProgress:
         pct = int(fraction * 100) // self.every * self.every
         if self.shown and pct != self.last:
             self.last = pct
-            tty = sys.stderr.isatty()
-            end = "\n" if pct >= 100 or not tty else ""
-            print(f"{chr(13) if tty else ''}{self.label} {pct:3d}%", end=end, file=sys.stderr,
-                  flush=True)
+            tty = sys.stderr.isatty()  # the line rewritten (carriage return), or one a step
+            start, end = ("\r", "\n" if pct >= 100 else "") if tty else ("", "\n")
+            print(f"{start}{self.label} {pct:3d}%", end=end, file=sys.stderr, flush=True)
 
     def warn_cost(self, text: str) -> bool:
         """The engine's ``confirm``: settings that cost much (engine.cost) are a warning

@@ -23,7 +23,14 @@ from engine.errors import Cancelled
 AMPLIFY_AT = 16  # coefficients per sample and channel (the default STFT makes 2)
 WARN_SECONDS = 20.0
 WARN_BYTES = 2 << 30
-PROBE_FRAMES = 32  # frames timed to learn the transform's speed
+PROBE_FRAMES = 32  # frames timed to learn the transform's speed, at least
+PROBE_CELLS = 1 << 19  # and at least this many coefficients
+# analysis and resynthesis move every frame's coefficients through memory several times
+# beyond its FFT (a new store, the inverse, the overlap-add): opening and resynthesizing
+# took 2 to 14 times the bare FFT probe's time per frame in bench/bench_cost.py's cases,
+# as the load on the machine went (docs/benchmarks.md)
+BEYOND_FFT = 6
+MARGIN = 1.1  # on the bytes: measured peaks came to 4 % above the document and the chunk
 WORK_BYTES = 16  # per coefficient of a resynthesis chunk: its inverse frames (float32,
 # twice as many samples as bins) and what torch holds beside them (measured peaks, less
 # the process's own 0.35 GiB, stayed below: docs/benchmarks.md)
@@ -59,12 +66,12 @@ def estimate(transform, channels: int, frames: int, resident: int) -> Cost:
     n_frames = transform.n_frames(frames)
     chunk = min(full_chunk(transform), max(frames, 1))
     fa, fb = transform.frames_needed(0, chunk, max(frames, chunk))
-    work = WORK_BYTES * channels * (fb - fa) * transform.n_bins
+    peak = int(MARGIN * (resident + WORK_BYTES * channels * (fb - fa) * transform.n_bins))
     if per_sample <= AMPLIFY_AT:
-        return Cost(per_sample, resident + work, 0.0)
+        return Cost(per_sample, peak, 0.0)
     chunks = math.ceil(frames / chunk)
     frames_done = channels * (n_frames + chunks * (fb - fa))  # forward, then inverse
-    return Cost(per_sample, resident + work, frames_done * _seconds_per_frame(transform))
+    return Cost(per_sample, peak, BEYOND_FFT * frames_done * _seconds_per_frame(transform))
 
 
 def confirm_cost(audio, transform, resident: int, confirm) -> None:
@@ -78,18 +85,26 @@ def confirm_cost(audio, transform, resident: int, confirm) -> None:
 
 
 def _seconds_per_frame(transform) -> float:
-    """One frame's analysis on the transform's device, timed over PROBE_FRAMES (the
-    second of two runs: the first pays for warming up)."""
-    start, stop = transform.frame_span(0, PROBE_FRAMES)
+    """One frame's analysis on the transform's device: the difference between timing
+    ``2k`` and ``k`` frames (the calls' own overhead cancels), ``k`` enough for a few
+    ms of work; each timed three times, the fastest kept (the first pays for warming up,
+    the others for what else the machine does)."""
+    k = max(PROBE_FRAMES, PROBE_CELLS // transform.n_bins)
+    start, stop = transform.frame_span(0, 2 * k)
     x = torch.zeros(1, stop, device=transform.device)
-    took = math.inf
-    for _ in range(2):
-        t0 = time.perf_counter()
-        transform.forward_frames(x, 0, PROBE_FRAMES)
-        if transform.device.type == "cuda":
-            torch.cuda.synchronize(transform.device)
-        took = time.perf_counter() - t0
-    return took / PROBE_FRAMES
+
+    def took(frames: int) -> float:
+        best = math.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            transform.forward_frames(x, 0, frames)
+            if transform.device.type == "cuda":
+                torch.cuda.synchronize(transform.device)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = took(k), took(2 * k)
+    return max(large - small, large / 4) / k  # load on the machine can make it negative
 
 
 def _duration(seconds: float) -> str:

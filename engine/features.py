@@ -76,6 +76,8 @@ class FeatureSettings:
         if self.subsegment is not None and self.subsegment > self.segment:
             raise ParameterError(f"sub-segments ({self.subsegment}) must fit in a segment "
                                  f"({self.segment})")
+        if self.n_fft % 2:  # an odd size frames a segment once less (1 + length // hop)
+            raise ParameterError(f"--n-fft {self.n_fft}: use an even FFT size (e.g. 64)")
         if self.n_fft > self.length:
             raise ParameterError(f"--n-fft {self.n_fft} is longer than a (sub-)segment "
                                  f"({self.length} samples)")

@@ -104,7 +104,11 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
 
 @pytest.mark.parametrize("args,match", [(["--segment", "1024"], "LENGTH:HOP"),
                                         (["--n-fft", "2048"], "longer than a"),
-                                        (["--subsegment", "2048:256"], "must fit")])
+                                        (["--subsegment", "2048:256"], "must fit"),
+                                        # found by fuzzing: 1024 frames, not 1025, were
+                                        # computed, and the set's header said 1025
+                                        (["--n-fft", "1"], "use an even FFT size"),
+                                        (["--n-fft", "33"], "use an even FFT size")])
 def test_bad_parameters(takes, tmp_path, args, match):
     r = specpaint("features", takes[0], "-o", tmp_path / "out", *args)
     assert r.returncode == 2 and match in r.stderr
