@@ -182,7 +182,7 @@ def test_cancel_during_a_long_repair_leaves_the_document_unchanged(qtbot, window
     dialog = dialog_for(qtbot, window, "denoise")
     qtbot.mouseClick(dialog.apply, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.job_status.isVisible() and window.job_status.latest > 0,
-                    timeout=30000)
+                    timeout=120000)  # a loaded machine takes its time to the first step
     qtbot.mouseClick(window.job_status.cancel, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.worker.isRunning(), timeout=60000)
     qtbot.wait(50)
