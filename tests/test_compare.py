@@ -232,3 +232,16 @@ def test_compare_scores_a_long_take_in_windows(tmp_path):
     assert out["metrics"]["pesq_wb"] == pytest.approx(4.64, abs=0.01)
     assert "PESQ-WB is the mean over 8 windows of 8.0 s (P.862.2 scores short utterances)" \
         in out["notes"]
+
+
+def test_stoi_of_a_reference_with_nothing_above_silence_is_undefined():
+    """Found by fuzzing: REF a constant, pystoi warned "Not enough STFT frames" and gave
+    1e-5, shown as a score (issue 37's compare surface)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = compare(np.full((1, 2000), 0.25), np.zeros((1, 2000)), 8000)
+    assert result.metrics["stoi"] is None
+    assert any(n.startswith("STOI is undefined: too little of REF stands above silence")
+               for n in result.notes), result.notes

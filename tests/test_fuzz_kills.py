@@ -60,6 +60,12 @@ def killed(ready, after: float, *args) -> None:
     except ProcessLookupError:
         pass
     proc.wait()
+    while time.monotonic() < deadline:  # and its workers gone, as before any next run
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
 
 
 def parts(folder: Path) -> list[Path]:
