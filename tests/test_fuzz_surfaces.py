@@ -64,8 +64,20 @@ script_stroke = st.one_of(stroke, st.fixed_dictionaries(
                                         json_values, max_size=1)}))
 
 
+valid_stroke = st.fixed_dictionaries(  # mostly paintable: the probe and painting are fuzzed too
+    {"preset": st.sampled_from(["hard-eraser", "soft-eraser", "spot-repair", "tone-pen", "heal",
+                                "blur-haze", "harmonic-eraser", "noise-spray", "smear"]),
+     "points": st.lists(st.tuples(near, st.floats(0, 25000), st.floats(0, 1)).map(list),
+                        min_size=1, max_size=3)},
+    optional={"set": st.fixed_dictionaries({}, optional={
+        "radius_ms": st.floats(1, 300), "radius_hz": st.floats(1, 4000),
+        "opacity": st.floats(0, 1), "spacing": st.floats(0.05, 4)}),
+              "channel": st.sampled_from([0, 1, "all", -1])})
+
+
 @SLOW
-@given(script=st.one_of(st.lists(script_stroke, min_size=1, max_size=3), json_values))
+@given(script=st.one_of(st.lists(script_stroke, min_size=1, max_size=3),
+                        st.lists(valid_stroke, min_size=1, max_size=3), json_values))
 def test_stroke_scripts_through_batch_as_through_apply(editor, short_probe, script):
     """batch's front (presets resolved, the check, the probe) raises only our errors,
     and where the check refuses a script, apply and batch say the same."""
