@@ -19,6 +19,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, QTimer
 
+from app.history_file import collect
 from app.project import save_project, snapshot
 from engine.atomic import discard, running
 
@@ -45,10 +46,12 @@ def orphans(where: Path | None = None) -> list[Path]:
 
 
 def describe(orphan: Path) -> str:
-    """What an autosave holds, for the recovery question: its source and time."""
+    """What an autosave holds, for the recovery question: the project its edits were
+    saved as, else their source; and its time."""
     try:
         with zipfile.ZipFile(orphan) as z:
-            source = json.loads(z.read("manifest.json")).get("source")
+            manifest = json.loads(z.read("manifest.json"))
+        source = manifest.get("project") or manifest.get("source")
         name = Path(source).name if isinstance(source, str) else "a recording"
     except (OSError, ValueError, KeyError, zipfile.BadZipFile):
         name = "a recording"
@@ -69,10 +72,13 @@ class Autosaver:
         self.error: str | None = None
         self.timer = QTimer(window, singleShot=True, interval=int(IDLE_S * 1000),
                             timeout=self.save)
+        self.holding = False  # while a project's history is put back on the stack
         window.undo_stack.indexChanged.connect(self._changed)
         window.undo_stack.cleanChanged.connect(lambda clean: clean and self.remove())
 
     def _changed(self, _index=None) -> None:
+        if self.holding:
+            return
         self.changes += 1
         if self.changes >= EVERY_STROKES:
             self.save()
@@ -91,7 +97,8 @@ class Autosaver:
             # one at a time, and never half a stroke: try again later
             self.timer.start()
             return
-        snap, view, self.changes = snapshot(w.doc, w.tracker), w._view_state(), 0
+        snap = snapshot(w.doc, w.tracker, collect(w.undo_stack, w.doc), w.project_path)
+        view, self.changes = w._view_state(), 0
         self.idle.clear()
         threading.Thread(target=self._write, args=(snap, view), daemon=True).start()
 

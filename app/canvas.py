@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.damage import Damage, around, cells_box, scissor, union
 from app.glutil import Uniforms, load_program
-from app.overlays import OverlayPainter, brush_outline
+from app.overlays import OverlayPainter, brush_outline, cross
 from app.selecting import TOOLS, SelectionDrag
 from app.tiles import TileCache, level_for
 from app.view import ViewState
@@ -33,6 +33,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     cursorMoved = Signal(float, float)  # seconds, Hz
     viewChanged = Signal()
     selectionChanged = Signal(object)  # a brushes.selection.Selection, or None
+    sourcePicked = Signal(float, float)  # Alt+click: the clone brush's source, seconds, Hz
     playToggled = Signal()
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
@@ -50,6 +51,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.tool = "paint"  # or a selection tool: "select" (rectangle), "lasso", "harmonic"
         self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
         self.brush_cents = 0.0
+        self.brush_harmonics = 1  # outlines drawn: the harmonic brush paints at k * f
+        # the clone brush's source, marked with a cross: (seconds, Hz, relative to the
+        # pointer?), or None
+        self.clone_marker: tuple[float, float, bool] | None = None
         self.playhead: float | None = None
         self.selection: Selection | None = None
         self.harmonic = (8, 50.0)  # the harmonic tool's partials and width in cents
@@ -189,11 +194,19 @@ class SpectrogramCanvas(QOpenGLWidget):
         super().update()
 
     def _cursor_outline(self) -> list | None:
-        """The brush outline in canvas pixels (in the pointer's lane), if it is shown."""
+        """The brush outline in canvas pixels (in the pointer's lane), if it is shown: a
+        loop of points, one for each harmonic the brush paints."""
         if self.doc is None or self._cursor is None or self.tool != "paint":
             return None
         dy = self.lane_at(self._cursor.y()) * self.view.height
-        return [(x, y + dy) for x, y in self._outline()]
+        loops = self._outlines()
+        if self.clone_marker is not None:
+            t, hz, relative = self.clone_marker
+            if relative:
+                at, f = self._at(self._cursor)
+                t, hz = at + t, f + hz
+            loops += cross(self.view, t, hz)
+        return [[(x, y + dy) for x, y in loop] for loop in loops]
 
     def _overlay_boxes(self, outline: list | None) -> tuple:
         """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
@@ -201,7 +214,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self.playhead is not None:
             x = self.view.x_of(self.playhead)
             playhead = around([(x, 0.0), (x, float(self.height()))])
-        return around(outline), playhead
+        return around([p for loop in outline for p in loop] if outline else None), playhead
 
     def _partial_box(self, box, drawn: tuple):
         """``box`` with the overlays that moved since the last frame: where they were and
@@ -349,11 +362,21 @@ class SpectrogramCanvas(QOpenGLWidget):
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 
-    def _outline(self) -> list[tuple[float, float]]:
-        """The brush outline around the pointer (see :func:`app.overlays.brush_outline`)."""
+    def _outline(self, harmonic: int = 1) -> list[tuple[float, float]]:
+        """The brush outline around the pointer, or around its ``harmonic``-th harmonic
+        (see :func:`app.overlays.brush_outline`)."""
         t, f = self._at(self._cursor)
-        return brush_outline(self.view, t, self._snapped(f, self._modifiers), self.brush_radius,
-                             self.brush_cents, self.doc.transform if self.doc else None)
+        return brush_outline(self.view, t, harmonic * self._snapped(f, self._modifiers),
+                             self.brush_radius, self.brush_cents,
+                             self.doc.transform if self.doc else None)
+
+    def _outlines(self) -> list[list[tuple[float, float]]]:
+        """The outline at every harmonic the brush paints that the view shows (the
+        harmonic brush: k = 1..harmonics; any other: the pointer's alone)."""
+        f = self._snapped(self._at(self._cursor)[1], self._modifiers)
+        top = min(self.view.f_hi, self.view.nyquist)
+        return [self._outline(k) for k in range(1, self.brush_harmonics + 1)
+                if k == 1 or k * f <= top]
 
     # -- input ---------------------------------------------------------------------
     def pointer_seconds(self) -> float | None:
@@ -379,9 +402,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif button == Qt.MouseButton.LeftButton and self.doc is not None:
             t, f = self._at(event.position())
             self.press_lane = self.lane_at(event.position().y())
-            if self.tool in TOOLS:
+            if self.tool == "paint" and event.modifiers() & Qt.KeyboardModifier.AltModifier:
+                self.sourcePicked.emit(t, f)  # where the clone brush copies from
+            elif self.tool in TOOLS:
                 self._drag = "select"
-                self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic)
+                self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None
             else:
                 self._drag = "paint"

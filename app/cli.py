@@ -1,6 +1,6 @@
 """The ``specpaint`` command: the app (``gui``, the default), and the headless
-tools devices, info, render, roundtrip, apply, batch, features, compare, presets
-and demo.
+tools devices, info, render, roundtrip, apply, repair, batch, features, compare,
+presets and demo.
 
 Errors the user can act on print one line on stderr naming the file and the
 problem, and exit with status 2; ``--debug`` shows the traceback instead.
@@ -16,24 +16,52 @@ import traceback
 import warnings
 from pathlib import Path
 
-from app import cli_batch, cli_compare, cli_features
+from app import cli_batch, cli_compare, cli_features, cli_repair
 
 EXIT_USAGE = 2
 DEMO = Path(__file__).resolve().parent.parent / "assets" / "demo.flac"
 
 
 class TerminalProgress:
-    """``label  42%`` on one rewritten line, only when stderr is a terminal."""
+    """``label  42%`` on one rewritten line when stderr is a terminal; elsewhere (a log),
+    after :meth:`warn_cost`, a line every 10 %."""
 
     def __init__(self, label: str):
         self.label, self.shown, self.last = label, sys.stderr.isatty(), -1
+        self.every = 1  # percent between reports
 
     def __call__(self, fraction: float) -> None:
-        pct = int(fraction * 100)
+        pct = int(fraction * 100) // self.every * self.every
         if self.shown and pct != self.last:
             self.last = pct
-            end = "\n" if pct >= 100 else ""
-            print(f"\r{self.label} {pct:3d}%", end=end, file=sys.stderr, flush=True)
+            tty = sys.stderr.isatty()  # the line rewritten (carriage return), or one a step
+            start, end = ("\r", "\n" if pct >= 100 else "") if tty else ("", "\n")
+            print(f"{start}{self.label} {pct:3d}%", end=end, file=sys.stderr, flush=True)
+
+    def warn_cost(self, text: str) -> bool:
+        """The engine's ``confirm``: settings that cost much (engine.cost) are a warning
+        line with the figures, and progress shows even off a terminal; work goes on."""
+        print(f"specpaint: warning: {text}; Ctrl+C cancels", file=sys.stderr, flush=True)
+        if not self.shown:
+            self.shown, self.every = True, 10
+        return True
+
+
+def _clip_args(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
+    group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
+
+
+def _clip_mode(args) -> str:
+    return "normalize" if args.normalize else "limit" if args.limit else "report"
+
+
+def _print_report(report, prefix: str = "") -> None:
+    """An export's summary; overs written as they were get the options that tame them."""
+    hint = "; use --normalize or --limit to avoid it" if report.clipped_samples and \
+        report.action in ("clipped at full scale", "kept above 0 dBFS (float file)") else ""
+    print(f"{prefix}{report.summary()}{hint}")
 
 
 def _analysis_args(p: argparse.ArgumentParser) -> None:
@@ -85,9 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--normalize", action="store_true", help="scale overs to -0.1 dBFS")
-    group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
+    _clip_args(p)
     _analysis_args(p)
 
     p = sub.add_parser("apply", help="paint strokes on a file and export the result")
@@ -104,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
+    _clip_args(p)
     _analysis_args(p)
 
     sub.add_parser("presets", help="list built-in and user presets with their parameters")
@@ -116,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_batch.add_parser(sub, _analysis_args)
     cli_compare.add_parser(sub)
     cli_features.add_parser(sub)
+    cli_repair.add_parser(sub, _analysis_args)
     return parser
 
 
@@ -125,7 +153,8 @@ def _open(args):
     doc = Document.open(args.file, transform=args.transform, n_fft=args.n_fft, hop=args.hop,
                         window=args.window, bins_per_octave=args.bins_per_octave, fmin=args.fmin,
                         device=args.device, allow_truncated=args.allow_truncated,
-                        progress=TerminalProgress("analyzing"))
+                        progress=(progress := TerminalProgress("analyzing")),
+                        confirm=progress.warn_cost)
     for note in doc.audio.notes:
         print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
     return doc
@@ -180,6 +209,9 @@ def cmd_render(args) -> None:
     out = Path(args.output)
     if out.suffix.lower() != ".png":
         raise ParameterError(f"{out}: the image must be a .png file")
+    if args.channel is not None and args.channel < 0:
+        raise ParameterError(f"--channel {args.channel}: channels are numbered from 0 (leave "
+                             "--channel out for the loudest of all)")
     check_destination(out, Path(args.file), force=False)
     style = dict(colormap=args.colormap, top_db=args.top_db, range_db=args.db_range)
     if getattr(args, "view", None):
@@ -188,8 +220,8 @@ def cmd_render(args) -> None:
         doc = _open(args)
         image = doc.render(width=args.width, height=args.height or doc.n_bins,
                            channel=args.channel, log_freq=args.log_freq, **style)
-    write_png(image, out)
-    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})")
+    cleared = write_png(image, out)
+    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]})" + (f"; {cleared}" if cleared else ""))
 
 
 def _render_view(args, style):
@@ -213,12 +245,13 @@ def cmd_roundtrip(args) -> None:
     document is built."""
     from engine import stream
     from engine.audio import load
+    from engine.cost import confirm_cost
     from engine.device import pick_device
     from engine.document import check_fits
     from engine.export import check_destination, export
     from engine.transforms import make
 
-    clip = "normalize" if args.normalize else "limit" if args.limit else "report"
+    clip = _clip_mode(args)
     check_destination(Path(args.output), Path(args.file), args.force)
     audio = load(args.file, allow_truncated=args.allow_truncated,
                  progress=TerminalProgress("reading"))
@@ -227,12 +260,15 @@ def cmd_roundtrip(args) -> None:
     transform = make(audio.sample_rate, args.transform, pick_device(args.device),
                      n_fft=args.n_fft, hop=args.hop, window=args.window,
                      bins_per_octave=args.bins_per_octave, fmin=args.fmin)
-    check_fits(audio, transform, streamed=True)
-    wave, snr = stream.roundtrip(audio.samples, transform, TerminalProgress("round trip"))
+    progress = TerminalProgress("round trip")
+    confirm_cost(audio, transform, check_fits(audio, transform, streamed=True),
+                 progress.warn_cost)
+    wave, snr = stream.roundtrip(audio.samples, transform, progress)
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
-                    metadata=audio.metadata, progress=TerminalProgress("writing"))
-    print(report.summary())
+                    metadata=audio.metadata, layout=audio.layout,
+                    progress=TerminalProgress("writing"))
+    _print_report(report)
     print(f"round-trip SNR before writing: {snr:.1f} dB")
 
 
@@ -283,9 +319,11 @@ def cmd_apply(args) -> None:
     for warning in editor.warnings:
         print(f"specpaint: warning: {args.strokes or 'command line'}: {warning}", file=sys.stderr)
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
-                           dither=not args.no_dither,
+                           dither=not args.no_dither, clip=_clip_mode(args),
                            progress=TerminalProgress("writing"))
-    print(f"painted {count} stroke(s); {report.summary()}")
+    painted = f"painted {count} of {len(strokes)} stroke(s)" if count else \
+        f"nothing changed: none of the {len(strokes)} stroke(s) found anything to change"
+    _print_report(report, f"{painted}; ")
 
 
 def cmd_presets(args) -> None:
@@ -309,11 +347,19 @@ def cmd_presets(args) -> None:
 
 def cmd_demo(args) -> None:
     from engine.audio import AudioError
+    from engine.errors import OutputError
 
     if not DEMO.exists():
         raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
     out = Path(args.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # before anything is printed: no partial output
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot create the folder ({e.strerror}); give -o a folder "
+                          "you can write to") from e
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"{out}: cannot write in this folder (read-only or not yours); give "
+                          "-o a folder you can write to")
     common = dict(file=str(DEMO), transform="stft", n_fft=2048, hop=None, window="hann",
                   bins_per_octave=48, fmin=32.7, allow_truncated=False,
                   device=args.device)
@@ -352,7 +398,8 @@ COMMANDS = {"devices": cmd_devices, "info": cmd_info, "render": cmd_render,
             "roundtrip": cmd_roundtrip, "apply": cmd_apply, "presets": cmd_presets,
             "gui": cmd_gui, "demo": cmd_demo,
             "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
-            "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features}
+            "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features,
+            "repair": lambda args: cli_repair.cmd_repair(args, _open, TerminalProgress)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,11 @@ def add_parser(sub, analysis_args) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter of the --line stroke (repeatable)")
     p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. 0:60,10:60")
+    p.add_argument("--repair", action="append", default=[], metavar="NAME[:K=V,...]",
+                   help="a restoration module over each whole file before the strokes, e.g. "
+                        "declick:sensitivity=6 or dehum (repeatable)")
+    p.add_argument("--repair-after", action="append", default=[], metavar="NAME[:K=V,...]",
+                   help="the same, after the strokes")
     p.add_argument("--channel", default=None, help="all, or a channel number")
     p.add_argument("--format", default=None, help="write wav, flac, aiff, ogg, caf, w64, ... "
                                                   "(default: the input's format)")
@@ -59,6 +64,23 @@ def default_jobs(device: str | None) -> int:
     return 1 if pick_device(device).type != "cpu" else max(1, min(4, os.cpu_count() or 1))
 
 
+def repair_step(text: str) -> dict:
+    """``NAME[:K=V,...]`` as a stroke script's repair step."""
+    from engine.errors import ParameterError
+
+    name, _, rest = text.partition(":")
+    settings = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ParameterError(f"--repair: '{item}' is not K=V (e.g. declick:sensitivity=6)")
+        try:
+            settings[key.strip()] = float(value)
+        except ValueError:
+            settings[key.strip()] = value.strip()
+    return {"repair": name.strip(), "set": settings}
+
+
 def cmd_batch(args, quick_stroke) -> int:
     if (args.jobs or os.cpu_count() or 1) > 1 and not args.scheduler:  # workers likely:
         from brushes.batch_workers import start_early
@@ -81,13 +103,26 @@ def cmd_batch(args, quick_stroke) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
-    strokes = load_stroke_script(args.strokes) if args.strokes else [quick_stroke(args)]
-    settings = Settings(with_presets_resolved(strokes), analysis(args), args.bits,
-                        not args.no_dither)
+    strokes = load_stroke_script(args.strokes) if args.strokes else \
+        [quick_stroke(args)] if args.line or args.preset or args.brush else []
+    strokes = [repair_step(r) for r in args.repair] + strokes + \
+        [repair_step(r) for r in args.repair_after]
+    if not strokes:
+        raise ParameterError("give --strokes FILE, --line with --preset or --brush, or "
+                             "--repair NAME")
+    try:  # checked as apply checks it (brushes.script.checked_script)
+        strokes = with_presets_resolved(strokes)
+    except ParameterError as e:
+        raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
+    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
     check_settings(settings)  # a bad script or setting stops here, before any file
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
-    jobs = find_jobs(args.inputs, outdir, suffix)
+    skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the report
+    jobs = find_jobs(args.inputs, outdir, suffix, skipped)
+    if skipped:
+        print(f"specpaint: skipped {skipped[0]}" + (f" and {len(skipped) - 1} more" if
+              len(skipped) > 1 else "") + " (not files; listed in the report)", file=sys.stderr)
     check_outputs(jobs, args.bits)
     outdir.mkdir(parents=True, exist_ok=True)
     keep_settings(outdir, settings, suffix, args.resume)
@@ -112,14 +147,16 @@ def cmd_batch(args, quick_stroke) -> int:
             run_local(todo, settings, journal, status)
     except KeyboardInterrupt:
         status.close()
-        report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+        report = write_report(outdir, jobs, journal, time.perf_counter() - started,
+                              skipped=skipped)
         print(f"specpaint: cancelled after {report['done']} of {report['total']} file(s); "
               f"they are kept. Run again with --resume to go on.", file=sys.stderr)
         return EXIT_CANCELLED
     finally:
         journal.close()
     status.close()
-    report = write_report(outdir, jobs, journal, time.perf_counter() - started)
+    report = write_report(outdir, jobs, journal, time.perf_counter() - started,
+                              skipped=skipped)
     print(f"{report['done']} of {report['total']} file(s) done, {report['failed']} failed, "
           f"in {report['seconds']:.1f} s; report: {outdir / 'batch-report.json'}")
     if args.stats:

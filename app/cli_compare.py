@@ -1,6 +1,7 @@
 """``specpaint compare REF TEST``: the front of :mod:`engine.compare`."""
 
 import json
+import math
 import sys
 
 LABELS = {"snr_db": ("SNR", "dB"), "si_sdr_db": ("SI-SDR", "dB"),
@@ -46,8 +47,8 @@ def cmd_compare(args) -> None:
         return
     for key, value in result.metrics.items():
         name, unit = LABELS[key]
-        shown = "n/a" if value is None else f"{value:.3f}" if abs(value) != float("inf") \
-            else f"{value}"
+        shown = "n/a" if value is None else "undefined" if math.isnan(value) else \
+            f"{value:.3f}" if math.isfinite(value) else f"{value}"
         print(f"{name:<24}{shown:>10} {unit}")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

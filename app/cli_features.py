@@ -43,12 +43,18 @@ def cmd_features(args) -> int:
     settings = FeatureSettings(args.sr, args.n_fft, args.hop, args.n_mels, segment, segment_hop,
                                sub, sub_hop, args.dtype)
     settings.check()
-    paths = [job.input for job in find_jobs(args.inputs, Path(args.output_dir))]
+    skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the manifest
+    paths = [job.input for job in find_jobs(args.inputs, Path(args.output_dir),
+                                            skipped=skipped)]
+    for what in skipped:
+        print(f"specpaint: warning: skipped {what} (not a file)", file=sys.stderr)
     manifest = extract(paths, Path(args.output_dir), settings, pick_device(args.device),
-                       progress=TerminalProgress("features"))
+                       progress=TerminalProgress("features"), skipped=skipped)
     failed = [f for f in manifest["files"] if "error" in f]
     for f in failed:
         print(f"specpaint: warning: {f['path']}: {f['error']}", file=sys.stderr)
+    for note in manifest.get("notes", []):  # what a killed run had left
+        print(f"specpaint: note: {note}", file=sys.stderr)
     shape = manifest["features"]["shape"]
     print(f"{len(paths) - len(failed)} of {len(paths)} file(s): {shape[0]} items of "
           f"{shape[1]} mels x {shape[2]} frames ({settings.dtype}) in {args.output_dir}")

@@ -30,9 +30,12 @@ class StrokeCommand(QUndoCommand):
     redo write exactly this stroke's cells, so the stack and the document cannot
     drift. Its first redo (Qt calls it on push) is a no-op: the stroke is painted."""
 
-    def __init__(self, doc: Document, step: Step):
+    def __init__(self, doc: Document, step: Step, applied: bool = True):
+        """``applied`` False: a step put back on the stack as undone (a project's
+        history), which the document does not hold: its first undo is a no-op too."""
         super().__init__(step.label)
         self.doc, self.step, self.fresh = doc, step, True
+        self.skip_undo = not applied
 
     def redo(self) -> None:
         if self.fresh:
@@ -41,6 +44,9 @@ class StrokeCommand(QUndoCommand):
         self.step.redo(self.doc)
 
     def undo(self) -> None:
+        if self.skip_undo:
+            self.skip_undo = False
+            return
         self.step.undo(self.doc)
 
     def drop(self, limit_bytes: int) -> None:

@@ -3,6 +3,7 @@ files, presets. Each long job runs in a Worker, its progress and Cancel button i
 status bar (not modal: painting, playing and zooming go on; only what would
 conflict waits); every dialog opens non-blocking."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -10,14 +11,17 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from app.autosave import describe
 from app.editing import AnalysisCommand, PaintSession
-from app.project import TILE, EditTracker, open_project, save_project, snapshot
+from app.history_file import collect
+from app.overs import add_overs_row, ask_about_overs
+from app.project import TILE, EditTracker, load_project, save_project, snapshot
+from app.viewfit import content_top
 from app.windowstate import SAME_AS_SOURCE
 from app.workers import Worker
 from brushes.presets import Preset, save_preset, user_dir
 from engine.audio import READ_SUFFIXES
 from engine.document import Document
 from engine.errors import TruncatedAudio
-from engine.export import FORMATS, depths_of, export, same_depth
+from engine.export import FORMATS, depths_of, export, overs, same_depth
 from engine.progress import scaled
 from engine.region import Rect
 from engine.resynth import Resynthesizer
@@ -26,6 +30,23 @@ AUDIO_FILTER = f"Audio ({' '.join('*' + s for s in READ_SUFFIXES)});;All files (
 EXPORT_FILTER = f"Audio ({' '.join('*' + s for s in FORMATS)})"
 PROJECT_FILTER = "SpectroPaint project (*.spp)"
 MAX_RECENT = 10
+
+
+@dataclass
+class _Overs:
+    """An export that found samples over full scale and asks what to do first."""
+
+    peak: float
+    count: int
+
+
+def describe_analysis(analysis: dict) -> str:
+    """The settings of an analysis in a few words, for the history."""
+    if analysis["transform"] == "cq":
+        return (f"constant-Q, {analysis['bins_per_octave']} bins/octave from "
+                f"{analysis['fmin']:g} Hz")
+    return (f"STFT {analysis['n_fft']}, hop {analysis['hop']}, "
+            f"{analysis['window']} window")
 
 
 def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
@@ -59,16 +80,23 @@ class FileActions:
         return False
 
     def run_worker(self, label: str, work, on_done, on_failed=None,
-                   blocks_editing: bool = False, on_partial=None) -> Worker | None:
+                   blocks_editing: bool = False, on_partial=None,
+                   asks: bool = False) -> Worker | None:
         """Run ``work`` in a thread, its progress and a Cancel button in the status bar
         (None if another job runs). ``blocks_editing``: see :class:`Worker`;
-        ``on_partial``: ``work`` also takes ``partial(result)`` and this receives it."""
+        ``on_partial``: ``work`` also takes ``partial(result)`` and this receives it;
+        ``asks``: ``work`` also takes ``confirm(question)``, asked in a dialog."""
         if self.busy(label):
             return None
         worker = Worker(label, work, self, blocks_editing)
         if on_partial is not None:
             worker.partial_wanted = True
             worker.partial.connect(on_partial)
+        if asks:
+            worker.asks = True
+            worker.asked.connect(lambda question: self._ask(
+                f"{question}.\n\nGo on?", lambda b: worker.answer(
+                    b == QMessageBox.StandardButton.Ok)))
         self.job_status.follow(worker)
         worker.done.connect(on_done)
         worker.failed.connect(lambda message: (on_failed or self.show_error)(worker.error,
@@ -102,7 +130,7 @@ class FileActions:
     def _file_dialog(self, title: str, name_filter: str, on_path, save: bool,
                      name: str = "") -> QFileDialog:
         """A non-blocking file dialog in the last folder used, ``name`` pre-filled."""
-        dialog = QFileDialog(self, title, self.start_folder(), name_filter)
+        dialog = QFileDialog(self, title, self.start_folder(save), name_filter)
         dialog.setObjectName("file-dialog")
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setOption(QFileDialog.Option.DontConfirmOverwrite, True)  # we ask ourselves
@@ -113,7 +141,8 @@ class FileActions:
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         if name:
             dialog.selectFile(name)
-        dialog.fileSelected.connect(lambda p: (self.remember_folder(Path(p)), on_path(Path(p))))
+        dialog.fileSelected.connect(lambda p: (self.remember_folder(Path(p), save),
+                                               on_path(Path(p))))
         dialog.open()
         return dialog
 
@@ -143,17 +172,17 @@ class FileActions:
         analysis = {**self.analysis_panel.settings(), "device": self.device,
                     "allow_truncated": allow_truncated}  # as chosen
 
-        def work(progress, cancel, partial):
+        def work(progress, cancel, partial, confirm):
             doc = Document.open(path, **analysis, progress=scaled(progress, 0, 0.6),
-                                cancel=cancel)
+                                cancel=cancel, confirm=confirm)
             doc.prepare_overview()  # the first zoomed-out view would wait for it
             synth = Resynthesizer(doc)
-            partial((doc, synth))  # shown and painted on now; its audio follows
+            partial((doc, synth, content_top(doc)))  # shown and painted on now; audio follows
             synth.full(progress=scaled(progress, 0.6, 1.0))  # not cancellable: in use
             return synth
 
         def shown(made):
-            self.set_document(made, path)
+            self.set_document(made[:2], path, content_hz=made[2])
             self.worker.blocks_editing = False
             self.job_status.cancel.setEnabled(False)
             notes = made[0].audio.notes  # what the CLI prints as warnings
@@ -164,9 +193,19 @@ class FileActions:
             if self.session is not None and self.session.synth is synth:
                 self.session.catch_up()  # edits painted while the audio was made
 
-        return self.run_worker(f"Opening {path.name}", work, done,
-                               lambda error, message: self._open_failed(path, error, message),
-                               blocks_editing=True, on_partial=shown)
+        return self._opening(path, self.run_worker(
+            f"Opening {path.name}", work, done,
+            lambda error, message: self._open_failed(path, error, message),
+            blocks_editing=True, on_partial=shown, asks=True))
+
+    def _opening(self, path: Path, worker: Worker | None) -> Worker | None:
+        """With no document yet, the canvas names the file being opened (not "No
+        document open") until it is shown, or says again what to do if it fails."""
+        if worker is not None and self.session is None:
+            self.area.show_empty(True, opening=path.name)
+            worker.finished.connect(lambda: self.session is None and
+                                    self._enable_document_actions())
+        return worker
 
     def _open_failed(self, path: Path, error, message: str) -> None:
         if not isinstance(error, TruncatedAudio):
@@ -208,14 +247,16 @@ class FileActions:
         if not recovered:
             self._remember(path)
 
-        def work(progress, cancel):
-            doc, view = open_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
-                                     cancel=cancel)
-            return with_waveform(doc, progress, cancel), view
+        def work(progress, cancel, confirm):
+            opened = load_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
+                                  cancel=cancel, confirm=confirm)
+            return with_waveform(opened.doc, progress, cancel), opened
 
         def done(result):
-            made, view = result
-            self.set_document(made, made[0].audio.path, None if recovered else path, view)
+            made, opened = result
+            # an autosave names the project its edits were saved as (none: never saved)
+            project = opened.project if recovered else path
+            self.set_document(made, made[0].audio.path, project, opened.view, opened.history)
             if recovered:
                 self.autosaver.adopt(path)  # now this session's autosave
                 self.undo_stack.resetClean()  # unsaved edits: asked about on quit
@@ -223,7 +264,8 @@ class FileActions:
                 self.statusBar().showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
 
-        return self.run_worker(f"Opening {path.name}", work, done, blocks_editing=True)
+        return self._opening(path, self.run_worker(f"Opening {path.name}", work, done,
+                                                   blocks_editing=True, asks=True))
 
     def save_project_dialog(self, then=None) -> None:
         if self.session:
@@ -239,16 +281,19 @@ class FileActions:
             self.save_project_dialog(then)
             return None
         self.session.finish()  # a stroke still being painted is part of what is saved
-        snap = snapshot(self.doc, self.tracker)  # copied here; written in the worker
+        kept = collect(self.undo_stack, self.doc)
+        snap = snapshot(self.doc, self.tracker, kept)  # copied here; written in the worker
         view = self._view_state()
         index = self.undo_stack.index()
 
         def done(saved):
-            self.project_path = saved
+            self.project_path = saved.path
             if self.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
                 self.undo_stack.setClean()
             self._update_title()
-            self.statusBar().showMessage(f"saved {saved}", 5000)
+            notes = [n for n in (kept.left_out, saved.cleared) if n]
+            self.statusBar().showMessage(f"saved {saved.path}" + "".join(
+                f"; {n}" for n in notes), 10000 if notes else 5000)
             if callable(then):
                 then()
 
@@ -260,21 +305,27 @@ class FileActions:
             name = self.suggested_name(None)
             if name and not depths_of(Path(name)):  # read, not written (MP3): WAV instead
                 name = str(Path(name).with_suffix(".wav"))
-            self._file_dialog("Export audio", EXPORT_FILTER, self.export_audio, save=True,
-                              name=name)
+            overs = None  # the dialog's row, read as a file is chosen (still there then)
+            dialog = self._file_dialog("Export audio", EXPORT_FILTER,
+                                       lambda p: self.export_audio(p, clip=overs.currentData()),
+                                       save=True, name=name)
+            overs = add_overs_row(dialog, self.settings)
 
-    def export_audio(self, path: Path, force: bool = False) -> Worker | None:
+    def export_audio(self, path: Path, force: bool = False, clip: str = "ask") -> Worker | None:
+        """Export the edited audio to ``path``; ``clip``: what to do with samples over full
+        scale, an engine.export clip mode or "ask" (asked only if the audio goes over)."""
         source = self.audio_path
         if source and path.exists() and path.resolve() == source.resolve() and not force:
             buttons = QMessageBox.StandardButton
             self._ask(f"{path.name} is the file you opened. Overwrite the original recording?",
-                      lambda b: self.export_audio(path, True) if b == buttons.Ok else None)
+                      lambda b: self.export_audio(path, True, clip) if b == buttons.Ok else None)
             return None
         if self.busy(f"Exporting {path.name}"):
             return None
         session = self.session
         samples = session.start_reading()  # read in place; edits meanwhile wait to be spliced
-        rate, metadata = self.doc.sample_rate, self.doc.audio.metadata
+        audio = self.doc.audio  # what goes into the file besides the samples
+        rate, metadata, layout = self.doc.sample_rate, audio.metadata, audio.layout
 
         depth = self.export_depth
         if depth == SAME_AS_SOURCE:
@@ -283,10 +334,22 @@ class FileActions:
             depth = None  # a depth the format has not (float FLAC, 16-bit Ogg): its default
 
         def work(**kw):
+            if clip == "ask":
+                peak, count = overs(samples)
+                if count:
+                    return _Overs(peak, count)  # nothing written: the user chooses first
             return export(samples, rate, path, bit_depth=depth, source=source, force=force,
-                          metadata=metadata, **kw)
+                          clip="report" if clip == "ask" else clip, metadata=metadata,
+                          layout=layout, **kw)
 
-        worker = self.run_worker(f"Exporting {path.name}", work, self._exported)
+        def done(result):
+            if isinstance(result, _Overs):
+                ask_about_overs(self, path.name, result.peak, result.count,
+                                lambda choice: self.export_audio(path, force, choice))
+            else:  # overs were handled as the user chose: the summary says how
+                self.statusBar().showMessage(result.summary(), 10000)
+
+        worker = self.run_worker(f"Exporting {path.name}", work, done)
         if worker is None:
             session.done_reading()
             return None
@@ -299,11 +362,6 @@ class FileActions:
         for d, action in self.depth_actions.items():
             action.setChecked(d == depth)
 
-    def _exported(self, report) -> None:
-        self.statusBar().showMessage(report.summary(), 10000)
-        if report.clipped_samples:
-            self.show_error(report.summary())
-
     def reanalyze(self, analysis: dict) -> None:
         """Analyze the edited audio again with ``analysis`` (transform and settings):
         the edits stay, and the change is one undo step."""
@@ -312,9 +370,9 @@ class FileActions:
         session = self.session
         edited = session.start_reading()  # the splices wait while the worker reads it
 
-        def work(progress, cancel):
+        def work(progress, cancel, confirm):
             doc = session.doc.reanalyzed(edited, progress=scaled(progress, 0, 0.6),
-                                         cancel=cancel, **analysis)
+                                         cancel=cancel, confirm=confirm, **analysis)
             return with_waveform(doc, progress, cancel)
 
         def done(made):
@@ -322,11 +380,10 @@ class FileActions:
             new = (PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
             new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(TILE)
                                 if self.tracker.tiles else ())  # edits live in every tile now
-            name = "constant-Q" if analysis["transform"] == "cq" else "STFT"
             self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
-                                                 f"analysis: {name}"))
+                                                 f"analysis: {describe_analysis(analysis)}"))
 
-        worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True)
+        worker = self.run_worker("Re-analyzing", work, done, blocks_editing=True, asks=True)
         if worker is None:
             session.done_reading()
         else:

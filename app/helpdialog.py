@@ -21,9 +21,12 @@ from engine.device import describe, pick_device
 
 GESTURES = (
     ("Paint", "left button (tablet pressure where a tablet is present)"),
-    ("Pan", "middle-drag, Space+drag, or the scroll bars"),
+    ("Pan", "middle-drag, Space+drag, the scroll bars, or the overview lane"),
     ("Zoom time / frequency", "wheel / Ctrl+wheel, around the pointer"),
+    ("Zoom in / out, the canvas focused", "+ / -"),
     ("Scrub", "drag in the time ruler"),
+    ("Set the clone brush's source", "Alt+click"),
+    ("Type a selection", "Start, End, Low, High in the Selection panel, then Enter"),
     ("Snap to the pitch grid, or not", "hold Ctrl while painting (the opposite of the "
                                        "View panel's snap)"),
 )

@@ -57,6 +57,12 @@ class PictureDialog(QDialog):
         form.addRow(buttons)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
+    def choice(self) -> tuple[str, int, int, bool, bool]:
+        """(scope, width, height, axes?, colour bar?) as set: :meth:`ImageActions.picture`'s
+        arguments."""
+        return (SCOPES[self.scope.currentIndex()], self.width_px.value(),
+                self.height_px.value(), self.axes.isChecked(), self.colorbar.isChecked())
+
 
 class ImageActions:
     """Mixed into MainWindow (which provides doc, canvas, view_panel, run_worker...)."""
@@ -65,14 +71,15 @@ class ImageActions:
         if self.session is None:
             return
         dialog = PictureDialog(self, self.canvas.selection is not None)
-        dialog.accepted.connect(lambda: self._file_dialog(
-            "Export spectrogram image", "PNG image (*.png)",
-            lambda p: self.export_picture(p.with_suffix(".png"), self.picture(
-                SCOPES[dialog.scope.currentIndex()], dialog.width_px.value(),
-                dialog.height_px.value(), dialog.axes.isChecked(),
-                dialog.colorbar.isChecked())),
-            save=True, name=self.suggested_name(".png", "")))
+        dialog.accepted.connect(lambda: self._ask_picture_path(self.picture(*dialog.choice())))
         dialog.open()
+
+    def _ask_picture_path(self, picture: Picture) -> None:
+        """The settings were read when they were accepted: the dialog is gone by the
+        time a file is chosen (it deletes itself on closing)."""
+        self._file_dialog("Export spectrogram image", "PNG image (*.png)",
+                          lambda p: self.export_picture(p.with_suffix(".png"), picture),
+                          save=True, name=self.suggested_name(".png", ""))
 
     def picture(self, scope: str, width: int, height: int, axes: bool = True,
                 colorbar: bool = True) -> Picture:

@@ -108,7 +108,8 @@ class ParamControl(QWidget):
 
 
 class BrushPanel(QWidget):
-    """Presets and brush types; the controls of the chosen type's parameters."""
+    """Presets and brush types, each explained (under the boxes, and as the tooltip
+    of every entry); the controls of the chosen type's parameters."""
 
     changed = Signal()
     saveRequested = Signal()
@@ -126,6 +127,13 @@ class BrushPanel(QWidget):
         top.addRow("Preset", self.preset_box)
         top.addRow("Brush", self.type_box)
         layout.addLayout(top)
+        self.description = QLabel()
+        self.description.setObjectName("preset-description")
+        self.description.setWordWrap(True)
+        self.description.setStyleSheet("color: palette(placeholder-text);")
+        layout.addWidget(self.description)
+        for i, brush in enumerate(BRUSHES.values()):
+            self.type_box.setItemData(i, brush.help, Qt.ItemDataRole.ToolTipRole)
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
         layout.addWidget(self.form_host)
@@ -143,6 +151,8 @@ class BrushPanel(QWidget):
         self.preset_box.blockSignals(True)
         self.preset_box.clear()
         self.preset_box.addItems(list(self.presets))
+        for i, preset in enumerate(self.presets.values()):
+            self.preset_box.setItemData(i, _explained(preset), Qt.ItemDataRole.ToolTipRole)
         self.preset_box.blockSignals(False)
         self.preset_box.setCurrentText(select or "soft-eraser")
         self._on_preset(self.preset_box.currentText())
@@ -166,7 +176,13 @@ class BrushPanel(QWidget):
         self.preset_name = None
         self._build(brush_name)
         self.curves = {}
+        self._explain(BRUSHES[brush_name].help)
         self.changed.emit()
+
+    def _explain(self, text: str) -> None:
+        self.description.setText(text)
+        self.preset_box.setToolTip(text if self.preset_name else "")
+        self.type_box.setToolTip(BRUSHES[self.type_box.currentText()].help)
 
     def _on_preset(self, name: str) -> None:
         preset = self.presets.get(name)
@@ -176,6 +192,7 @@ class BrushPanel(QWidget):
         self.type_box.blockSignals(True)
         self.type_box.setCurrentText(preset.brush)
         self.type_box.blockSignals(False)
+        self._explain(_explained(preset))
         self._build(preset.brush)
         for key, value in preset.params.items():
             if key in self.controls:
@@ -336,6 +353,11 @@ class AnalysisPanel(QWidget):
             self.n_fft.setCurrentText(str(settings["n_fft"]))
             self.overlap.setCurrentText(str(max(2, settings["n_fft"] // settings["hop"])))
             self.window.setCurrentText(settings["window"])
+
+
+def _explained(preset: Preset) -> str:
+    """What a preset is for: its own comment, else its brush type's help."""
+    return preset.comment or BRUSHES[preset.brush].help
 
 
 def _spin(low, high, value, suffix, decimals=1, step=1.0) -> QDoubleSpinBox:

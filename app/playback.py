@@ -16,7 +16,8 @@ BLOCK = 1024
 
 
 class NullOutput:
-    """No sound: the position advances with the wall clock."""
+    """No sound: the position advances with the wall clock, and a thread pulls the
+    blocks a device would, when it would (so scrubbing moves and levels are read)."""
 
     name = "no audio output"
     is_null = True
@@ -24,11 +25,29 @@ class NullOutput:
     def __init__(self, reason: str = ""):
         self.reason = reason
         self._start = None
+        self._thread: threading.Thread | None = None
+        self._running = threading.Event()
 
     def start(self, sample_rate: int, channels: int, pull) -> None:
+        self.stop()
         self._start, self._rate, self._pull = time.perf_counter(), sample_rate, pull
+        self._running.set()
+        self._thread = threading.Thread(target=self._consume, daemon=True)
+        self._thread.start()
+
+    def _consume(self) -> None:
+        pulled, start, rate, pull = 0, self._start, self._rate, self._pull
+        while self._running.is_set():
+            while pulled + BLOCK <= (time.perf_counter() - start) * rate:
+                pull(BLOCK)
+                pulled += BLOCK
+            time.sleep(BLOCK / rate / 4)
 
     def stop(self) -> None:
+        self._running.clear()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(1.0)
+        self._thread = None
         self._start = None
 
     def frames_played(self) -> int:
@@ -112,6 +131,30 @@ class TapeHead:
             .astype(np.float32)
 
 
+class Levels:
+    """The peak of each output channel over the blocks pulled since it was last read
+    (the level meter reads it; the audio thread adds to it)."""
+
+    def __init__(self):
+        self._peaks = np.zeros(0, np.float32)
+        self._lock = threading.Lock()
+
+    def add(self, block: np.ndarray) -> None:
+        """A block ``[frames, channels]`` sent to the output."""
+        if not len(block):
+            return
+        peaks = np.abs(block).max(axis=0)
+        with self._lock:
+            self._peaks = peaks if len(self._peaks) != len(peaks) else \
+                np.maximum(self._peaks, peaks)
+
+    def take(self) -> np.ndarray:
+        """The peaks since the last call (none: an empty array), then forgets them."""
+        with self._lock:
+            peaks, self._peaks = self._peaks, np.zeros(0, np.float32)
+        return peaks
+
+
 class Player:
     """Plays a span of an audio source ``source(start, stop) -> float32 [ch, n]``
     (the engine's live waveform, so edits are heard), optionally looping, or
@@ -121,6 +164,7 @@ class Player:
         self.output = output or open_output()
         self.playing = False
         self.tape: TapeHead | None = None  # while scrubbing
+        self.levels = Levels()  # what the output was sent, for the level meter
         self._lock = threading.Lock()
 
     def play(self, source, sample_rate: int, channels: int, start: int, stop: int,
@@ -147,6 +191,11 @@ class Player:
         self.output.start(sample_rate, channels, self._pull)
 
     def _pull(self, frames: int) -> np.ndarray:
+        block = self._next_block(frames)
+        self.levels.add(block)
+        return block
+
+    def _next_block(self, frames: int) -> np.ndarray:
         with self._lock:
             if self.tape is not None:
                 data = self.tape.read(self.source, frames)

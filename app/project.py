@@ -5,7 +5,8 @@ are in the manifest, and the edited state is stored as the tiles the edits
 touched, as the real and imaginary parts of their coefficients (version 2;
 version 1 stored magnitude and phase, and still opens): opening re-analyzes
 the audio (deterministic, so untouched cells come back bit for bit) and writes
-those tiles back. Arrays are read with
+those tiles back. Version 3 adds the undo history (app.project_history) and, in
+an autosave, the project the edits were saved as. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. Written to a temporary file, flushed to disk, then renamed.
 """
@@ -15,11 +16,14 @@ import io
 import json
 import os
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from app.project_history import Kept, pack, unpack
 from app.project_read import FORMAT, VERSION, ProjectError, read
 from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
@@ -46,8 +50,11 @@ class EditTracker:
                 .clip(self.doc.n_bins, self.doc.n_frames) for tb, tf in sorted(self.tiles)]
 
 
-def snapshot(doc: Document, tracker: EditTracker) -> dict:
-    """What to save, copied on the GUI thread (cheap) so writing can run in a worker."""
+def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
+             project: str | os.PathLike | None = None) -> dict:
+    """What to save, copied on the GUI thread (cheap) so writing can run in a worker;
+    ``history``: the undo steps to keep (their cells are packed in the worker);
+    ``project``: the project file the edits were saved as (an autosave names it)."""
     arrays = {"audio": doc.audio.samples}
     rects = tracker.rects()
     for i, rect in enumerate(rects):
@@ -58,30 +65,42 @@ def snapshot(doc: Document, tracker: EditTracker) -> dict:
             "source": str(doc.audio.path) if doc.audio.path else None,
             "source_kind": {"format": doc.audio.format, "subtype": doc.audio.subtype,
                             "layout": list(doc.audio.layout)},
-            "source_metadata": doc.audio.metadata.to_json()}
+            "source_metadata": doc.audio.metadata.to_json(), "history": history,
+            "project": str(project) if project else None}
+
+
+class Saved(NamedTuple):
+    path: Path
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
-                 cancel=None) -> Path:
+                 cancel=None) -> Saved:
     path = Path(path)
     if not path.parent.is_dir():
         raise ProjectError(f"{path}: the folder {path.parent} does not exist")
-    audio = snap["arrays"]["audio"]
+    arrays = dict(snap["arrays"])
+    audio = arrays["audio"]
     manifest = {"format": FORMAT, "version": VERSION, "sample_rate": snap["sample_rate"],
                 "analysis": snap["analysis"],
                 "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
                 "source": snap["source"], "source_kind": snap["source_kind"],
                 "source_metadata": snap["source_metadata"],
                 "edited_rects": snap["rects"], "view": view}
+    if snap.get("project"):
+        manifest["project"] = snap["project"]
+    if snap.get("history") is not None and snap["history"].steps:
+        manifest["history"], cells = pack(snap["history"])
+        arrays.update(cells)
     try:
-        clear_stale(path)
+        cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
         raise ProjectError(f"{path}: cannot save here ({e}); the previous file is unchanged") \
             from e
     try:
         buffer = io.BytesIO()
-        np.savez(buffer, **snap["arrays"])
+        np.savez(buffer, **arrays)
         if cancel is not None and cancel.is_set():
             raise Cancelled("saving cancelled; the project file was not changed")
         with open(tmp, "wb") as f:
@@ -95,7 +114,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         discard(tmp)
     if progress:
         progress(1.0)
-    return path
+    return Saved(path, cleared)
 
 
 def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
@@ -108,10 +127,30 @@ def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.
     return torch.complex(part("re"), part("im"))
 
 
+@dataclass
+class Opened:
+    """A project as opened: the edited document, the saved view settings, the undo
+    history it kept and, for an autosave, the project its edits were saved as."""
+
+    doc: Document
+    view: dict
+    history: Kept = field(default_factory=lambda: Kept([], 0))
+    project: Path | None = None
+
+
 def open_project(path: str | os.PathLike, device=None, progress=None,
-                 cancel=None) -> tuple[Document, dict]:
+                 cancel=None, confirm=None) -> tuple[Document, dict]:
     """The edited document and the saved view settings (every part of the file
-    checked first: app.project_read)."""
+    checked first: app.project_read); ``confirm``: see :class:`Document`."""
+    opened = load_project(path, device=device, progress=progress, cancel=cancel,
+                          confirm=confirm)
+    return opened.doc, opened.view
+
+
+def load_project(path: str | os.PathLike, *, device=None, progress=None,
+                 cancel=None, confirm=None) -> Opened:
+    """The whole of a project, its undo history included (see :class:`Opened`);
+    ``confirm``: see :class:`Document`."""
     path = Path(path)
     manifest, arrays = read(path)
     audio = arrays["audio"]
@@ -126,7 +165,8 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
                              kind.get("format", ""), kind.get("subtype", ""),
                              layout=tuple(kind.get("layout", ())),
                              metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
-                       device=device, progress=progress, cancel=cancel, **analysis)
+                       device=device, progress=progress, cancel=cancel, confirm=confirm,
+                       **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
     for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
@@ -135,4 +175,7 @@ def open_project(path: str | os.PathLike, device=None, progress=None,
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
         doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
-    return doc, manifest.get("view", {})
+    history = unpack(manifest["history"], arrays, doc, path) if "history" in manifest \
+        else Kept([], 0)
+    project = Path(manifest["project"]) if manifest.get("project") else None
+    return Opened(doc, manifest.get("view", {}), history, project)

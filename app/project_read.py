@@ -14,6 +14,7 @@ ProjectError saying what, never another exception.
 import io
 import json
 import math
+import stat
 import zipfile
 import zlib
 from pathlib import Path
@@ -27,14 +28,19 @@ from engine.memory import available_memory
 from engine.metadata import Metadata
 from engine.transforms import DEFAULTS
 
-FORMAT, VERSION = "spectropaint-project", 2
-PARTS = {1: ("mag", "phase"), 2: ("re", "im")}  # what each version stores of an edited rect
+FORMAT, VERSION = "spectropaint-project", 3
+# what each version stores of an edited rect (3 adds the undo history)
+PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im")}
 MANIFEST_BYTES = 1 << 20
 JSON_DEPTH = 64
 RATE_RANGE = (1, 768_000)
 MAX_CHANNELS = 256
 MAX_RATIO = 50  # unpacked / packed: float audio deflates ~2:1, a zip bomb 1000:1
 NAME_CHARS = 32  # a format's, a depth's or a speaker's name
+ZIP_MAGICS, NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
+MAX_STEPS = 100_000  # undo steps in a project's history
+LABEL_CHARS = 500  # a step's name
+PATH_CHARS = 4096
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
 
 
@@ -69,6 +75,9 @@ def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
 def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:
     if info is None:
         raise ProjectError(f"{path}: not a SpectroPaint project ({name} is missing)")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise ProjectError(f"{path}: {name} is a symbolic link; a project holds the file "
+                           "itself (the file is damaged or not a SpectroPaint project)")
     if info.flag_bits & 0x1:
         raise ProjectError(f"{path}: {name} is encrypted; SpectroPaint projects never are")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
@@ -97,7 +106,7 @@ def _manifest(path: Path, data: bytes) -> dict:
     depth = int(np.max(np.cumsum(opens - closes), initial=0))
     if depth > JSON_DEPTH:  # brackets inside strings count too: a bound, not a parser
         raise ProjectError(f"{path}: the manifest nests {depth} levels deep; a project's "
-                           f"has 3")
+                           f"has 4")
     try:
         manifest = json.loads(data, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as e:
@@ -112,6 +121,9 @@ def _manifest(path: Path, data: bytes) -> dict:
 
 
 def _arrays(path: Path, data: bytes) -> dict[str, np.ndarray]:
+    if not data.startswith((*ZIP_MAGICS, NPY_MAGIC)):  # else numpy takes it for a pickle
+        raise ProjectError(f"{path}: arrays.npz is not a NumPy archive (it begins "
+                           f"{data[:12]!r}); the file is damaged or not a SpectroPaint project")
     try:
         loaded = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:
@@ -164,8 +176,10 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
         if key != "transform" and (isinstance(value, bool) or
                                    not isinstance(value, int | float | str)):
             raise bad(f"analysis setting {key} = {value!r}")
-    if not isinstance(manifest.get("source"), str | None):
-        raise bad(f"source {manifest.get('source')!r}")
+    for key in ("source", "project"):
+        value = manifest.get(key)
+        if not (value is None or isinstance(value, str) and len(value) <= PATH_CHARS):
+            raise bad(f"{key} {value!r:.80}")
     kind = manifest.get("source_kind", {})
     if not _source_kind_ok(kind):
         raise bad(f"source format {kind!r}")
@@ -203,9 +217,48 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             raise bad(f"the cells of edited rect {i} are missing or not {shape}")
         if manifest["version"] == 1 and (parts[0] < 0).any():
             raise bad(f"negative magnitudes in edited rect {i}")
+    if "history" in manifest:
+        check_history(manifest["history"], arrays, audio.shape[0], bad)
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+
+
+def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad) -> None:
+    """The undo history (app.project_history): its steps, and arrays holding exactly
+    the cells its patches need (their bounds in the document are checked on opening)."""
+    steps = history.get("steps") if isinstance(history, dict) else None
+    index = history.get("index") if isinstance(history, dict) else None
+    if not isinstance(steps, list) or len(steps) > MAX_STEPS or type(index) is not int \
+            or not 0 <= index <= len(steps):
+        raise bad(f"history {str(history)[:80]!r}")
+    for i, step in enumerate(steps):
+        if not (isinstance(step, dict) and set(step) == {"label", "channel", "patches"}
+                and isinstance(step["label"], str) and len(step["label"]) <= LABEL_CHARS
+                and (step["channel"] is None or type(step["channel"]) is int
+                     and 0 <= step["channel"] < channels)
+                and type(step["patches"]) is int and step["patches"] >= 0):
+            raise bad(f"history step {i}: {str(step)[:80]!r}")
+    rects = arrays.get("history_rects")
+    count = sum(step["patches"] for step in steps)
+    if rects is None or rects.dtype != np.int64 or rects.shape != (count, 4):
+        raise bad(f"history_rects is not int64 [{count}, 4]")
+    if count and ((rects[:, 0] < 0) | (rects[:, 0] >= rects[:, 1]) | (rects[:, 2] < 0)
+                  | (rects[:, 2] >= rects[:, 3])).any():
+        raise bad("a history patch's bins or frames are empty or negative")
+    cells = {"before": 0, "after": 0}
+    row = 0
+    for i, step in enumerate(steps):
+        depth = channels if step["channel"] is None else 1
+        for b0, b1, f0, f1 in rects[row:row + step["patches"]].tolist():
+            size = depth * (b1 - b0) * (f1 - f0)
+            cells["before"] += size
+            cells["after"] += size if i >= index else 0
+        row += step["patches"]
+    for name, size in cells.items():
+        array = arrays.get(f"history_{name}")
+        if array is None or array.dtype != np.float32 or array.shape != (size, 2):
+            raise bad(f"history_{name} is not float32 [{size:,}, 2]")
 
 
 def _source_kind_ok(kind) -> bool:

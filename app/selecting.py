@@ -1,26 +1,49 @@
-"""Drawing selections on the canvas: the rectangle, lasso and harmonic tools
-turn a drag into a brushes.selection.Selection, and a selection into outlines
+"""Drawing selections on the canvas: the rectangle, time, frequency, lasso and
+harmonic tools turn a drag into a brushes.selection.Selection (a time selection
+spans every frequency, a frequency selection the whole file; a drag past or within
+a few pixels of the file's ends takes them exactly), and a selection into outlines
 (screen points) for the overlay."""
+
+import math
 
 import numpy as np
 
-from app.view import ViewState
+from app.view import LOG_FLOOR_HZ, ViewState
 from brushes.selection import Selection
 
-TOOLS = ("select", "lasso", "harmonic")
+TOOLS = ("select", "time", "band", "lasso", "harmonic")
 MIN_STEP_PX = 3  # a lasso or path point every few pixels of movement
-LINE, INVERTED = (1.0, 1.0, 1.0, 1.0), (1.0, 0.6, 0.2, 1.0)  # opaque: the widget composes alpha
+SNAP_PX = 4  # a drag this close to the file's start, end, 0 Hz or Nyquist takes it
+# opaque: the widget composes alpha. Dashed light on dark, unlike the grid's solid lines
+LINE, INVERTED, DASH_DARK = (1.0, 1.0, 1.0, 1.0), (1.0, 0.6, 0.2, 1.0), (0.0, 0.0, 0.0, 1.0)
+DASH_PX = 5
 
 
 class SelectionDrag:
-    """One drag of a selection tool, in seconds and Hz."""
+    """One drag of a selection tool on ``view``, in seconds and Hz."""
 
-    def __init__(self, tool: str, t: float, hz: float, partials: int, width_cents: float):
-        self.tool, self.points = tool, [(t, hz)]
+    def __init__(self, tool: str, t: float, hz: float, partials: int, width_cents: float,
+                 view: ViewState):
+        self.tool, self.view = tool, view
+        self.points = [self._inside(t, hz)]
         self.partials, self.width_cents = partials, width_cents
 
+    def _inside(self, t: float, hz: float) -> tuple[float, float]:
+        """(t, hz) within the file, taking its edges when within SNAP_PX of them."""
+        v = self.view
+        t, hz = min(max(t, 0.0), v.duration), min(max(hz, 0.0), v.nyquist)
+        for edge in (0.0, v.duration):
+            if abs(v.x_of(t) - v.x_of(edge)) <= SNAP_PX:
+                t = edge
+        bottom = LOG_FLOOR_HZ if v.log_freq else 0.0  # where a log axis shows 0 Hz
+        for edge, value in ((bottom, 0.0), (v.nyquist, v.nyquist)):
+            if abs(v.y_of(max(hz, 1e-3)) - v.y_of(edge)) <= SNAP_PX:
+                hz = value
+        return t, hz
+
     def move(self, t: float, hz: float, view: ViewState) -> None:
-        if self.tool == "select":
+        t, hz = self._inside(t, hz)
+        if self.tool in ("select", "time", "band"):
             self.points[1:] = [(t, hz)]
             return
         last = self.points[-1]
@@ -30,11 +53,18 @@ class SelectionDrag:
 
     def selection(self) -> Selection | None:
         """The selection drawn so far (None while it is too small to be one)."""
-        p = [(max(t, 0.0), max(hz, 0.0)) for t, hz in self.points]
-        if self.tool == "select":
-            if len(p) < 2 or p[0][0] == p[1][0] or p[0][1] == p[1][1]:
+        p, v = self.points, self.view
+        if self.tool in ("select", "time", "band"):
+            if len(p) < 2:
                 return None
-            return Selection.rect(p[0][0], p[1][0], p[0][1], p[1][1])
+            (t0, f0), (t1, f1) = p[0], p[1]
+            if self.tool == "time":
+                f0, f1 = 0.0, v.nyquist
+            elif self.tool == "band":
+                t0, t1 = 0.0, v.duration
+            if t0 == t1 or f0 == f1:
+                return None
+            return Selection.rect(t0, t1, f0, f1)
         if self.tool == "lasso":
             return Selection("lasso", tuple(p)) if len(p) >= 3 else None
         times = [t for t, _ in p]
@@ -61,6 +91,27 @@ def outlines(sel: Selection, view: ViewState) -> list[tuple[list, bool, tuple]]:
             lines.append(([(view.x_of(t), view.y_of(max(f * scale, 1e-3)))
                            for t, f in zip(times, f0s, strict=True)], False, colour))
     return lines
+
+
+def dashes(points: list, closed: bool, dash: float = DASH_PX) -> tuple[list, list]:
+    """The outline through ``points`` cut into dashes ``dash`` pixels long, alternately
+    light and dark: (light segments' end points, dark segments' end points), for
+    GL_LINES."""
+    if closed and len(points) > 2:
+        points = [*points, points[0]]
+    light, dark, along = [], [], 0.0
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        length = math.hypot(x1 - x0, y1 - y0)
+        done = 0.0
+        while done < length:
+            step = min(dash - along % dash, length - done)
+            a, b = done / length, (done + step) / length
+            target = light if int(along // dash) % 2 == 0 else dark
+            target += [(x0 + a * (x1 - x0), y0 + a * (y1 - y0)),
+                       (x0 + b * (x1 - x0), y0 + b * (y1 - y0))]
+            done += step
+            along += step
+    return light, dark
 
 
 def thin(points: list, most: int = 400) -> list:

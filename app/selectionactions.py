@@ -1,12 +1,13 @@
-"""Selections in the main window: the tools (rectangle, lasso, harmonic), the
-panel's settings applied to the selection, filling it with the current brush
-(one undo step) and playing it alone."""
+"""Selections in the main window: the tools (rectangle, time, frequency, lasso,
+harmonic), Select all, the span typed in the panel, the panel's settings applied to
+the selection, filling it with the current brush (one undo step) and playing it
+alone."""
 
 from brushes.selection import Selection, filling
 from engine.errors import SpectroPaintError
 
-TOOL_NAMES = {"paint": "Paint", "select": "Rectangle select", "lasso": "Lasso select",
-              "harmonic": "Harmonic select"}
+TOOL_NAMES = {"paint": "Paint", "select": "Rectangle select", "time": "Time select",
+              "band": "Frequency select", "lasso": "Lasso select", "harmonic": "Harmonic select"}
 
 
 class SelectionActions:
@@ -18,9 +19,29 @@ class SelectionActions:
             action.setChecked(name == tool)
         self.canvas.update()
 
-    def clear_selection(self) -> None:
-        self.canvas.selection = None
+    def set_selection(self, selection: Selection | None) -> None:
+        """The selection, shown on the canvas and as numbers in the panel."""
+        self.canvas.selection = selection
+        doc = self.doc
+        if doc is not None:
+            self.selection_panel.show_span(None if selection is None else selection.span(),
+                                           doc.length / doc.sample_rate, doc.sample_rate / 2)
         self.canvas.update()
+
+    def clear_selection(self) -> None:
+        self.set_selection(None)
+
+    def select_all(self) -> None:
+        """Every cell: the whole file, 0 Hz to Nyquist."""
+        doc = self.doc
+        if doc is not None:
+            self.set_selection(Selection.rect(0.0, doc.length / doc.sample_rate, 0.0,
+                                              doc.sample_rate / 2,
+                                              **self.selection_panel.options()))
+
+    def _span_typed(self, t0: float, t1: float, f_lo: float, f_hi: float) -> None:
+        """Numbers typed in the panel: a rectangle of exactly that span."""
+        self.set_selection(Selection.rect(t0, t1, f_lo, f_hi, **self.selection_panel.options()))
 
     def _harmonic_changed(self) -> None:
         self.canvas.harmonic = self.selection_panel.harmonic()
@@ -29,8 +50,8 @@ class SelectionActions:
     def _selection_drawn(self, selection: Selection | None) -> None:
         """A new selection takes the panel's feather and inversion."""
         if selection is not None:
-            self.canvas.selection = selection.changed(**self.selection_panel.options())
-        self.canvas.update()
+            selection = selection.changed(**self.selection_panel.options())
+        self.set_selection(selection)
 
     def _selection_settings_changed(self) -> None:
         sel = self.canvas.selection
@@ -39,8 +60,7 @@ class SelectionActions:
         changes = self.selection_panel.options()
         if sel.kind == "harmonic":
             changes["partials"], changes["width_cents"] = self.selection_panel.harmonic()
-        self.canvas.selection = sel.changed(**changes)
-        self.canvas.update()
+        self.set_selection(sel.changed(**changes))
 
     def fill_selection(self) -> None:
         """The current brush over the whole selection, weighted by its mask: one step
@@ -59,7 +79,7 @@ class SelectionActions:
             self.show_error(str(e))
             return
         # a step a turn, like a stroke: long on a constant-Q document (its end is confined
-        # and rendered away from seams: seconds for a minute of a band), never a freeze
+        #: seconds for a minute of a band), never a freeze
         self.session.run(steps, brush, label)
 
     def play_selection_alone(self) -> None:
@@ -71,6 +91,6 @@ class SelectionActions:
 
     def restore_selection(self, data) -> None:
         """A project's saved selection (checked when the project was read)."""
-        self.canvas.selection = None if data is None else Selection.from_json(data)
+        self.set_selection(None if data is None else Selection.from_json(data))
         if self.canvas.selection is not None:
             self.selection_panel.show_selection(self.canvas.selection)

@@ -25,7 +25,7 @@ class Transport:
             return
         doc = self.doc
         start = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
-        self._play(self.session.synth.cached, start, doc.length, loop=False)
+        self._play(self.playback_source(), start, doc.length, loop=False)
 
     def play_selection(self, alone: bool | None = None) -> None:
         """The selection's time span (an inverted one: the whole file), looped if Play >
@@ -38,7 +38,7 @@ class Transport:
         t0, t1 = (0.0, doc.length / doc.sample_rate) if sel.inverted else sel.span()[:2]
         start = max(0, int(t0 * doc.sample_rate))
         stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
-        source = self.session.synth.cached
+        source = self.playback_source()
         if self.band_action.isChecked() if alone is None else alone:
             self.session.finish()
             rect = sel.cells(doc)
@@ -56,9 +56,10 @@ class Transport:
                                          3000)
             return
         at = min(max(0, int(seconds * doc.sample_rate)), doc.length - 1)
-        self.player.scrub(self.session.synth.cached, doc.sample_rate, doc.channels,
+        self.player.scrub(self.playback_source(), doc.sample_rate, doc.channels,
                           doc.length, at)
         self.playhead_timer.start()
+        self.level_meter.start()
         self.canvas.set_playhead(at / doc.sample_rate)
 
     def end_scrub(self) -> None:
@@ -73,6 +74,7 @@ class Transport:
             return
         self.player.play(source, doc.sample_rate, doc.channels, start, stop, loop)
         self.playhead_timer.start()
+        self.level_meter.start()
         self.play_action.setIconText("Pause")
         if self.player.output.is_null:
             self.statusBar().showMessage("no audio output: playing silently "

@@ -18,6 +18,7 @@ class ViewState:
     height: int = 600
     duration: float = 10.0  # of the document, seconds
     nyquist: float = 22050.0
+    content_hz: float | None = None  # the top of what the file holds (app.viewfit)
 
     # -- mapping ---------------------------------------------------------------
     def x_of(self, seconds: float) -> float:
@@ -50,9 +51,10 @@ class ViewState:
 
     # -- navigation ------------------------------------------------------------
     def fit(self) -> None:
+        """The whole file, and every frequency up to its content's top."""
         self.t0, self.t1 = 0.0, max(self.duration, 1e-3)
         self.f_lo = LOG_FLOOR_HZ if self.log_freq else 0.0
-        self.f_hi = self.nyquist
+        self.f_hi = min(self.nyquist, self.content_hz or self.nyquist)
 
     def set_log(self, log_freq: bool) -> None:
         self.log_freq = log_freq

@@ -1,4 +1,5 @@
-"""A read-only nnAudio view (Mel, CQT or VQT) of what the canvas shows, beside it.
+"""A read-only nnAudio view (Mel, CQT or VQT) of what the canvas shows, under it,
+in its time axis (app.viewstrip).
 
 Painting stays on the document's own transform in the canvas; this view is
 recomputed from the edited audio of the visible span (at most ``MAX_SECONDS``)
@@ -9,10 +10,10 @@ waits for it.
 import threading
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
+from app.viewstrip import ViewStrip
 from engine import views
 
 MAX_SECONDS = 60.0
@@ -20,7 +21,7 @@ DELAY_MS = 250  # after the last view change or edit
 
 
 class AnalysisView(QWidget):
-    rendered = Signal(object, int)  # RGBA image, generation
+    rendered = Signal(object, object, int)  # RGBA image, (t0, t1) it shows, generation
 
     def __init__(self, window, parent=None):
         super().__init__(parent)
@@ -29,12 +30,13 @@ class AnalysisView(QWidget):
         self.choice.addItem("(off)", None)
         for kind in views.VIEWS:
             self.choice.addItem(kind.upper() if kind != "mel" else "Mel", kind)
-        self.image = QLabel("Choose a view to see the visible span through nnAudio.")
-        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.image.setMinimumHeight(60)  # the window decides; a first run gives it 150 px
+        self.choice.setToolTip("See the visible span through nnAudio, under the canvas")
+        self.strip = ViewStrip(window.canvas)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 0, 2, 0)  # the picture gets the height
+        layout.setSpacing(2)
         layout.addWidget(self.choice)
-        layout.addWidget(self.image, 1)
+        layout.addWidget(self.strip, 1)
         self.timer = QTimer(self, singleShot=True, interval=DELAY_MS, timeout=self._start)
         self.generation = 0  # a newer request makes older results stale
         self.last_image: np.ndarray | None = None
@@ -46,7 +48,10 @@ class AnalysisView(QWidget):
         return self.choice.currentData()
 
     def schedule(self, *_) -> None:
-        if self.kind is not None and self.window.session is not None:
+        if self.kind is None:
+            self.strip.picture = None  # off: the strip says how to turn it on
+            self.strip.update()
+        elif self.window.session is not None:
             self.timer.start()
 
     def _start(self) -> None:
@@ -60,18 +65,20 @@ class AnalysisView(QWidget):
         session.refresh_audio()
         audio = session.synth.cached(s0, s1).copy()  # what is heard, edits included
         self.generation += 1
-        size = (max(self.image.width(), 64), max(self.image.height(), 64))
-        args = (audio, doc.sample_rate, self.kind, size, self.generation)
+        # its frames are centred on s0, s0 + hop, ...: each column a hop wide around one
+        frames, hop, sr = 1 + (s1 - s0) // views.HOP, views.HOP, doc.sample_rate
+        span = ((s0 - hop / 2) / sr, (s0 + (frames - 0.5) * hop) / sr)
+        self.rows_hz = views.frequencies(self.kind, doc.sample_rate)
+        args = (audio, doc.sample_rate, self.kind, self.strip.picture_size(span), span,
+                self.generation)
         threading.Thread(target=self._compute, args=args, daemon=True).start()
 
-    def _compute(self, audio, sr, kind, size, generation) -> None:
+    def _compute(self, audio, sr, kind, size, span, generation) -> None:
         mag = views.magnitude(audio, sr, kind)
-        self.rendered.emit(views.render_view(mag, *size, colormap="viridis"), generation)
+        self.rendered.emit(views.render_view(mag, *size, colormap="viridis"), span, generation)
 
-    def _show(self, image: np.ndarray, generation: int) -> None:
+    def _show(self, image: np.ndarray, span: tuple[float, float], generation: int) -> None:
         if generation != self.generation:
             return  # a newer one is on its way
         self.last_image = image
-        h, w = image.shape[:2]
-        qimage = QImage(image.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
-        self.image.setPixmap(QPixmap.fromImage(qimage))
+        self.strip.show_picture(image, span, self.rows_hz)

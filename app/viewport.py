@@ -1,4 +1,5 @@
-"""The canvas with its rulers and scroll bars, kept in step with the view."""
+"""The canvas with the waveform overview lane, its rulers and scroll bars, kept in
+step with the view."""
 
 import math
 
@@ -6,13 +7,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollBar, QWidget
 
 from app.canvas import SpectrogramCanvas
+from app.overviewlane import OverviewLane
 from app.rulers import FrequencyRuler, TimeRuler
+
+EMPTY = "No document open.\n\nFile > Open audio… (Ctrl+O), or drop a sound file here."
 
 
 class CanvasArea(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.canvas = SpectrogramCanvas()
+        self.overview = OverviewLane(self.canvas.view)
         self.time_ruler = TimeRuler(self.canvas.view)
         self.freq_ruler = FrequencyRuler(self.canvas.view)
         self.hscroll = QScrollBar(Qt.Orientation.Horizontal)
@@ -23,32 +28,48 @@ class CanvasArea(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(0)
-        grid.addWidget(self.time_ruler, 0, 1)
-        grid.addWidget(self.freq_ruler, 1, 0)
-        grid.addWidget(self.canvas, 1, 1)
-        grid.addWidget(self.vscroll, 1, 2)
-        grid.addWidget(self.hscroll, 2, 1)
-        self.empty = QLabel("No document open.\n\nFile > Open audio… (Ctrl+O), or drop a "
-                            "sound file here.", self.canvas)
+        grid.addWidget(self.overview, 0, 1)
+        grid.addWidget(self.time_ruler, 1, 1)
+        grid.addWidget(self.freq_ruler, 2, 0)
+        grid.addWidget(self.canvas, 2, 1)
+        grid.addWidget(self.vscroll, 2, 2)
+        grid.addWidget(self.hscroll, 3, 1)
+        self.empty = QLabel(EMPTY, self.canvas)
         self.empty.setObjectName("empty-state")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setStyleSheet("color: #c8c8d0; font-size: 15px;")
         self.canvas.viewChanged.connect(self.view_changed)
+        self.overview.moved.connect(self.centre_on)
 
-    def show_empty(self, empty: bool) -> None:
-        """The empty state: what to do, over a blank canvas."""
+    def show_empty(self, empty: bool, opening: str | None = None) -> None:
+        """The empty state over a blank canvas, with blank rulers: what to do, or
+        (``opening``) the name of the file being opened."""
+        self.empty.setText(f"Opening {opening}…" if opening else EMPTY)
         self.empty.setVisible(empty)
         self.empty.resize(self.canvas.size())
+        for ruler in (self.time_ruler, self.freq_ruler):
+            ruler.blank = empty
+            ruler.update()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.empty.resize(self.canvas.size())
 
+    def centre_on(self, seconds: float) -> None:
+        """Move the view (its zoom kept) to show ``seconds`` in its middle."""
+        v = self.canvas.view
+        span = v.t1 - v.t0
+        v.t0 = min(max(seconds - span / 2, 0.0), max(v.duration - span, 0.0))
+        v.t1 = v.t0 + span
+        self.canvas.viewChanged.emit()
+
     def view_changed(self) -> None:
         self._sync_scrollbars()
-        self.time_ruler.update()
-        self.freq_ruler.update()
-        self.canvas.update()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        for widget in (self.overview, self.time_ruler, self.freq_ruler, self.canvas):
+            widget.update()
 
     def _sync_scrollbars(self) -> None:
         """Scroll bars in milliseconds and in hundredths of the frequency axis unit
@@ -87,7 +108,5 @@ class CanvasArea(QWidget):
             v.f_hi = v.f_lo * 2 ** span
         else:
             v.f_lo, v.f_hi = pos * 1000, (pos + span) * 1000
-        self.time_ruler.update()
-        self.freq_ruler.update()
-        self.canvas.update()
+        self._redraw()
 

@@ -18,15 +18,25 @@ from PySide6.QtWidgets import (
 
 from app.autosave import Autosaver
 from app.canvas import PRESS
+from app.cli import DEMO
+from app.clonesource import CloneSource
+from app.compare_ab import CompareActions
+from app.demohint import DemoHint
 from app.editing import PaintSession
 from app.fileactions import FileActions
 from app.helpdialog import show_about, show_shortcuts
+from app.history_file import restore
 from app.imageactions import ImageActions
+from app.levelmeter import LevelMeter
+from app.messages import MessageLog, messages_button, pointer_toolbar
 from app.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.playback import Player
 from app.project import EditTracker
+from app.project_history import Kept
+from app.repairactions import RepairActions
 from app.selectionactions import TOOL_NAMES, SelectionActions
 from app.selectionpanel import SelectionPanel
+from app.spectrumview import SpectrumView
 from app.transport import Transport
 from app.view import format_time
 from app.viewdock import AnalysisView
@@ -39,12 +49,13 @@ from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
+                "Time select tool": "Time", "Frequency select tool": "Frequency",
                 "Lasso select tool": "Lasso", "Harmonic select tool": "Harmonic",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
 
-class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowState,
-                 QMainWindow):
+class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, CompareActions,
+                 Transport, WindowState, QMainWindow):
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
@@ -60,6 +71,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.restore_state()
+        self.restore_view_settings()
         self._update_title()
         self._enable_document_actions()
         self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
@@ -78,12 +90,16 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
+        self.messages = MessageLog(self.statusBar())
+        self.spectrum = SpectrumView(self.canvas.view)
         self.docks = []
         for title, widget, area in (("Brushes", self.brush_panel, Qt.RightDockWidgetArea),
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
                                     ("Selection", self.selection_panel, Qt.RightDockWidgetArea),
                                     ("History", self.history_view, Qt.LeftDockWidgetArea),
+                                    ("Messages", self.messages, Qt.LeftDockWidgetArea),
+                                    ("Spectrum", self.spectrum, Qt.LeftDockWidgetArea),
                                     ("nnAudio view", self.analysis_view,
                                      Qt.BottomDockWidgetArea)):
             dock = QDockWidget(title, self)
@@ -97,12 +113,12 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             self.docks.append(dock)
         self._arrange_docks()
         self.readout = QLabel()
-        self.readout.setMinimumWidth(440)
+        self.readout.setObjectName("readout")
         self.readout_timer = QTimer(self, singleShot=True, interval=50,
                                     timeout=self._show_readout)
-        self.statusBar().addPermanentWidget(self.readout)
         self.job_status = JobStatus()
         self.statusBar().addPermanentWidget(self.job_status)
+        self.statusBar().addPermanentWidget(messages_button(self.docks[5]))
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._cursor_moved)
@@ -118,12 +134,15 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.analysis_panel.applyRequested.connect(self.reanalyze)
         self.canvas.selectionChanged.connect(self._selection_drawn)
         self.selection_panel.changed.connect(self._harmonic_changed)
+        self.selection_panel.spanTyped.connect(self._span_typed)
         self.selection_panel.fillRequested.connect(self.fill_selection)
         self.selection_panel.playRequested.connect(self.play_selection_alone)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
         self.undo_stack.indexChanged.connect(self._after_undo_redo)
         self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
         self._build_menus()
+        self.clone_source = CloneSource(self.canvas, self.brush_panel, self.statusBar())
+        self.demo_hint = DemoHint(self.canvas, self.settings)
         self._brush_changed()
 
     def _arrange_docks(self) -> None:
@@ -131,20 +150,26 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         right, the full height, the brush panel and under it the view, analysis and
         selection panels as tabs; the nnAudio view a short strip under the canvas, which
         keeps most of the window."""
-        brushes, view, analysis, selection, _, nn_view = self.docks
+        brushes, view, analysis, selection, history, messages, spectrum, nn_view = self.docks
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(view, analysis)
         self.tabifyDockWidget(analysis, selection)
+        self.splitDockWidget(history, spectrum, Qt.Orientation.Vertical)
+        self.tabifyDockWidget(history, messages)
         view.raise_()
-        self.resizeDocks([brushes, view], [350, 410], Qt.Orientation.Vertical)
-        self.resizeDocks([nn_view], [150], Qt.Orientation.Vertical)
+        history.raise_()
+        self.resizeDocks([brushes, view], [420, 340], Qt.Orientation.Vertical)
+        self.resizeDocks([nn_view], [118], Qt.Orientation.Vertical)
+        self.resizeDocks([history, spectrum], [420, 200], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
         action = QAction(text, self, checkable=checkable)
         if shortcut:
             action.setShortcuts([QKeySequence(s) for s in
                                  (shortcut if isinstance(shortcut, list) else [shortcut])])
-        action.triggered.connect(slot)
+        # never with the "checked" argument triggered() carries: Play > Play selection took
+        # it for its own ``alone`` and ignored Selected band only
+        action.triggered.connect(lambda _=False: slot())
         menu.addAction(action)
         return action
 
@@ -191,9 +216,11 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.tool_actions = {
             tool: self._action(e, f"{name} tool", lambda _=False, t=tool: self.set_tool(t),
                                key, checkable=True)
-            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "A", "H"), strict=True)}
+            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "T", "F", "A", "H"),
+                                         strict=True)}
         self.tool_actions["paint"].setChecked(True)
         e.addSeparator()
+        self._action(e, "Select &all", self.select_all, "Ctrl+A")
         self._action(e, "Fill selection with the brush", self.fill_selection, "Shift+F")
         self._action(e, "Invert selection", self.selection_panel.inverted.toggle, "Ctrl+I")
         self._action(e, "Clear selection", self.clear_selection, "Escape")
@@ -213,9 +240,13 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
         self.band_action = self._action(p, "Selected &band only", lambda: None, checkable=True)
         stop = self._action(p, "S&top", self.stop, "Ctrl+.")
+        self.build_compare_action(p)
+        self.build_repair_menu(bar)
         self.toolbar = self._toolbar([*self.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
-        for panel in (*self.docks, self.toolbar):  # every panel, shown or hidden
+        self.level_meter = LevelMeter(self.player)
+        self.pointer_bar = pointer_toolbar(self, self.readout, self.level_meter)
+        for panel in (*self.docks, self.toolbar, self.pointer_bar):  # shown or hidden
             v.addAction(panel.toggleViewAction())
         h = bar.addMenu("&Help")
         self._action(h, "&Keyboard and mouse…", lambda: show_shortcuts(self),
@@ -248,21 +279,33 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         return self.session.doc if self.session else None
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
-                     project_path: Path | None = None, view: dict | None = None) -> None:
-        """Swap in a new document and its resynthesizer (made by a worker)."""
+                     project_path: Path | None = None, view: dict | None = None,
+                     history: Kept | None = None, content_hz: float | None = None) -> None:
+        """Swap in a new document and its resynthesizer (made by a worker); a project
+        brings its view and its undo history; ``content_hz``: the top of the
+        frequency axis it opens on (app.viewfit; None: Nyquist)."""
         doc, synth = made
         self.stop()
         if self.session:
             self.session.close()
         self.undo_stack.clear()
         self.audio_path, self.project_path = audio_path, project_path
+        self.canvas.view.content_hz = content_hz
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
+        self.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
             self._apply_view(view)
+        if history is not None and history.steps:
+            self.autosaver.holding = True  # the steps were saved: nothing new to autosave
+            try:
+                restore(self.undo_stack, doc, history)
+            finally:
+                self.autosaver.holding = False
         self.area.view_changed()
         self.undo_stack.setClean()
         self._update_title()
         self._enable_document_actions()
+        self.demo_hint.show_for(audio_path == DEMO and project_path is None)
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
                                      f"{format_time(doc.length / doc.sample_rate)}; "
                                      f"audio: {self.player.output.name}", 8000)
@@ -280,6 +323,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self.view_panel.set_channels(names, keep=not fit)
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
+        self.area.overview.set_session(session)
         self._lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()
@@ -288,6 +332,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         for action in self.document_actions:
             action.setEnabled(self.session is not None)
         self.area.show_empty(self.session is None)
+        self.history_view.setEmptyLabel("(opened)" if self.session is not None else "")
 
     @property
     def modified(self) -> bool:
@@ -302,6 +347,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
     def _pen(self, seconds, hz, pressure, phase) -> None:
         if self.session is None or (phase == PRESS and self.editing_blocked("Painting")):
             return
+        if phase == PRESS:
+            self.clone_source.stroke_starts(seconds, hz)  # an Alt+clicked source: its offset
         channel = self.paint_channel()
         self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
                          self.brush_panel.label())
@@ -334,7 +381,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
         self._update_title()
 
     def _brush_changed(self) -> None:
-        _, params, _ = self.brush_panel.current()
+        brush, params, _ = self.brush_panel.current()
+        self.canvas.brush_harmonics = params.get("harmonics", 1) if brush == "harmonic" else 1
         self.canvas.brush_radius = (params.get("radius_ms", 50.0) / 1000,
                                     params.get("radius_hz", 200.0))
         self.canvas.brush_cents = params.get("radius_cents", 0.0)
@@ -390,6 +438,14 @@ class MainWindow(FileActions, ImageActions, SelectionActions, Transport, WindowS
             level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
         note = self.canvas.grid.name(hz)
         self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
+        if 0 <= frame < doc.n_frames and self.spectrum.isVisible():
+            self._show_spectrum(frame, seconds)
+
+    def _show_spectrum(self, frame: int, seconds: float) -> None:
+        """The frame under the pointer, every bin, in the Spectrum panel."""
+        p = self.view_panel
+        self.spectrum.show_frame(self.doc, frame, self.canvas.pointer_channel(),
+                                 (p.floor.value(), p.ceiling.value()), format_time(seconds))
 
     def _view_state(self) -> dict:
         v, p = self.canvas.view, self.view_panel

@@ -25,6 +25,7 @@ class Worker(QThread):
 
     progressed = Signal(float)
     partial = Signal(object)  # a first result, before the job is done (see ``run``)
+    asked = Signal(str)  # a question for the user; the work waits for ``answer``
     done = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
@@ -35,15 +36,34 @@ class Worker(QThread):
         super().__init__(parent)
         self.label, self.work, self.blocks_editing = label, work, blocks_editing
         self.partial_wanted = False  # True: ``work`` also takes ``partial(result)``
+        self.asks = False  # True: ``work`` also takes ``confirm(question) -> bool``
         self.cancel_flag = threading.Event()
+        self._answered, self._yes = threading.Event(), False
         self.error: Exception | None = None  # what failed, for a caller that offers a way out
 
     def cancel(self) -> None:
         self.cancel_flag.set()
 
+    def confirm(self, question: str) -> bool:
+        """In the worker: ask the user (``asked``) and wait for :meth:`answer` (no, if the
+        job is cancelled meanwhile)."""
+        self._answered.clear()
+        self.asked.emit(question)
+        while not self._answered.wait(0.1):
+            if self.cancel_flag.is_set():
+                return False
+        return self._yes
+
+    def answer(self, yes: bool) -> None:
+        """On the GUI thread: the user's answer to the question asked."""
+        self._yes = yes
+        self._answered.set()
+
     def run(self) -> None:
         try:
             extra = {"partial": self.partial.emit} if self.partial_wanted else {}
+            if self.asks:
+                extra["confirm"] = self.confirm
             result = self.work(progress=self.progressed.emit, cancel=self.cancel_flag, **extra)
         except Cancelled:
             self.cancelled.emit()

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from brushes.script import Editor
+from brushes.script import Editor, ScriptRepair, ScriptStroke, checked_script
 from engine.atomic import write_bytes
-from engine.audio import READ_SUFFIXES, Audio, load
+from engine.audio import READ_SUFFIXES, Audio, load, not_a_file
 from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
@@ -31,6 +31,8 @@ from engine.metrics import si_sdr_db, snr_db
 
 STACK = 8  # files painted as one document at most (see paint_many)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
+PROBE_SECONDS = 2.0  # check_settings' probe: at most this long
+PROBE_TONES = 32  # steady tones in the probe, at most
 _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
 SETTINGS = "batch-settings.json"  # what the journal's files were painted with
@@ -67,21 +69,28 @@ class Record:
     notes: list = field(default_factory=list)  # repairs on decoding, strokes clipped to it
 
 
-def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list[Job]:
+def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None,
+              skipped: list[str] | None = None) -> list[Job]:
     """Files named, folders (recursively) and globs, each mapped to the same
-    relative place under ``outdir`` (``suffix``: another format's extension)."""
+    relative place under ``outdir`` (``suffix``: another format's extension). What a
+    folder or a glob holds under an audio name that is no file to read (a dangling
+    link, a FIFO) is not taken and goes into ``skipped``, with why."""
     found: dict[Path, Path] = {}  # input -> path relative to what was named
     for spec in specs:
         path = Path(spec)
         if path.is_dir():
-            found.update((f, f.relative_to(path)) for f in sorted(path.rglob("*"))
-                         if f.is_file() and f.suffix.lower() in READ_SUFFIXES)
+            found.update((f, f.relative_to(path)) for f in _readable(
+                [f for f in sorted(path.rglob("*")) if f.suffix.lower() in READ_SUFFIXES],
+                skipped))
+        elif (what := not_a_file(path)) is not None:
+            raise ParameterError(f"{spec}: is {what}, not an audio file or a folder")
         elif path.is_file():
             found[path] = Path(path.name)
         elif glob.has_magic(spec):
             base = Path(*[p for p in _until_magic(Path(spec).parts)])
-            found.update((Path(m), Path(m).relative_to(base))
-                         for m in sorted(glob.glob(spec, recursive=True)) if Path(m).is_file())
+            found.update((f, f.relative_to(base)) for f in _readable(
+                [Path(m) for m in sorted(glob.glob(spec, recursive=True))
+                 if not Path(m).is_dir()], skipped))
         else:
             raise ParameterError(f"{spec}: no such file or folder")
     out = outdir.resolve()
@@ -98,6 +107,19 @@ def find_jobs(specs: list[str], outdir: Path, suffix: str | None = None) -> list
     if not jobs:
         raise ParameterError(f"no audio files found in {', '.join(specs)}")
     return jobs
+
+
+def _readable(paths: list[Path], skipped: list[str] | None) -> list[Path]:
+    """The regular files of ``paths``; the rest but folders (dangling links, FIFOs,
+    sockets, devices) into ``skipped`` with why."""
+    out = []
+    for path in paths:
+        if (what := not_a_file(path)) is not None:
+            if skipped is not None:
+                skipped.append(f"{path}: {what}")
+        elif path.is_file():
+            out.append(path)
+    return out
 
 
 def check_outputs(jobs: list[Job], bits: str | None) -> None:
@@ -204,50 +226,61 @@ def _paint_each(audios: list[Audio], settings: Settings) -> list:
 
 
 def check_settings(settings: Settings) -> None:
-    """Paint the strokes on a probe: a bad script, preset or analysis setting raises
+    """Check the stroke script (:func:`brushes.script.checked_script`, as ``apply`` does)
+    and paint it on a short probe: a bad script, preset or analysis setting raises
     here, once, instead of failing every file of the batch. Then decide
     ``settings.stacks``: whether two files painted stacked give the bits each gives
     alone (not when a stroke names a channel, or a brush weighs the channels
     together, as the steady repairs do, or the transform's sums depend on the
-    channel count)."""
+    channel count). The probe is at most PROBE_SECONDS long, strokes past it clipped
+    to it as on a short file, so its cost does not grow with how far they reach;
+    :func:`_paint_stack` checks the first stack of each shape of real files again."""
     rate = 44100
     settings.stacks = False
-    pair = _stack_probe(settings.strokes, rate)
+    checked = checked_script(settings.strokes)
+    pair = _stack_probe([s for s in checked if isinstance(s, ScriptStroke)], rate)
     alone = [paint_audio(Audio(x, rate), settings) for x in pair]
+    if any(isinstance(s, ScriptRepair) for s in checked):
+        return  # a repair learns from the whole file (a hum, a noise profile): never stacked
     stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)
     settings.stacks = np.array_equal(np.concatenate(alone), stacked)
 
 
-def _stack_probe(strokes: list, rate: int) -> list[np.ndarray]:
-    """Two mono takes as long as the strokes reach: noise, and steady tones at every
-    stroke point's frequency in the first, far from them in the second."""
-    points = [p for s in strokes if isinstance(s, dict) for p in (s.get("points") or [])
-              if isinstance(p, (list, tuple)) and len(p) == 2]
-    seconds = min(STACK_SECONDS, max([1.0] + [float(p[0]) + 0.5 for p in points]))
-    hz = sorted({float(p[1]) for p in points} or {1000.0})
+def _stack_probe(strokes: list[ScriptStroke], rate: int) -> list[np.ndarray]:
+    """Two takes as long as the strokes reach (at most PROBE_SECONDS), with as many
+    channels as the strokes name: noise, and steady tones at the strokes' frequencies
+    (at most PROBE_TONES of them) in the first, far from them in the second."""
+    points = [p for s in strokes for p in s.points]
+    seconds = min(PROBE_SECONDS, max([1.0] + [p.time + 0.5 for p in points]))
+    hz = sorted({min(p.freq, rate / 2) for p in points} or {1000.0})
+    hz = [hz[i] for i in np.linspace(0, len(hz) - 1, min(len(hz), PROBE_TONES)).astype(int)]
+    channels = 1 + max([0] + [s.channel for s in strokes if s.channel is not None])
     t = np.arange(int(seconds * rate)) / rate
     rng = np.random.default_rng(0)
     takes = []
     for shift in (1.0, 2.9):
-        x = 0.05 * rng.standard_normal(len(t))
+        x = 0.05 * rng.standard_normal((channels, len(t)))
         for f in hz:
             f = f * shift if f * shift < rate / 2 else f / shift
             x += 0.3 / len(hz) * np.sin(2 * np.pi * f * t)
-        takes.append(x[None].astype(np.float32))
+        takes.append(x.astype(np.float32))
     return takes
 
 
 def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> tuple:
     """Export ``wave`` with the input's metadata (tags, bext, markers) to the job's output
     (atomically) and measure it against the input; returns the metrics and notes
-    on the metadata the output's format could not keep."""
+    on the metadata the output's format could not keep (and on stale temporary files
+    removed beside it)."""
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
     report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
-                    dither=settings.dither, metadata=audio.metadata)
+                    dither=settings.dither, metadata=audio.metadata, layout=audio.layout)
+    notes = [f"not kept: {lost}" for lost in report.not_kept]
+    if report.cleared:  # temporary files of a killed run in its folder
+        notes.append(report.cleared)
     return ({"snr_db": _finite(snr_db(audio.samples, wave)),
-             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))},
-            [f"not kept: {lost}" for lost in report.not_kept])
+             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))}, notes)
 
 
 def _finite(x: float) -> float | None:
@@ -430,8 +463,10 @@ def _infinity_as_text(name: str) -> str:
     return {"-Infinity": "-inf", "Infinity": "inf"}.get(name, name)
 
 
-def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float) -> dict:
-    """``batch-report.json``: every file's status, timings and metrics, and totals."""
+def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float, *,
+                 skipped: list[str] = ()) -> dict:
+    """``batch-report.json``: every file's status, timings and metrics, totals, and what
+    the folders held that was not taken (``skipped``: find_jobs)."""
     files = [asdict(journal.records[str(j.input)]) for j in jobs if str(j.input) in journal.records]
     failed = sum(f["status"] == "failed" for f in files)
     stages: dict[str, float] = {}
@@ -440,7 +475,8 @@ def write_report(outdir: Path, jobs: list[Job], journal: Journal, seconds: float
             stages[name] = round(stages.get(name, 0.0) + value, 4)
     report = {"files": files, "total": len(jobs), "done": len(files) - failed, "failed": failed,
               "not_run": len(jobs) - len(files), "seconds": round(seconds, 3),
-              "stage_seconds": stages}  # summed over files (and workers)
+              "stage_seconds": stages,  # summed over files (and workers)
+              "skipped": list(skipped)}
     write_bytes(outdir / REPORT, json.dumps(report, indent=1).encode())
     return report
 

@@ -106,7 +106,9 @@ def curve_value(curve: Curve, x: float) -> float:
 
 
 def mapped_value(param: Param, base: float, curves: dict[str, Curve],
-                 inputs: dict[str, float]) -> float:
-    """``base`` plus each input's curve at the input's value, clamped to the range."""
+                 inputs: dict[str, float]) -> float | int:
+    """``base`` plus each input's curve at the input's value, clamped to the range; a
+    whole-number parameter (harmonics) gets the nearest whole number, halves up."""
     value = base + sum(curve_value(c, inputs.get(name, 0.0)) for name, c in curves.items())
-    return min(max(value, param.min), param.max)
+    value = min(max(value, param.min), param.max)
+    return math.floor(value + 0.5) if param.integer else value

@@ -28,6 +28,7 @@ VERSION = 1
 KEYS = ("version", "name", "brush", "params", "inputs", "comment")
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "assets" / "presets"
 MAX_FILE_BYTES = 1 << 20
+PER_STROKE = ("channel",)  # parameters a stroke reads once, not per dab
 
 
 class PresetWarning(UserWarning):
@@ -86,6 +87,9 @@ def parse_preset(data, where: str) -> Preset:
             raise ParameterError(f"{at}: {brush.name} has no parameter '{pname}'")
         if brush.param(pname).choices:
             raise ParameterError(f"{at}: a choice parameter cannot follow inputs")
+        if pname in PER_STROKE:
+            raise ParameterError(f"{at}: {pname} is set once per stroke and cannot follow "
+                                 "inputs")
         inputs[pname] = {}
         for iname, points in expect_object(curves, at).items():
             if iname not in INPUTS:

@@ -100,8 +100,10 @@ def markdown() -> str:
              "## Inputs a parameter can follow", "",
              "A preset's `inputs` maps a parameter to curves: `{\"opacity\": {\"pressure\": "
              "[[0, 0.2], [1, 1]]}}` adds, to the base value, the curve's value at the input "
-             "(piecewise linear, constant past its ends); the sum is clamped to the range. "
-             "So for opacity following pressure from 0.2 to 1, set the base `opacity` to 0.",
+             "(piecewise linear, constant past its ends); the sum is clamped to the range, "
+             "and a whole-number parameter (`harmonics`, `seed`) rounded to the nearest. "
+             "So for opacity following pressure from 0.2 to 1, set the base `opacity` to 0. "
+             "`channel` is set once per stroke and follows no input.",
              ""]
     lines += [f"- `{name}`: {text}" for name, text in INPUTS.items()]
     for brush in BRUSHES.values():

@@ -15,12 +15,15 @@ import json
 import math
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from brushes.history import DEFAULT_LIMIT, History
 from brushes.painter import paint
 from brushes.params import Curve
 from brushes.presets import expect_object, find_preset, parse_preset
+from brushes.registry import get_brush
+from brushes.repairs import Report, get_module, repair, settings_of
 from brushes.stroke import StrokePoint
 from engine.document import Document
 from engine.errors import ParameterError
@@ -58,9 +61,15 @@ class Editor:
             params["channel"] = channel
         step = paint(self.doc, name, self._inside(_points(points, "points"), "points"), params,
                      curves, self.history)
-        if step.notice:
-            self.warnings.append(f"{preset if brush is None else brush}: {step.notice}")
+        self._told(step, preset if brush is None else brush)
         return step.dirty()
+
+    def _told(self, step, who: str) -> bool:
+        """Whether ``step`` changed the document; what it tells the user (a repair that
+        found nothing) goes into :attr:`warnings`."""
+        if step.notice:
+            self.warnings.append(f"{who}: {step.notice}")
+        return bool(step.patches)
 
     def _inside(self, points: list[StrokePoint], where: str) -> list[StrokePoint]:
         """The points clipped to the document (its duration, 0 Hz to Nyquist); a warning
@@ -74,6 +83,20 @@ class Editor:
                   f"{high:g} Hz is above Nyquist ({nyquist:g} Hz)" if high is not None else ""]
         self.warnings.append(f"{where}: clipped to the file: " + "; ".join(b for b in beyond if b))
         return [StrokePoint(min(p.time, end), min(p.freq, nyquist), p.pressure) for p in points]
+
+    def repair(self, name: str, *, start: float | None = None, end: float | None = None,
+               low: float | None = None, high: float | None = None,
+               channel: int | None = None, profile: tuple[float, float] | None = None,
+               progress=None, cancel=None, **settings) -> Report:
+        """Run the restoration module ``name`` (denoise, declick, dehum, declip) over the
+        region (seconds, Hz; the whole file by default) as one undo step; the report
+        says what it did. One that finds nothing changes nothing and adds a warning."""
+        report = repair(self.doc, self.audio(), name, history=self.history, start=start,
+                        end=end, low=low, high=high, channel=channel, profile=profile,
+                        settings=settings, progress=progress, cancel=cancel)
+        if not report.changed:
+            self.warnings.append(report.line())
+        return report
 
     def undo(self) -> Rect | None:
         return self._history().undo()
@@ -91,28 +114,31 @@ class Editor:
         return self.synth.waveform()
 
     def export(self, path: str | os.PathLike, **options) -> ExportReport:
-        """Write the edited audio with the source's metadata (tags, bext, markers; options as
-        :func:`engine.export.export`)."""
+        """Write the edited audio with the source's metadata (tags, bext, markers, speaker
+        layout; options as :func:`engine.export.export`)."""
         options.setdefault("source", self.doc.audio.path)
         options.setdefault("metadata", self.doc.audio.metadata)
+        options.setdefault("layout", self.doc.audio.layout)
         return export(self.audio(), self.doc.sample_rate, path, **options)
 
     def run_script(self, strokes: list) -> int:
-        """Paint every stroke of a decoded stroke script; returns how many."""
-        for i, spec in enumerate(strokes):
-            where = f"strokes[{i}]"
-            spec = expect_object(spec, where)
-            unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
-            if unknown:
-                raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-            overrides = expect_object(spec.get("set", {}), f"{where}.set")
-            name, params, curves = _brush_settings(spec.get("preset"), spec.get("brush"),
-                                                   overrides, spec.get("inputs"), where)
-            if "channel" in spec:
-                params["channel"] = spec["channel"]
-            points = self._inside(_points(spec.get("points"), f"{where}.points"), where)
-            paint(self.doc, name, points, params, curves, self.history)
-        return len(strokes)
+        """Paint every stroke (and run every repair step) of a decoded stroke script;
+        returns how many changed the document (a repair that found nothing changes
+        nothing and says so in :attr:`warnings`). The whole script is checked
+        (:func:`checked_script`) before the first stroke is painted."""
+        changed = 0
+        for item in checked_script(strokes):
+            if isinstance(item, ScriptRepair):
+                report = self.repair(item.module, profile=item.profile, **item.bounds,
+                                     **item.settings)
+                if not report.changed:
+                    self.warnings[-1] = f"{item.where}: {self.warnings[-1]}"
+                changed += report.changed
+                continue
+            step = paint(self.doc, item.brush, self._inside(item.points, item.where),
+                         item.params, item.curves, self.history)
+            changed += self._told(step, item.where)
+        return changed
 
 
 Curves = dict[str, dict[str, Curve]]
@@ -138,27 +164,105 @@ def _brush_settings(preset: str | None, brush: str | None, overrides: dict,
     return name, params, curves
 
 
-def with_presets_resolved(strokes: list) -> list:
-    """The strokes with each preset named replaced by what it holds now (its brush,
-    settings and input curves), so that they paint the same wherever and whenever
-    they run: on a cluster worker without this user's presets, or after a preset
-    file was edited. What is not a stroke naming a preset stays as it is, for
-    :meth:`Editor.run_script` to refuse in its words."""
+@dataclass(frozen=True)
+class ScriptStroke:
+    """A stroke of a script, checked: its brush, settings, input curves and points."""
+    where: str  # "strokes[i]", which starts every message about it
+    brush: str
+    settings: dict  # the preset's and the script's "set", validated
+    curves: Curves
+    points: list[StrokePoint]
+    channel: int | None = None  # the script's "channel" (-1: all), if it names one
+
+    @property
+    def params(self) -> dict:
+        return self.settings if self.channel is None else {**self.settings,
+                                                           "channel": self.channel}
+
+
+@dataclass(frozen=True)
+class ScriptRepair:
+    """A repair step of a script, checked: ``{"repair": NAME, "set": {...}, "start": S,
+    "end": S, "low": HZ, "high": HZ, "channel": N, "profile": [S, S]}``."""
+    where: str
+    module: str
+    settings: dict
+    bounds: dict  # start, end, low, high, channel: numbers or None
+    profile: tuple[float, float] | None = None
+
+
+def _checked_repair(spec: dict, where: str) -> ScriptRepair:
+    unknown = set(spec) - {"repair", "set", "start", "end", "low", "high", "channel", "profile"}
+    if unknown:
+        raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} of a "
+                             "repair step")
+    module = get_module(spec["repair"], f"{where}.repair")
+    settings = expect_object(spec.get("set", {}), f"{where}.set")
+    settings_of(module, settings, f"{where}.set")  # raises on a bad value
+    bounds = {}
+    for key in ("start", "end", "low", "high", "channel"):
+        value = spec.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(
+                value, (int, float)) or not math.isfinite(value)):
+            raise ParameterError(f"{where}.{key}: expected a number, got {value!r:.40}")
+        bounds[key] = int(value) if key == "channel" and value is not None else value
+    profile = spec.get("profile")
+    if profile is not None and not (isinstance(profile, list) and len(profile) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in profile)):
+        raise ParameterError(f"{where}.profile: expected [start, end] in seconds")
+    return ScriptRepair(where, module.name, settings, bounds,
+                        tuple(profile) if profile else None)
+
+
+def checked_script(strokes) -> list[ScriptStroke | ScriptRepair]:
+    """Every stroke of a decoded stroke script checked, as ``apply`` and ``batch`` both
+    take it: keys, the preset or brush, its settings, input curves, channel and points
+    (finite, seconds and Hz not negative, pressure within 0 to 1). What depends on the
+    file (a channel it lacks, points past its end) is left to painting."""
+    if not isinstance(strokes, list):
+        raise ParameterError("a stroke script is a JSON list of strokes, not "
+                             f"{type(strokes).__name__}")
     out = []
     for i, spec in enumerate(strokes):
-        if not isinstance(spec, dict) or not isinstance(spec.get("preset"), str) or \
-                "brush" in spec:
+        where = f"strokes[{i}]"
+        spec = expect_object(spec, where)
+        if "repair" in spec:
+            out.append(_checked_repair(spec, where))
+            continue
+        unknown = set(spec) - {"preset", "brush", "set", "inputs", "points", "channel"}
+        if unknown:
+            raise ParameterError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        overrides = expect_object(spec.get("set", {}), f"{where}.set")
+        name, settings, curves = _brush_settings(spec.get("preset"), spec.get("brush"),
+                                                 overrides, spec.get("inputs"), where)
+        brush = get_brush(name, f"{where}.brush")
+        _, extra = brush.resolve(settings, f"{where}.set")  # raises on a bad value
+        if extra:
+            raise ParameterError(f"{where}.set: {brush.name} has no parameter(s) "
+                                 f"{', '.join(extra)}")
+        channel = brush.param("channel").validate(spec["channel"], f"{where}.channel") \
+            if "channel" in spec else None
+        out.append(ScriptStroke(where, brush.name, settings, curves,
+                                _points(spec.get("points"), f"{where}.points"), channel))
+    return out
+
+
+def with_presets_resolved(strokes: list) -> list:
+    """The strokes (checked: :func:`checked_script`) with each preset named replaced by
+    what it holds now (its brush, settings and input curves), so that they paint the
+    same wherever and whenever they run: on a cluster worker without this user's
+    presets, or after a preset file was edited."""
+    out = []
+    for spec, stroke in zip(strokes, checked_script(strokes), strict=True):
+        if "preset" not in spec or isinstance(stroke, ScriptRepair):
             out.append(spec)
             continue
-        where = f"strokes[{i}]"
-        name, params, curves = _brush_settings(
-            spec["preset"], None, expect_object(spec.get("set", {}), f"{where}.set"),
-            spec.get("inputs"), where)
         resolved = {k: v for k, v in spec.items() if k not in ("preset", "set", "inputs")}
-        resolved.update(brush=name, set=params)
-        if curves:
+        resolved.update(brush=stroke.brush, set=stroke.settings)
+        if stroke.curves:
             resolved["inputs"] = {p: {src: [list(pt) for pt in c] for src, c in by.items()}
-                                  for p, by in curves.items()}
+                                  for p, by in stroke.curves.items()}
         out.append(resolved)
     return out
 

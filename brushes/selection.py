@@ -108,10 +108,11 @@ class Selection:
         f_lo -= self.feather_hz + _widest(doc, f_lo)
         f_hi += self.feather_hz + _widest(doc, f_hi)
         reach = self.feather_ms / 1000
+        last = doc.n_frames if t1 >= _seconds(doc) else math.ceil(doc.frame_of(t1 + reach)) + 1
         return Rect(max(0, math.floor(doc.bin_of(max(f_lo, 0.0)))),
                     math.ceil(doc.bin_of(min(f_hi, doc.sample_rate / 2))) + 1,
                     max(0, math.floor(doc.frame_of(max(t0 - reach, 0.0)))),
-                    math.ceil(doc.frame_of(t1 + reach)) + 1).clip(doc.n_bins, doc.n_frames)
+                    last).clip(doc.n_bins, doc.n_frames)
 
     def mask(self, doc: Document, rect: Rect | None = None) -> torch.Tensor:
         """Weight in [0, 1] of every cell of ``rect`` (default :meth:`cells`):
@@ -309,8 +310,15 @@ def _frame_seconds(doc: Document, rect: Rect) -> np.ndarray:
     return doc.transform.seconds_of(np.arange(rect.frame0, rect.frame1, dtype=np.float64))
 
 
+def _seconds(doc: Document) -> float:
+    return doc.length / doc.sample_rate
+
+
 def _inside_rect(sel: Selection, doc, hz: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """A rectangle whose end is the file's end reaches every frame after it too (a
+    constant-Q document's last frames lie past the file's end)."""
     (t0, f_lo), (t1, f_hi) = sel.points[0], sel.points[1]
+    t1 = math.inf if t1 >= _seconds(doc) else t1
     return ((hz >= f_lo) & (hz <= f_hi))[:, None] & ((t >= t0) & (t <= t1))[None, :]
 
 

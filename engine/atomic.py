@@ -1,8 +1,10 @@
 """Writing a file so that a crash leaves the old one or the new one, never half:
 write ``.<name>.<pid>.part`` beside it, flush it to disk, rename it over.
 
-A process killed meanwhile leaves its ``.part`` behind; a later write to the
-same name removes those whose process is gone, so they never pile up."""
+A process killed meanwhile leaves its ``.part`` behind (a 212 MB export, a 214 MB
+project). The next write into that folder, by any name, removes every such file
+whose process is gone and says so (:func:`clear_stale` returns the note: export
+reports, the saved-project message, ``specpaint`` warnings), so they never pile up."""
 
 import math
 import os
@@ -12,7 +14,7 @@ from pathlib import Path
 
 NAME_MAX = 255
 SWEEP_SECONDS = 60.0
-_SWEEPS: dict[Path, tuple[float, dict[str, list[tuple[int, Path]]]]] = {}  # folder: when, parts
+_SWEPT: dict[Path, float] = {}  # folder: when it was last listed
 _SWEEP_LOCK = threading.Lock()
 
 
@@ -25,36 +27,47 @@ def temporary(path: Path) -> Path:
     return path.parent / name
 
 
-def clear_stale(path: Path) -> None:
-    """Remove temporary files for ``path`` left by processes that are gone.
+def clear_stale(path: Path) -> str | None:
+    """Remove the temporary files in ``path``'s folder left by processes that are gone
+    (killed while writing), whatever name they were for; a one-line note of what went,
+    or None.
 
-    A folder is listed at most once every SWEEP_SECONDS per process, and what the
-    listing found is kept by name: a batch writing thousands of files into one folder
-    would otherwise list it once per file (quadratic). A part left after a sweep is
-    removed by a write after the next one."""
+    A folder is listed at most once every SWEEP_SECONDS per process: a batch writing
+    thousands of files into one folder would otherwise list it once per file
+    (quadratic). A part left after a sweep goes at the next one."""
     with _SWEEP_LOCK:
-        when, parts = _SWEEPS.get(path.parent, (-math.inf, {}))
-        if time.monotonic() - when > SWEEP_SECONDS:
-            parts = _temporaries(path.parent)
-            _SWEEPS[path.parent] = (time.monotonic(), parts)
-        found = parts.pop(path.name, [])
-    for pid, part in found:
-        if not running(pid):
-            discard(part)
+        if time.monotonic() - _SWEPT.get(path.parent, -math.inf) <= SWEEP_SECONDS:
+            return None
+        _SWEPT[path.parent] = time.monotonic()
+    removed, size = [], 0
+    for pid, part in _temporaries(path.parent):
+        if running(pid):
+            continue
+        try:
+            size += part.stat().st_size
+        except OSError:
+            continue
+        discard(part)
+        removed.append(part.name)
+    if not removed:
+        return None
+    return (f"removed {len(removed)} temporary file(s) in {path.parent} left by a write that "
+            f"was interrupted ({', '.join(removed[:3])}{', ...' if len(removed) > 3 else ''}; "
+            f"{size / 2**20:.1f} MB)")
 
 
-def _temporaries(folder: Path) -> dict[str, list[tuple[int, Path]]]:
-    """The temporary files in ``folder`` (``.<name>.<pid>.part``) by the name they are for."""
-    parts: dict[str, list[tuple[int, Path]]] = {}
+def _temporaries(folder: Path) -> list[tuple[int, Path]]:
+    """The temporary files in ``folder`` (``.<name>.<pid>.part``) and their processes."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
-        return parts
+        return []
+    parts = []
     for entry in entries:
         if entry.name.startswith(".") and entry.name.endswith(".part"):
             name, _, pid = entry.name[1:-len(".part")].rpartition(".")
             if name and pid.isdigit():
-                parts.setdefault(name, []).append((int(pid), Path(entry.path)))
+                parts.append((int(pid), Path(entry.path)))
     return parts
 
 
@@ -83,15 +96,16 @@ def discard(tmp: Path) -> None:
         pass
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """``path.write_bytes(data)``, atomically."""
-    clear_stale(path)
+def write_bytes(path: Path, data: bytes) -> str | None:
+    """``path.write_bytes(data)``, atomically; the note of :func:`clear_stale`."""
+    note = clear_stale(path)
     tmp = temporary(path)
     try:
         tmp.write_bytes(data)
         commit(tmp, path)
     finally:
         discard(tmp)
+    return note
 
 
 def running(pid: int) -> bool:

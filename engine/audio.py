@@ -3,6 +3,7 @@ way a file can be bad turned into one :class:`~engine.errors.AudioError`
 that names the file, what is wrong and what to do."""
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,23 @@ class Audio:
         return float(np.max(np.abs(self.samples), initial=0.0))
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no audio file to read, when it exists as something else: a
+    dangling link, a FIFO, a socket or a device (a read could wait for ever or read
+    nothing). None for a regular file, a folder, or nothing there."""
+    if path.is_symlink() and not path.exists():
+        return f"a link to {os.readlink(path)}, which does not exist"
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return None
+
+
 def _check_path(path: Path) -> None:
     if path.is_symlink() and not path.exists():
         raise AudioError(f"{path}: the link points to {os.readlink(path)}, which does not exist; "
@@ -64,6 +82,8 @@ def _check_path(path: Path) -> None:
         raise AudioError(f"{path}: no such file; check the name and folder")
     if path.is_dir():
         raise AudioError(f"{path}: is a folder, not an audio file; choose a file inside it")
+    if (what := not_a_file(path)) is not None:
+        raise AudioError(f"{path}: is {what}, not an audio file; give a file")
     if not os.access(path, os.R_OK):
         raise AudioError(f"{path}: permission denied; make the file readable")
     if path.stat().st_size == 0:
@@ -176,7 +196,7 @@ def load(path: str | os.PathLike, *, allow_truncated: bool = False,
     step(1.0, progress, None)
 
     _repair_non_finite(samples, notes)
-    mask = channel_mask(path) if info.format in ("WAV", "WAVEX") else None
+    mask = channel_mask(path) if info.format in ("WAV", "WAVEX", "RF64") else None
     layout = channel_names(info.channels, mask) if mask else ()
     return Audio(samples, info.samplerate, path, info.format, info.subtype, notes, layout,
                  metadata)

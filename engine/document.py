@@ -26,6 +26,7 @@ import torch
 from engine import render
 from engine.audio import Audio, load
 from engine.coeffs import magnitude, polar_parts
+from engine.cost import confirm_cost
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
 from engine.memory import available_memory
@@ -49,9 +50,9 @@ def document_bytes(channels: int, length: int, transform, content: bool = False)
     return 8 * cells + 4 * channels * length * (3 if content else 2)
 
 
-def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> None:
+def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> int:
     """Refuse, before allocating anything, an analysis that memory cannot hold
-    (``streamed``: one chunk of it at a time, engine.stream)."""
+    (``streamed``: one chunk of it at a time, engine.stream); the bytes it holds."""
     need = document_bytes(audio.channels, audio.frames if not streamed else min(
         audio.frames, 4 * transform.hop * 1024), transform, content) + \
         (8 * audio.channels * audio.frames if streamed else 0)
@@ -63,26 +64,29 @@ def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = 
             f"{transform.n_frames(audio.frames)} frames per channel), more than the "
             f"{MEMORY_SHARE:.0%} of the {have / 2**30:.1f} GiB available that one document may "
             "take: use a larger hop, fewer bins or a shorter file")
+    return need
 
 
 class Document:
     def __init__(self, audio: Audio, *, transform: "str | Transform" = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
                  cancel: CancelFlag | None = None, content: np.ndarray | None = None,
-                 **settings):
+                 confirm: Callable[[str], bool] | None = None, **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
         fmin), see :func:`engine.transforms.make`; or a transform itself. ``content``:
         what to analyze when it is not the recording itself (an edited version of it,
         float32 ``[ch, n]``); the recording stays the original that restore and heal go
-        back to."""
-        self._setup(audio, transform, device, content, settings)
+        back to. ``confirm(text) -> bool``: asked whether to go on when the settings
+        would cost much (engine.cost), before anything is allocated."""
+        self._setup(audio, transform, device, content, settings, confirm)
 
         def analyze(dev: torch.device) -> None:
             self._analyze(dev, progress, cancel)
 
         _, self.device = with_cpu_fallback(analyze, self.device)
 
-    def _setup(self, audio: Audio, transform, device, content, settings: dict) -> None:
+    def _setup(self, audio: Audio, transform, device, content, settings: dict,
+               confirm: Callable[[str], bool] | None) -> None:
         self.audio = audio
         self._content = content
         self.sample_rate = audio.sample_rate
@@ -90,7 +94,8 @@ class Document:
         self.device = pick_device(device)
         self.transform = transform if isinstance(transform, Transform) else \
             make_transform(audio.sample_rate, transform, self.device, **settings)
-        check_fits(audio, self.transform, content is not None)
+        confirm_cost(audio, self.transform, check_fits(audio, self.transform,
+                                                       content is not None), confirm)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
         self._overview = BlockMaxima()
@@ -287,6 +292,19 @@ class Document:
     def prepare_overview(self) -> None:
         """Build the zoomed-out overview now (a worker does, before a view asks)."""
         self._overview.get(self._coef)
+
+    def loud_blocks(self, below_peak_db: float) -> tuple[torch.Tensor, int]:
+        """For each bin, in how many of the file's blocks of frames (every channel's)
+        it comes within ``below_peak_db`` of the document's loudest cell (``[bins]``
+        int64, zeros for a silent file), and how many blocks there are. From the
+        overview: cheap once it is built."""
+        blocks = self._overview.get(self._coef)
+        total = blocks.shape[0] * blocks.shape[1]
+        peak = float(blocks.max()) if blocks.numel() else 0.0
+        if not peak > 0:
+            return torch.zeros(self.n_bins, dtype=torch.int64), total
+        loud = blocks >= peak * 10 ** (-below_peak_db / 20)
+        return loud.sum(dim=(0, 1)).cpu(), total
 
     def _blocks(self, channels: slice):
         """The overview's block maxima of ``channels``, computed when a view asks."""

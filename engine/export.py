@@ -3,7 +3,9 @@ libsndfile), atomically (a temporary file in the destination folder, renamed
 over the destination only when complete), never over the source file unless
 forced, and with clipping reported or handled."""
 
+import errno
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import soundfile as sf
 
 from engine.atomic import NAME_MAX, clear_stale, commit, discard, temporary
 from engine.errors import AudioError
+from engine.layout import FLAC_ORDER, mask_of, set_channel_mask
 from engine.metadata import Metadata, add_marker_names, write_metadata
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.stats import timed
@@ -55,11 +58,13 @@ class ExportReport:
     action: str  # what was done about them: "none", "clipped", "kept (float)", ...
     dithered: bool = False
     not_kept: tuple[str, ...] = ()  # metadata of the source the format could not hold
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
 
     def summary(self) -> str:
         head = f"wrote {self.path} ({self.format} {self.subtype}" + \
             (", TPDF dither" if self.dithered else "")
         lost = f"; not kept: {', '.join(self.not_kept)}" if self.not_kept else ""
+        lost += f"; {self.cleared}" if self.cleared else ""
         if self.clipped_samples == 0:
             return f"{head}, peak {self.peak_dbfs:.1f} dBFS){lost}"
         return (f"{head}); input peak "
@@ -111,6 +116,12 @@ def check_destination(path: Path, source: Path | None, force: bool) -> None:
                          "another output name, or force it (--force) if you mean it")
 
 
+def overs(samples: np.ndarray) -> tuple[float, int]:
+    """(peak, samples above full scale) of float ``[channels, frames]`` samples."""
+    peak = float(max(samples.max(), -samples.min()))  # no |samples| copy of the whole file
+    return peak, int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
+
+
 def _limit(block: np.ndarray) -> np.ndarray:
     """Soft limiter: unchanged below the knee, tanh-compressed above, below CEILING always."""
     mag = np.abs(block)
@@ -140,12 +151,37 @@ def _quantized(block: np.ndarray, subtype: str) -> np.ndarray:
     return q.astype(np.int32) << 8  # libsndfile takes PCM_24 from an int32's top 24 bits
 
 
+def _full(error: BaseException, folder: Path, room: int) -> str | None:
+    """What is free where a write failed for lack of room, else None. libsndfile reports
+    a full disk as "System error." only: then less left than ``room`` (bytes, a block
+    of what was being written) tells."""
+    if isinstance(error, OSError) and error.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    if not isinstance(error, (OSError, sf.LibsndfileError)):
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if isinstance(error, OSError) or free < room:
+        return f"{free:,} bytes free in {folder}"
+    return None
+
+
+def _keep_layout(path: Path, fmt: str, mask: int, channels: int) -> bool:
+    """Whether the file written holds the source's speaker layout (``mask``)."""
+    if fmt in ("WAVEX", "RF64"):
+        return set_channel_mask(path, mask)
+    return fmt == "FLAC" and FLAC_ORDER.get(channels) == mask
+
+
 @timed("write")
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
            force: bool = False, clip: str = "report", dither: bool = True,
            block_frames: int = WRITE_BLOCK, metadata: Metadata | None = None,
-           progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> ExportReport:
+           layout: tuple[str, ...] = (), progress: ProgressFn | None = None,
+           cancel: CancelFlag | None = None) -> ExportReport:
     """Write float ``[channels, frames]`` samples to ``path`` (format from the extension).
 
     ``clip``: "report" writes as is (integer formats clip at full scale, float
@@ -155,7 +191,10 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     an export is reproducible) unless ``dither`` is False: quiet fades and
     reverb tails then decay into noise instead of truncation distortion.
     ``metadata`` (the source's tags, bext chunk, markers and loops) goes into the file as far
-    as its format can hold it; the report names what it could not.
+    as its format can hold it; the report names what it could not. So does the speaker
+    ``layout`` (the source's channel names, ``Audio.layout``): WAV and RF64 files
+    get its WAVE_FORMAT_EXTENSIBLE channel mask, FLAC keeps it when it is FLAC's own
+    order for the channel count.
     Raises AudioError naming the path on any problem; then the destination
     is untouched and no temporary file is left."""
     path = Path(path)
@@ -167,8 +206,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     fmt, subtype = _subtype_for(path, bit_depth)
     check_destination(path, Path(source) if source is not None else None, force)
 
-    peak = float(max(samples.max(), -samples.min()))  # no |samples| copy of the whole file
-    over = int(np.count_nonzero(np.abs(samples) > 1.0)) if peak > 1.0 else 0
+    peak, over = overs(samples)
     gain, action = 1.0, "none"
     if over:
         if clip == "normalize":
@@ -176,16 +214,19 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         elif clip == "limit":
             action = "soft-limited below -0.1 dBFS"
         elif subtype in ("FLOAT", "DOUBLE"):
-            action = "kept above 0 dBFS (float file); use --normalize or --limit to tame them"
+            action = "kept above 0 dBFS (float file)"
         else:
-            action = "clipped at full scale; use --normalize or --limit to avoid it"
+            action = "clipped at full scale"
 
     channels, frames = samples.shape
+    mask = mask_of(tuple(layout)) if len(layout) == channels else None
+    if mask and fmt == "WAV":
+        fmt = "WAVEX"  # the format that holds a channel mask
     dither = dither and subtype == "PCM_16"
     rng = np.random.default_rng(DITHER_SEED)
     # Created by libsndfile itself so it gets the user's normal permissions.
     try:
-        clear_stale(path)
+        cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
         raise AudioError(f"{path}: cannot write here ({e.strerror or e}); nothing was "
@@ -205,9 +246,17 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                     block = block + tpdf * np.float32(LSB_16)
                 f.write(_quantized(block, subtype))
         add_marker_names(tmp, fmt, metadata)
+        if mask and not _keep_layout(tmp, fmt, mask, channels):
+            not_kept.append(f"the speaker layout {' '.join(layout)} ({fmt} files have no "
+                            "place for it; export WAV or RF64 to keep it)")
         commit(tmp, path)
     except BaseException as e:
+        # (asked while the partial file still takes its room)
+        full = _full(e, path.parent, room=8 * channels * block_frames)
         discard(tmp)
+        if full:
+            raise AudioError(f"{path}: writing failed: the disk is full ({full}); nothing was "
+                             "written. Free some space or write elsewhere") from e
         if isinstance(e, (sf.LibsndfileError, OSError)):
             raise AudioError(f"{path}: writing failed ({e}); nothing was written. Check free "
                              "space and permissions") from e
@@ -215,4 +264,4 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     step(1.0, progress, None)
     peak_dbfs = 20 * np.log10(peak) if peak > 0 else -np.inf
     return ExportReport(path, fmt, subtype, float(peak_dbfs), over, action, dither,
-                        tuple(not_kept))
+                        tuple(not_kept), cleared)

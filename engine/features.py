@@ -10,9 +10,13 @@ than one segment gives one segment, zero-padded.
 Output folder: ``features.npy`` ``[items, n_mels, frames]`` (float16 clamped to
 its range, or float32), ``mapping.npy`` int64 ``[items, 4]`` (file index,
 segment index, sub-segment index, start sample at ``sr``), ``manifest.json``
-(files, shapes, dtypes, parameters, versions). All three are written to
-temporary names, flushed to disk and renamed, so a folder never holds a
-partial set; read them with ``numpy.load(path, mmap_mode="r")``.
+(files, shapes, dtypes, sizes and SHA-256 of the two arrays, a run id, parameters,
+versions). The manifest is the set's seal: the arrays are written to temporary
+names, the old manifest removed, the arrays renamed into place and the manifest
+written last (:func:`_commit_set`), so after a kill at any moment
+:func:`open_set` opens the old set or the new one whole, or refuses the folder.
+Read a set with ``open_set(outdir)`` (arrays memory-mapped), or each file with
+``numpy.load(path, mmap_mode="r")`` where a manifest is present.
 
 Pipeline: decoder threads (decode and resample release the GIL) read ahead into
 a bounded queue; the engine device computes whole batches of segments; on CUDA
@@ -21,10 +25,12 @@ MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with the layer's
 filterbank, the same numbers, measured about 2x faster (bench/bench_features.py).
 """
 
+import hashlib
 import json
 import os
 import queue
 import threading
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -41,6 +47,7 @@ DECODERS = 2
 BATCH_ITEMS = 4096  # (sub-)segments per device batch
 FLOOR_DB = -100.0
 FLOAT16_MAX = float(np.finfo(np.float16).max)
+BLOCK_BYTES = 1 << 24  # copied and hashed this much at a time
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,8 @@ class FeatureSettings:
         if self.subsegment is not None and self.subsegment > self.segment:
             raise ParameterError(f"sub-segments ({self.subsegment}) must fit in a segment "
                                  f"({self.segment})")
+        if self.n_fft % 2:  # an odd size frames a segment once less (1 + length // hop)
+            raise ParameterError(f"--n-fft {self.n_fft}: use an even FFT size (e.g. 64)")
         if self.n_fft > self.length:
             raise ParameterError(f"--n-fft {self.n_fft} is longer than a (sub-)segment "
                                  f"({self.length} samples)")
@@ -133,16 +142,18 @@ def decode(path: Path, sr: int) -> np.ndarray:
 
 
 def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
-            progress: ProgressFn | None = None, cancel: CancelFlag | None = None) -> dict:
+            progress: ProgressFn | None = None, cancel: CancelFlag | None = None, *,
+            skipped: list[str] = ()) -> dict:
     """Write features.npy, mapping.npy and manifest.json for ``paths`` into ``outdir``;
     returns the manifest. A file that cannot be read is listed with its error and
-    contributes no items."""
+    contributes no items; ``skipped``: what the folders held that was not taken
+    (brushes.batch.find_jobs), listed too."""
     s.check()
     outdir.mkdir(parents=True, exist_ok=True)
     mel = LogMel(s, device)
     dtype = np.dtype(s.dtype)
     raw = outdir / "features.raw"
-    clear_stale(raw)
+    cleared = clear_stale(raw)  # what a killed run left
     tmp_raw = temporary(raw)
     files, mapping = [], []
     decoded: queue.Queue = queue.Queue(READ_AHEAD)
@@ -173,14 +184,15 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
             out.flush()
             os.fsync(out.fileno())
         table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
-        _assemble(tmp_raw, outdir / "features.npy", (len(table), s.n_mels, s.frames), dtype)
-        _save_npy(outdir / "mapping.npy", table)
         manifest = _manifest(files, table, s, device)
-        write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
+        manifest["skipped"] = list(skipped)
+        _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
     finally:
         stop.set()
         discard(tmp_raw)
     step(1.0, progress, None)
+    if cleared:
+        manifest["notes"] = [cleared]
     return manifest
 
 
@@ -220,32 +232,92 @@ def _compute(pending, mel: LogMel, s: FeatureSettings, dtype: np.dtype, out) -> 
     out.write(np.ascontiguousarray(result, dtype=dtype).tobytes())
 
 
-def _assemble(raw: Path, path: Path, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """The raw feature bytes behind an .npy header, atomically."""
-    clear_stale(path)
-    tmp = temporary(path)
+def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
+                s: FeatureSettings, dtype: np.dtype) -> None:
+    """Write the set's three files so that a kill at any moment leaves a set that
+    :func:`open_set` opens whole (the old one or the new one) or refuses: both arrays go
+    to temporary files first (their sizes and SHA-256 into the manifest, with a new
+    run id), then the old manifest is removed, the arrays renamed into place and the
+    manifest written last. (Killed right after features.npy was renamed, a run left
+    the new features beside the old mapping and manifest, and they loaded.)"""
+    parts = {}
     try:
-        with open(tmp, "wb") as f:
-            np.lib.format.write_array_header_1_0(
-                f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-                    "shape": shape})
-            with open(raw, "rb") as src:
-                while block := src.read(1 << 24):
-                    f.write(block)
-        commit(tmp, path)
+        for name, write in (("features", lambda f: _copy_npy(raw, f, (len(table), s.n_mels,
+                                                                         s.frames), dtype)),
+                            ("mapping", lambda f: np.save(f, table))):
+            path = outdir / f"{name}.npy"
+            parts[name] = temporary(path)
+            with open(parts[name], "wb") as f:
+                write(f)
+            manifest[name].update(bytes=parts[name].stat().st_size, sha256=_sha256(parts[name]))
+        manifest["run"] = uuid.uuid4().hex
+        (outdir / "manifest.json").unlink(missing_ok=True)  # the set is open until it is back
+        for name, part in parts.items():
+            commit(part, outdir / f"{name}.npy")
+        write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
     finally:
-        discard(tmp)
+        for part in parts.values():
+            discard(part)
 
 
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    clear_stale(path)
-    tmp = temporary(path)
+def _copy_npy(raw: Path, f, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """The raw feature bytes behind an .npy header."""
+    np.lib.format.write_array_header_1_0(
+        f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+            "shape": shape})
+    with open(raw, "rb") as src:
+        while block := src.read(BLOCK_BYTES):
+            f.write(block)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    features: np.ndarray  # memory-mapped, read only
+    mapping: np.ndarray
+    manifest: dict
+
+
+def open_set(outdir: str | os.PathLike, *, verify: bool = False) -> FeatureSet:
+    """The set ``specpaint features`` wrote in ``outdir``, checked: the manifest is there
+    (a run killed while it committed leaves none), each array's size, shape and dtype
+    are the manifest's, and with ``verify`` its SHA-256 too (reads every byte). A set
+    whose files do not belong together is refused with one line saying what to do."""
+    outdir = Path(outdir)
+    again = "run specpaint features again to write a whole set"
     try:
-        with open(tmp, "wb") as f:
-            np.save(f, array)
-        commit(tmp, path)
-    finally:
-        discard(tmp)
+        manifest = json.loads((outdir / "manifest.json").read_text())
+    except FileNotFoundError:
+        raise ParameterError(f"{outdir}: no manifest.json, so no whole feature set (a run "
+                             f"was interrupted?); {again}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ParameterError(f"{outdir / 'manifest.json'}: not a feature set's manifest ({e});"
+                             f" {again}") from None
+    arrays = {}
+    for name in ("features", "mapping"):
+        path, want = outdir / f"{name}.npy", manifest.get(name) if isinstance(manifest, dict) \
+            else None
+        if not isinstance(want, dict):
+            raise ParameterError(f"{outdir / 'manifest.json'}: no '{name}' entry; {again}")
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+            size = path.stat().st_size
+        except (OSError, ValueError) as e:
+            raise ParameterError(f"{path}: cannot be read ({e}); {again}") from None
+        if list(array.shape) != want.get("shape") or str(array.dtype) != want.get("dtype") or \
+                size != want.get("bytes", size) or \
+                (verify and "sha256" in want and _sha256(path) != want["sha256"]):
+            raise ParameterError(f"{path}: is not the {name} manifest.json describes (another "
+                                 f"run wrote it); {again}")
+        arrays[name] = array
+    return FeatureSet(arrays["features"], arrays["mapping"], manifest)
 
 
 def _manifest(files: list[dict], table: np.ndarray, s: FeatureSettings,

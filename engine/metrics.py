@@ -1,9 +1,12 @@
 """Signal measurements, computed in float64 (seed dtype policy)."""
 
+import math
+
 import numpy as np
 
 BLOCK = 1 << 16  # samples per float64 block: 512 KB, in cache; no whole-file float64 copies
 EXACT_BELOW = 1e-8  # si_sdr_db: a residual this small a share of the energy is summed exactly
+FLAT_BELOW = 1e-20  # constant(): what is left once the mean is removed, at most this share
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -14,7 +17,8 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
-    """Signal-to-noise ratio of ``test`` against ``reference`` in dB (inf when equal)."""
+    """Signal-to-noise ratio of ``test`` against ``reference`` in dB: inf when equal, -inf
+    when the reference is silent and the test not, NaN (undefined) when both are."""
     ref, est = np.asarray(reference).ravel(), np.asarray(test).ravel()
     if ref.shape != est.shape:
         raise ValueError(f"shapes differ: {np.shape(reference)} and {np.shape(test)}")
@@ -23,7 +27,7 @@ def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
         r = ref[a:a + BLOCK].astype(np.float64)
         e = est[a:a + BLOCK].astype(np.float64) - r
         signal, noise = signal + _dot(r, r), noise + _dot(e, e)
-    return ratio_db(signal, noise)
+    return math.nan if signal == noise == 0.0 else ratio_db(signal, noise)
 
 
 def ratio_db(signal: float, noise: float) -> float:
@@ -41,12 +45,28 @@ def rms_db(x: np.ndarray) -> float:
     return 20.0 * np.log10(rms) if rms > 0 else float("-inf")
 
 
+def constant(x: np.ndarray) -> bool:
+    """Whether ``x`` is silent or a constant (DC): once its mean is removed, what is left
+    is at most FLAT_BELOW of its energy (rounding of the mean, nothing else)."""
+    x = np.asarray(x).ravel()
+    total = mean_sum = 0.0
+    for a in range(0, x.size, BLOCK):
+        b = x[a:a + BLOCK].astype(np.float64)
+        total, mean_sum = total + _dot(b, b), mean_sum + float(b.sum())
+    mean = mean_sum / max(x.size, 1)
+    left = sum(_dot(d, d) for d in (x[a:a + BLOCK].astype(np.float64) - mean
+                                    for a in range(0, x.size, BLOCK)))
+    return left <= FLAT_BELOW * total
+
+
 def si_sdr_db(reference: np.ndarray, test: np.ndarray) -> float:
     """Scale-invariant signal-to-distortion ratio (Le Roux et al. 2019), dB: the
     part of ``test`` along ``reference`` against the rest, means removed. In float64
     blocks: no whole-file float64 copies. The residual comes from the sums of the
     second pass; only when it is below ``EXACT_BELOW`` of the test's energy (above
-    80 dB, where that difference loses digits) is it summed in a third pass."""
+    80 dB, where that difference loses digits) is it summed in a third pass.
+    Where a signal is silent or constant (:func:`constant`): NaN (undefined) when the
+    reference is, -inf when only the test is (none of the reference is in it)."""
     ref, est = np.asarray(reference).ravel(), np.asarray(test).ravel()
     if ref.shape != est.shape:
         raise ValueError(f"shapes differ: {np.shape(reference)} and {np.shape(test)}")
@@ -55,16 +75,19 @@ def si_sdr_db(reference: np.ndarray, test: np.ndarray) -> float:
         for a in range(0, ref.size, BLOCK):
             yield ref[a:a + BLOCK].astype(np.float64), est[a:a + BLOCK].astype(np.float64)
 
-    sum_r = sum_e = 0.0
+    sum_r = sum_e = raw_r = raw_e = 0.0
     for r, e in blocks():
         sum_r, sum_e = sum_r + float(r.sum()), sum_e + float(e.sum())
+        raw_r, raw_e = raw_r + _dot(r, r), raw_e + _dot(e, e)
     mean_r, mean_e = sum_r / max(ref.size, 1), sum_e / max(ref.size, 1)
     cross = power = energy = 0.0
     for r, e in blocks():
         r, e = r - mean_r, e - mean_e
         cross, power, energy = cross + _dot(e, r), power + _dot(r, r), energy + _dot(e, e)
-    if power == 0.0:
-        return float("-inf")
+    if power <= FLAT_BELOW * raw_r:  # as constant(): silent or DC
+        return math.nan
+    if energy <= FLAT_BELOW * raw_e:
+        return -math.inf
     alpha = cross / power
     residual = energy - alpha * cross  # sum of (e - alpha r)^2
     if residual < EXACT_BELOW * energy:

@@ -26,11 +26,12 @@ def encode_png(rgba: np.ndarray) -> bytes:
             + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + _chunk(b"IEND", b""))
 
 
-def write_png(rgba: np.ndarray, path: str | os.PathLike) -> None:
-    """Write atomically: a temporary file beside ``path``, renamed when complete."""
+def write_png(rgba: np.ndarray, path: str | os.PathLike) -> str | None:
+    """Write atomically: a temporary file beside ``path``, renamed when complete; the note
+    of stale temporary files removed beside it (engine.atomic), if any."""
     path = Path(path)
     try:
-        atomic.write_bytes(path, encode_png(rgba))
+        return atomic.write_bytes(path, encode_png(rgba))
     except OSError as e:
         raise OutputError(f"{path}: writing failed ({e.strerror or e}); nothing was written. "
                           "Check free space and permissions") from e

@@ -9,10 +9,11 @@ from typing import BinaryIO
 
 def find_chunk(f: BinaryIO, wanted: bytes) -> int | None:
     """Leave ``f`` at the data of its first ``wanted`` chunk and return the length
-    the chunk declares; None when ``f`` is not RIFF/WAVE or has no such chunk."""
+    the chunk declares; None when ``f`` is not RIFF/WAVE (or RF64, whose chunks are
+    laid out alike) or has no such chunk."""
     f.seek(0)
     head = f.read(12)
-    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+    if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
         return None
     while True:
         chunk = f.read(8)

@@ -11,8 +11,7 @@ import torch
 
 from engine.metrics import ratio_db
 from engine.progress import CancelFlag, ProgressFn, step
-
-CHUNK_FRAMES = 1024
+from engine.resynth import full_chunk
 
 
 def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None,
@@ -22,7 +21,7 @@ def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None
     x = torch.from_numpy(samples).to(transform.device)
     n = samples.shape[-1]
     out = np.empty_like(samples)
-    chunk = CHUNK_FRAMES * transform.hop
+    chunk = full_chunk(transform)  # as a document's full resynthesis
     signal = noise = 0.0
     for s0 in range(0, n, chunk):
         step(s0 / n, progress, cancel)

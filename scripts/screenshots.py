@@ -1,4 +1,5 @@
-"""Screenshots for the docs: the demo loaded, and a stroke half-way.
+"""Screenshots for the docs: the demo loaded (with its first-run note), a stroke
+half-way, and the demo on constant-Q (scripts/screenshots_workday.py makes the rest).
 
     xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python scripts/screenshots.py
 """
@@ -14,26 +15,36 @@ sys.path.insert(0, str(ROOT))
 from app.gui import configure_opengl  # noqa: E402
 
 
-def main() -> None:
+def demo_window():
+    """The application and a 1400 x 860 window on the demo (magma), in the first-run
+    layout, not this machine's saved one."""
     configure_opengl()
-    from PySide6.QtCore import QPoint, QSettings, Qt
-    from PySide6.QtTest import QTest
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from app.cli import DEMO
     from app.window import MainWindow
 
     app = QApplication([])
-    settings = tempfile.mkdtemp()  # the first-run layout, not this machine's saved one
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, settings)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,
+                      tempfile.mkdtemp())
     window = MainWindow("cpu")
     window.resize(1400, 860)
     window.show()
     window.open_path(DEMO)
     deadline = time.time() + 30
-    while window.session is None and time.time() < deadline:
+    while (window.session is None or window.area.overview.peaks is None) and \
+            time.time() < deadline:
         app.processEvents()
     window.view_panel.colormap.setCurrentText("magma")
+    return app, window
+
+
+def main() -> None:
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    app, window = demo_window()
     window.view_panel.log.setChecked(True)
 
     def settle():
@@ -45,6 +56,7 @@ def main() -> None:
 
     settle()
     window.grab().save(str(ROOT / "docs" / "screenshot-demo.png"))
+    window.demo_hint.dismiss()  # read: the next pictures show the painting
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     view, canvas = window.canvas.view, window.canvas
     start = QPoint(round(view.x_of(3.2)), round(view.y_of(6000)))

@@ -14,12 +14,14 @@ system_packages() {
     # Xvfb gives tests an X server; Mesa's llvmpipe renders OpenGL on the CPU;
     # the libxcb-* and libxkbcommon-x11 libraries are what Qt's xcb plugin loads;
     # libportaudio2 is what sounddevice plays through; espeak-ng and alsa-utils (its
-    # recorded voices) give the repair tests real speech.
+    # recorded voices) give the repair tests real speech, sound-theme-freedesktop real
+    # recorded sounds and asc-music real music (tests/takes.py); sox is the plain
+    # de-noiser the restoration bench compares with.
     local pkgs=(xvfb xauth libgl1-mesa-dri libglx-mesa0 libegl1 libgl1
                 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0
                 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0
                 libxcb-xinerama0 libxcb-xkb1 libfontconfig1 libdbus-1-3 libportaudio2
-                espeak-ng alsa-utils)
+                espeak-ng alsa-utils sound-theme-freedesktop asc-music sox)
     local missing=()
     for p in "${pkgs[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -36,6 +36,23 @@ def peak_hz(signal: np.ndarray, rate: int) -> float:
     return (k + 0.5 * (a - c) / (a - 2 * b + c)) * rate / n
 
 
+class CallbackOutput:
+    """An audio device whose callback the test runs itself, calling the Player's
+    ``_pull`` (the NullOutput the app falls back on pulls on its own)."""
+
+    is_null = True
+    reason = "no audio device (a test pulls the blocks)"
+
+    def start(self, sample_rate, channels, pull) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def frames_played(self) -> int:
+        return 0
+
+
 def document(samples, sample_rate=8000, **analysis):
     """A CPU document of ``[channels, frames]`` samples (no file needed)."""
     from engine.audio import Audio
@@ -64,6 +81,8 @@ def window(qtbot, tmp_path):
     from app.window import MainWindow
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    QSettings("SpectroPaint", "SpectroPaint").setValue("demoHintDismissed", True)  # a user
+    # who has read the demo's guide: it would sit over the canvas the tests paint on
     w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")
     qtbot.addWidget(w)
     w.resize(1280, 800)

@@ -50,9 +50,9 @@ def test_after_a_pause_the_edits_are_autosaved_and_a_clean_state_removes_them(qt
     assert orphans(saver.path.parent) == []  # our own autosave is never an orphan
 
 
-def _run(script: str, data: Path, **kw) -> subprocess.Popen:
+def _run(script: str, data: Path, args=(), **kw) -> subprocess.Popen:
     env = {**os.environ, "XDG_DATA_HOME": str(data)}
-    return subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env, text=True,
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
@@ -89,8 +89,9 @@ QTimer.singleShot(50, drive)
 run(None, "cpu")
 """
 
-RECOVER = """
+ANSWER_YES = """
 import hashlib, sys
+import torch
 from app.gui import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
@@ -108,6 +109,10 @@ def answer():
     box.button(QMessageBox.StandardButton.Yes).click()
     QTimer.singleShot(50, report)
 
+QTimer.singleShot(50, answer)
+"""  # then a report(), and the app run
+
+RECOVER = ANSWER_YES + """
 def report():
     w = window()
     if w.session is None:
@@ -117,7 +122,6 @@ def report():
     w.undo_stack.setClean()
     w.close()
 
-QTimer.singleShot(50, answer)
 sys.exit(run(None, "cpu"))
 """
 
@@ -172,3 +176,87 @@ def test_a_failed_autosave_is_reported_and_the_user_works_on(qtbot, window, tmp_
     saver.save()  # the next attempt says the last one failed
     assert "autosave failed" in window.statusBar().currentMessage()
     assert window.undo_stack.count() == 2
+
+
+SAVE_PAINT_THEN_WAIT = """
+import sys
+from pathlib import Path
+from app.gui import configure_opengl, run
+configure_opengl()
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from app.canvas import PRESS, RELEASE
+from app.autosave import EVERY_STROKES
+app = QApplication(sys.argv[:1])
+project = Path(sys.argv[1])
+
+def window():
+    return next(w for w in app.topLevelWidgets() if type(w).__name__ == "MainWindow")
+
+def stroke(w, t):
+    w._pen(t, 3000.0, 1.0, PRESS)
+    w._pen(t + 0.4, 3000.0, 1.0, RELEASE)
+    w.session.finish()
+
+def drive():
+    w = window()
+    if w.session is None or w.worker.isRunning():
+        return QTimer.singleShot(50, drive)
+    w.brush_panel.preset_box.setCurrentText("hard-eraser")
+    stroke(w, 0.5)
+    w.save_project(path=project)
+    QTimer.singleShot(50, more)
+
+def more():
+    w = window()
+    if not w.undo_stack.isClean():
+        return QTimer.singleShot(50, more)
+    for i in range(EVERY_STROKES):
+        stroke(w, 1.5 + i)
+    w.autosaver.idle.wait(60)
+    print("autosaved", w.undo_stack.count(), flush=True)
+
+QTimer.singleShot(50, drive)
+run(None, "cpu")
+"""
+
+RECOVER_AND_UNDO = ANSWER_YES + """
+def report():
+    w = window()
+    if w.session is None or w.worker.isRunning():
+        return QTimer.singleShot(50, report)
+    stack = w.undo_stack
+    print("title", w.windowTitle(), flush=True)
+    print("history", stack.count(), stack.index(), w.modified, flush=True)
+    while stack.canUndo():
+        w.undo_action.trigger()
+    doc = w.doc
+    print("undone", torch.equal(doc.read_complex(doc.full_rect()), doc.original(doc.full_rect())),
+          flush=True)
+    stack.setClean()
+    w.close()
+
+sys.exit(run(None, "cpu"))
+"""
+
+
+def test_a_recovered_project_keeps_its_name_and_its_history(tmp_path):
+    """A document saved as x.spp, recovered after kill -9, was named after its audio file
+    in the question and the title, and its History was empty."""
+    project = tmp_path / "mix.spp"
+    first = _run(SAVE_PAINT_THEN_WAIT, tmp_path, args=[str(project)])
+    try:
+        line = first.stdout.readline()
+        assert line.startswith("autosaved"), line + first.stderr.read()
+        strokes = int(line.split()[1])
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(30)
+    second = _run(RECOVER_AND_UNDO, tmp_path)
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    lines = dict(line.split(" ", 1) for line in out.splitlines())
+    assert "Recover the edits to mix.spp" in lines["asked"]
+    assert lines["title"] == "SpectroPaint — mix.spp*"
+    assert lines["history"] == f"{strokes} {strokes} True" and strokes == 6
+    assert lines["undone"] == "True"  # every stroke undone: the file as it was

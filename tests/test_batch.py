@@ -23,6 +23,7 @@ from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.document import Document
 from engine.errors import ParameterError
+from engine.metrics import snr_db
 from tests.test_cli import ROOT, specpaint
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
@@ -671,3 +672,71 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+SCRIPTS_APPLY_GUARDS = [  # (issue 37) each raised a TypeError or ValueError through batch
+    ([{"preset": "hard-eraser", "points": 5}], r"strokes[0].points: expected a non-empty list"),
+    ([{"preset": "hard-eraser", "points": [["1", 1000]]}], r"strokes[0].points[0]: expected"),
+    ([{"preset": "hard-eraser", "points": [[1, 1000]], "set": {"radius_hz": "wide"}}],
+     "strokes[0].set.radius_hz: expected a number, got str 'wide'"),
+    ([{"preset": "hard-eraser", "points": [[1, 1000]], "set": {"sparkle": 1}}],
+     "strokes[0].set: gain has no parameter(s) sparkle"),
+    ([{"preset": "hard-eraser", "points": [[1, 1000]], "channel": "left"}],
+     "strokes[0].channel: expected a number, got str 'left'"),
+    ([{"brush": "gain", "points": [[1, 1000]], "inputs": {"opacity": 3}}],
+     "inputs.opacity: expected a JSON object"),
+    ([{"points": [[1, 1000]]}, 7], "strokes[0]: give either a preset or a brush type"),
+]
+
+
+@pytest.mark.parametrize("script,match", SCRIPTS_APPLY_GUARDS)
+def test_apply_and_batch_refuse_a_bad_stroke_script_in_the_same_words(capsys, tree, tmp_path,
+                                                                        script, match):
+    """One validation path (brushes.script.checked_script) for both commands: exit 2,
+    one line, the same message, before any file."""
+    from app.cli import main
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(script))
+    said = []
+    for command in (["apply", tree / "a.wav", "-o", tmp_path / "a-out.wav"],
+                    ["batch", tree, "-o", tmp_path / "out", "--jobs", "1"]):
+        assert main([str(a) for a in command + ["--strokes", path]]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and match in err, err
+        said.append(err[err.index(str(path)):])
+    assert said[0] == said[1]
+    assert not (tmp_path / "a-out.wav").exists() and not list(tmp_path.glob("out/**/*.wav"))
+
+
+def test_batch_paints_a_script_reaching_far_past_its_files_as_apply_does(capsys, tree,
+                                                                          tmp_path):
+    """The issue's heal stroke from 1e308 s: apply clips it to the file at once; batch
+    painted a probe of the whole reach (60 s, the stroke clipped to it from 60 s down to
+    8.7 s) for minutes. The probe is short now: the batch takes seconds and writes what
+    apply writes."""
+    from app.cli import main
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([{"preset": "heal", "points": [[1e308, 0], [8.7, 16000]]}]))
+    source = tree / "sub" / "deeper" / "c.wav"  # float: both write it as it is
+    t0 = time.perf_counter()
+    assert main(["batch", str(source), "-o", str(tmp_path / "out"), "--jobs", "1",
+                 "--strokes", str(path)]) == 0
+    assert time.perf_counter() - t0 < 30
+    assert main(["apply", str(source), "-o", str(tmp_path / "c.wav"), "--strokes",
+                 str(path)]) == 0
+    assert "clipped to the file: 1e+308 s is past the end" in capsys.readouterr().err
+    np.testing.assert_array_equal(sf.read(tmp_path / "out" / "c.wav")[0],
+                                  sf.read(tmp_path / "c.wav")[0])
+
+
+def test_a_stroke_naming_the_second_channel_is_painted_on_stereo_files(tmp_path, rng):
+    """The batch's probe was mono: a stroke naming channel 1 was refused before any
+    file, though every file had two."""
+    sf.write(tmp_path / "st.wav", take(rng, channels=2).T, 22050, subtype="FLOAT")
+    r = specpaint("batch", tmp_path / "st.wav", "-o", tmp_path / "out", "--jobs", "1", *LINE,
+                  "--channel", "1")
+    assert r.returncode == 0, r.stderr
+    x, y = sf.read(tmp_path / "st.wav")[0], sf.read(tmp_path / "out" / "st.wav")[0]
+    assert snr_db(x[:, 0], y[:, 0]) > 100 and snr_db(x[:, 1], y[:, 1]) < 20

@@ -15,12 +15,12 @@ from engine.metrics import snr_db
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def specpaint(*args, cwd=None):
+def specpaint(*args, cwd=None, env=None, timeout=120):
     exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
     cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
-    env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
+    env = {**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})}
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env, timeout=120)
+                          cwd=cwd or ROOT, env=env, timeout=timeout)
 
 
 @pytest.fixture
@@ -158,3 +158,19 @@ def test_stats_prints_time_per_stage_and_peak_memory(stereo_file, tmp_path):
     assert r.returncode == 0, r.stderr
     for stage in ("decode", "analysis", "paint", "resynthesis", "write", "wall", "peak RSS"):
         assert any(line.startswith(stage) for line in r.stderr.splitlines()), stage
+
+
+def test_overs_name_the_options_of_the_command_that_wrote_them(write_audio, tmp_path):
+    """apply said "use --normalize or --limit", options it did not have."""
+    loud = write_audio("loud.wav", np.full((1, 8000), 0.9, np.float32), 8000, "FLOAT")
+    out = tmp_path / "boosted.wav"
+    boost = ("apply", loud, "-o", out, "--brush", "gain", "--set", "gain_db=12", "--set",
+             "radius_hz=4000", "--set", "radius_ms=400", "--line", "0.2:100,0.8:100",
+             "--bits", "16")
+    r = specpaint(*boost)
+    assert r.returncode == 0, r.stderr
+    assert "clipped at full scale; use --normalize or --limit" in r.stdout
+    r = specpaint(*boost[:-2], "--force", "--bits", "16", "--normalize")
+    assert r.returncode == 0, r.stderr
+    assert "normalized to -0.1 dBFS" in r.stdout
+    assert np.abs(sf.read(out)[0]).max() == pytest.approx(10 ** (-0.1 / 20), abs=1e-3)

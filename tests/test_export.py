@@ -119,7 +119,8 @@ def _over(x_peak=2.0):
 def test_clipping_is_reported_and_clipped_in_integer_files(tmp_path):
     report = export(_over(), 8000, tmp_path / "c.wav", bit_depth="16")
     assert report.clipped_samples == 2 and report.peak_dbfs == pytest.approx(6.02, abs=0.01)
-    assert "clipped at full scale; use --normalize or --limit" in report.summary()
+    assert "samples above full scale: clipped at full scale" in report.summary()
+    assert "--normalize" not in report.summary()  # the GUI shows it too: no CLI flags
     back = sf.read(tmp_path / "c.wav")[0]
     assert back.max() <= 1.0 and back.min() >= -1.0 and back[300] == pytest.approx(0.5, abs=1e-4)
 
@@ -182,3 +183,33 @@ def test_24_bit_and_float_exports_are_not_dithered(tmp_path, rng):
     x = rng.uniform(-0.5, 0.5, (1, 1000)).astype(np.float32)
     assert not export(x, 8000, tmp_path / "a.wav", bit_depth="24").dithered
     assert not export(x, 8000, tmp_path / "b.wav").dithered
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_speaker_layout_is_kept_where_the_format_holds_it(tmp_path, seed):
+    """A source's WAVE_FORMAT_EXTENSIBLE layout, any speakers in mask order, comes
+    back from WAV and RF64 (in the mask libsndfile writes, its default for the count,
+    it was lost: FL FR FC LFE SL SR read as FL FR FC LFE BL BR); FLAC keeps only its own
+    order; every other format says it lost it."""
+    from engine.audio import load
+    from engine.layout import FLAC_ORDER, SPEAKERS, channel_mask
+
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(3, 9))
+    names = tuple(SPEAKERS[i] for i in sorted(rng.choice(len(SPEAKERS), count, replace=False)))
+    samples = (0.1 * rng.standard_normal((count, 2000))).astype(np.float32)
+    mask = sum(1 << SPEAKERS.index(n) for n in names)
+    for name in ("out.wav", "out.rf64"):
+        report = export(samples, 48000, tmp_path / name, layout=names)
+        assert channel_mask(tmp_path / name) == mask and report.not_kept == ()
+        assert load(tmp_path / name).layout == names
+    for name in ("out.flac", "out.aiff", "out.w64", "out.caf"):
+        report = export(samples, 48000, tmp_path / name, layout=names)
+        lost = [n for n in report.not_kept if "speaker layout" in n]
+        assert lost == ([] if name == "out.flac" and FLAC_ORDER[count] == mask else
+                        [f"the speaker layout {' '.join(names)} ({report.format} files have "
+                         "no place for it; export WAV or RF64 to keep it)"])
+    flac = tuple(SPEAKERS[b] for b in range(18) if FLAC_ORDER[count] >> b & 1)
+    assert export(samples, 48000, tmp_path / "ok.flac", layout=flac).not_kept == ()
+    plain = export(samples, 48000, tmp_path / "plain.wav", layout=())  # nothing declared
+    assert plain.format == "WAV" and channel_mask(tmp_path / "plain.wav") is None

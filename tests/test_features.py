@@ -2,6 +2,7 @@
 length, dtypes, resampling and bad files."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -103,7 +104,11 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
 
 @pytest.mark.parametrize("args,match", [(["--segment", "1024"], "LENGTH:HOP"),
                                         (["--n-fft", "2048"], "longer than a"),
-                                        (["--subsegment", "2048:256"], "must fit")])
+                                        (["--subsegment", "2048:256"], "must fit"),
+                                        # found by fuzzing: 1024 frames, not 1025, were
+                                        # computed, and the set's header said 1025
+                                        (["--n-fft", "1"], "use an even FFT size"),
+                                        (["--n-fft", "33"], "use an even FFT size")])
 def test_bad_parameters(takes, tmp_path, args, match):
     r = specpaint("features", takes[0], "-o", tmp_path / "out", *args)
     assert r.returncode == 2 and match in r.stderr
@@ -124,3 +129,89 @@ def test_items_of_a_file(rng):
     s = FeatureSettings()
     assert items(300, s).tolist() == [[0, 0, 0]]
     assert items(2048, s)[:, 2].tolist() == [0, 512, 1024]
+
+
+def _run(paths, out):
+    from engine.features import extract
+
+    return extract(paths, out, FeatureSettings(), torch.device("cpu"))
+
+
+def test_open_set_refuses_files_that_do_not_belong_together(takes, tmp_path):
+    from engine.errors import ParameterError
+    from engine.features import open_set
+
+    folder, _ = takes
+    paths = sorted(folder.glob("*.wav"))
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    _run(paths, a)
+    _run(paths[:2], b)
+    _run(paths[::-1], c)  # the same shapes, other contents
+    whole = open_set(a, verify=True)
+    assert whole.features.shape[0] == len(whole.mapping) and len(whole.manifest["run"]) == 32
+    (a / "features.npy").write_bytes((b / "features.npy").read_bytes())
+    with pytest.raises(ParameterError, match="features.npy: is not the features manifest.json "
+                                             "describes"):
+        open_set(a)
+    (c / "mapping.npy").write_bytes((a / "mapping.npy").read_bytes())
+    open_set(c)  # sizes and shapes agree: only the checksum tells
+    with pytest.raises(ParameterError, match="mapping.npy: is not the mapping"):
+        open_set(c, verify=True)
+    (b / "manifest.json").unlink()
+    with pytest.raises(ParameterError, match="no manifest.json, so no whole feature set"):
+        open_set(b)
+
+
+def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, tmp_path,
+                                                                          monkeypatch):
+    """Issue 37: killed right after features.npy was renamed, a run left the new features
+    beside the old mapping and manifest, and the set loaded (8 of 8 targeted kills). Now
+    the manifest is gone until the new set is whole: the folder holds one run's files
+    with their manifest, or is refused; the next run leaves no temporary file."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from engine.errors import ParameterError
+    from tests.test_cli import ROOT
+
+    folder, _ = takes
+    paths = sorted(folder.glob("*.wav"))
+    old, new, out = tmp_path / "old", tmp_path / "new", tmp_path / "out"
+    for where, some in ((old, paths[:1]), (new, paths), (out, paths[:1])):
+        _run(some, where)
+    before = (out / "features.npy").stat().st_ino
+    exe = Path(sys.executable).with_name("specpaint")
+    proc = subprocess.Popen(([str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"])
+                            + ["features", *map(str, paths), "-o", str(out)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "SPECPAINT_DEVICE": "cpu"})
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            if os.stat(out / "features.npy").st_ino != before:
+                break
+        except FileNotFoundError:
+            pass
+    proc.send_signal(signal.SIGSTOP)
+    proc.kill()
+    proc.wait()
+    if (out / "manifest.json").exists():
+        files = len(json.loads((out / "manifest.json").read_text())["files"])
+        whole = {1: old, 3: new}[files]
+        for name in ("features.npy", "mapping.npy"):
+            assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+    else:
+        from engine.features import open_set
+
+        with pytest.raises(ParameterError, match="no manifest.json"):
+            open_set(out)
+    from engine import atomic
+
+    monkeypatch.setattr(atomic, "SWEEP_SECONDS", 0.0)  # this process listed out just now
+    manifest = _run(paths, out)
+    assert any("left by a write that was interrupted" in n for n in manifest.get("notes", []))
+    assert sorted(p.name for p in out.iterdir()) == ["features.npy", "manifest.json",
+                                                      "mapping.npy"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
 
 from engine.audio import load
@@ -100,3 +101,45 @@ def test_re_analysis_keeps_the_lanes_and_the_view(qtbot, quad):
     assert window.doc.transform.n_fft == 1024
     assert (canvas.view.t0, canvas.view.t1) == (1.0, 2.0) and canvas.lanes == [0, 1, 2, 3]
     assert window.view_panel.view_channel.currentData() == "lanes"
+
+
+def ink_rows(ruler) -> np.ndarray:
+    """The rows of the ruler's label column where a label has ink."""
+    image = ruler.grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(
+        image.height(), image.bytesPerLine())[:, :3 * image.width()].reshape(
+        image.height(), image.width(), 3)
+    labels = rows[:, :ruler.width() - 8].astype(int)  # the tick marks are right of it
+    return (labels.sum(axis=2) > 3 * 110).any(axis=1)
+
+
+@pytest.mark.parametrize("channels,log", [(6, False), (6, True), (2, False)])
+def test_frequency_labels_never_overlap_nor_cross_lanes(qtbot, window, tmp_path, channels,
+                                                         log):
+    """Six lanes: 22k...0 piled up; two lanes: the lower lane's "22k" sat on the upper
+    lane's "0". Each label's ink is one line of text, apart from the next, in its lane."""
+    from PySide6.QtGui import QFontMetrics
+
+    from tests.test_gui_menus import open_file
+
+    path = tmp_path / f"{channels}ch.wav"
+    wavex(path, 0.1 * np.random.default_rng(0).standard_normal((channels, 44100)), 44100,
+          0x3F if channels == 6 else 0x3)
+    open_file(window, path)
+    window.view_panel.log.setChecked(log)
+    ruler = window.area.freq_ruler
+    assert ruler.lanes == channels
+    qtbot.wait(50)
+    ink = ink_rows(ruler)
+    runs, start = [], None
+    for y, on in enumerate([*ink, False]):
+        if on and start is None:
+            start = y
+        elif not on and start is not None:
+            runs.append((start, y))
+            start = None
+    lane, line = ruler.height() / channels, QFontMetrics(ruler.font()).height()
+    assert len(runs) >= 2 * channels  # at least two labels a lane
+    for a, b in runs:
+        assert b - a <= line, f"labels run together over rows {a}-{b}"
+        assert int(a // lane) == int((b - 1) // lane), f"a label crosses a lane's edge at {a}"

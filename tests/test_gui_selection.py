@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import torch
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from app.playback import BLOCK
 from brushes.selection import Selection
@@ -139,3 +139,112 @@ def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
     assert window.canvas.selection == sel
     assert window.selection_panel.partials.value() == 5
     assert window.selection_panel.feather_ms.value() == 20.0
+
+
+def test_a_selection_does_not_carry_over_to_the_next_file(qtbot, window, tmp_path):
+    """It did, and Fill would have acted on it in a file it was never drawn on."""
+    import soundfile as sf
+
+    from tests.dialogs import choose
+    from tests.test_gui_menus import open_file
+
+    choose(window, "Edit > Rectangle select tool")
+    qtbot.mousePress(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 2.0, 3000))
+    qtbot.mouseMove(window.canvas, point(window, 4.0, 1000))
+    qtbot.mouseRelease(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 4.0, 1000))
+    assert window.canvas.selection is not None
+    other = tmp_path / "other.wav"
+    sf.write(other, 0.3 * np.random.default_rng(1).standard_normal(48000), 16000)
+    open_file(window, other)
+    assert window.canvas.selection is None
+    before = window.doc.magnitude.clone()
+    choose(window, "Edit > Fill selection with the brush")
+    settle(qtbot, window)
+    assert window.undo_stack.count() == 0 and torch.equal(window.doc.magnitude, before)
+    assert "draw a selection first" in window.statusBar().currentMessage()
+
+
+def test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it(qtbot, window):
+    """A chromatic grid on a log axis drew a line every 2-4 px, hatching the picture,
+    in white lines like a harmonic selection's."""
+    from app.overlays import GRID_GAP_PX, GRID_KEY, GRID_NOTE
+    from tests.dialogs import choose
+
+    panel = window.view_panel
+    panel.log.setChecked(True)
+    panel.show_grid.setChecked(True)
+    assert panel.scale.currentText() == "chromatic"
+
+    def grid_rows(image):
+        colours = [np.array([round(c * 255) for c in rgba[:3]]) for rgba in (GRID_NOTE, GRID_KEY)]
+        on = sum((image[..., :3] == c).all(axis=-1) for c in colours)
+        return np.flatnonzero(on.mean(axis=1) > 0.5)
+
+    rows = grid_rows(pixels(window))
+    assert len(rows) > 10 and np.diff(rows).min() >= GRID_GAP_PX - 1, np.diff(rows)
+    window.canvas.view.zoom_freq(8.0)  # zoomed in: every semitone has room again
+    window.area.view_changed()
+    near = grid_rows(pixels(window))
+    spacing = np.diff(near)
+    assert spacing.min() >= GRID_GAP_PX - 1 and len(near) > 0.5 * window.canvas.height() / \
+        np.median(spacing)  # the lines go on all the way: none left out where they fit
+    choose(window, "Edit > Harmonic select tool")
+    canvas = window.canvas
+    window.canvas.fit()
+    start, end = point(window, 3.0, 440.0), point(window, 6.0, 440.0)
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+    for i in range(1, 11):
+        qtbot.mouseMove(canvas, start + (end - start) * i / 10)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+    image = pixels(window)
+    x0, x1 = start.x() + 5, end.x() - 5
+    band = image[:, x0:x1, :3]  # the selection's dashes: light and dark along its edges
+    light = (band == 255).all(axis=-1).sum(axis=1)
+    dark = (band == 0).all(axis=-1).sum(axis=1)
+    edges = np.flatnonzero((light > 0.3 * (x1 - x0)) & (dark > 0.3 * (x1 - x0)))
+    assert len(edges) >= 2 * window.selection_panel.partials.value() - 4
+
+
+def test_precise_selections_typed_select_all_and_time_or_frequency_only(qtbot, window):
+    """An RX user's selections: the span as numbers to read and type, Select all, a
+    time-only and a frequency-only tool, and a drag to the edges that takes them."""
+    from PySide6.QtWidgets import QDoubleSpinBox
+
+    from tests.dialogs import choose
+
+    doc, panel = window.doc, window.selection_panel
+    seconds, nyquist = doc.length / doc.sample_rate, doc.sample_rate / 2
+    fields = [panel.findChild(QDoubleSpinBox, f"selection-{n}")
+              for n in ("start", "end", "low", "high")]
+    assert not any(f.isEnabled() for f in fields)  # nothing selected yet
+    qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)  # Select all
+    assert window.canvas.selection.span() == (0.0, seconds, 0.0, nyquist)
+    assert [round(f.value(), 3) for f in fields] == [0.0, round(seconds, 3), 0.0, nyquist]
+    for field, text in zip(fields, ("2.5", "4.25", "1000", "3000"), strict=True):
+        field.setFocus()
+        field.selectAll()
+        qtbot.keyClicks(field, text)
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+    assert window.canvas.selection.span() == (2.5, 4.25, 1000.0, 3000.0)
+    assert window.canvas.selection.kind == "rect"
+
+    canvas = window.canvas
+
+    def drag_with(tool, start, end):
+        choose(window, f"Edit > {tool} tool")
+        qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
+        for i in range(1, 11):
+            qtbot.mouseMove(canvas, start + (end - start) * i / 10)
+        qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
+        return canvas.selection.span()
+
+    t0, t1, lo, hi = drag_with("Time select", point(window, 3.0, 5000), point(window, 5.0, 2000))
+    assert (lo, hi) == (0.0, nyquist) and abs(t0 - 3.0) < 0.05 and abs(t1 - 5.0) < 0.05
+    assert [round(f.value(), 1) for f in fields[2:]] == [0.0, nyquist]
+    t0, t1, lo, hi = drag_with("Frequency select", point(window, 3.0, 5000),
+                               point(window, 5.0, 2000))
+    assert (t0, t1) == (0.0, seconds) and abs(lo - 2000) < 60 and abs(hi - 5000) < 60
+    past_left, past_right = QPoint(-30, 200), QPoint(canvas.width() + 30, 300)
+    assert drag_with("Rectangle select", past_left, past_right)[:2] == (0.0, seconds)
+    near_edges = QPoint(2, 200), QPoint(canvas.width() - 3, 300)  # within a few pixels
+    assert drag_with("Rectangle select", *near_edges)[:2] == (0.0, seconds)

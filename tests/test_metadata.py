@@ -242,7 +242,7 @@ def test_a_project_with_damaged_metadata_is_refused(take, tmp_path, damage):
     from engine.document import Document
 
     doc = Document(load(take), device="cpu", n_fft=256)
-    path = save_project(tmp_path / "ok.spp", snapshot(doc, Tracker(doc)), {})
+    path = save_project(tmp_path / "ok.spp", snapshot(doc, Tracker(doc)), {}).path
     assert open_project(path, device="cpu")[0].audio.metadata == doc.audio.metadata
     with zipfile.ZipFile(path) as z:
         manifest, arrays = json.loads(z.read("manifest.json")), z.read("arrays.npz")

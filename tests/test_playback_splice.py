@@ -5,12 +5,12 @@ import threading
 
 import numpy as np
 
-from app.playback import BLOCK, NullOutput, Player
+from app.playback import BLOCK, Player
 from brushes.history import History
 from brushes.painter import paint
 from brushes.stroke import StrokePoint
 from engine.resynth import Resynthesizer
-from tests.conftest import document
+from tests.conftest import CallbackOutput, document
 
 
 def test_a_reader_never_hears_a_half_spliced_block(rng):
@@ -23,7 +23,7 @@ def test_a_reader_never_hears_a_half_spliced_block(rng):
     start, stop = 2 * 8000, 8 * 8000  # all of it changes between the two states
     assert (after[:, start:stop] != before[:, start:stop]).all(axis=0).mean() > 0.99
 
-    player = Player(NullOutput())
+    player = Player(CallbackOutput())
     player.play(synth.cached, 8000, 2, start, stop, loop=True)
     torn, blocks, done = [], [0], threading.Event()
 

@@ -127,6 +127,9 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
         stroke = [(3.2, 6000, 0.8), (3.6, 6000, 0.9), (4.0, 6000, 1.0)]  # the demo's whistle
     sr = ed.doc.sample_rate
     under = slice(int(3.3 * sr), int(3.9 * sr))
+    if name == "heal":  # it repairs clicks, and finds none in the melody: the demo's click
+        stroke = [(2.2, 0, 1.0), (2.2, 16000, 1.0)]
+        under = slice(int(2.18 * sr), int(2.22 * sr))
     far = slice(0, int(2.0 * sr))
     if name == "restore":  # something to restore: erase first, then paint it back
         original = ed.audio().copy()
@@ -144,3 +147,47 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
     else:
         assert snr_db(before[:, under], after[:, under]) < 40, "no audible change"
     np.testing.assert_array_equal(after[:, far], before[:, far])
+
+
+def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_path, write_audio):
+    """The issue's preset (harmonics following progress, issue 37) was accepted by the
+    loader and raised in painting (a float count of harmonics); now each dab rounds
+    it. From 1 to 3 harmonics: the stroke's start erases the fundamental alone, its end
+    the third harmonic too."""
+    import numpy as np
+    import soundfile as sf
+
+    from engine.metrics import snr_db
+    from tests.conftest import tone
+    from tests.test_cli import specpaint
+
+    folder = tmp_path / "config" / "spectropaint" / "presets"
+    folder.mkdir(parents=True)
+    (folder / "h.json").write_text(json.dumps(  # as the issue gives it
+        {"version": 1, "name": "h", "brush": "harmonic",
+         "inputs": {"harmonics": {"progress": [[0, 1], [1, 3]]}}}))
+    (folder / "up.json").write_text(json.dumps(
+        {"version": 1, "name": "up", "brush": "harmonic",
+         "params": {"gain_db": "-inf", "harmonics": 1},
+         "inputs": {"harmonics": {"progress": [[0, 0], [1, 2]]}}}))
+    rate = 16000
+    take = sum(tone(f, 4.0, rate, 0.2) for f in (500, 1500))  # fundamental and 3rd harmonic
+    source = write_audio("h.wav", take, rate, "FLOAT")
+    config = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    for preset in ("h", "up"):
+        r = specpaint("apply", source, "-o", tmp_path / f"{preset}-out.wav", "--preset", preset,
+                      "--line", "0.5:500,3.5:500", env=config)
+        assert r.returncode == 0, r.stderr
+    painted = sf.read(tmp_path / "up-out.wav", dtype="float32")[0]
+    third = tone(1500, 4.0, rate, 0.2)[0]
+    start, end = slice(int(0.6 * rate), int(1.0 * rate)), slice(int(3.0 * rate), int(3.4 * rate))
+    assert snr_db(third[start], painted[start]) > 20  # one harmonic: the third is kept
+    assert np.sqrt(np.mean(painted[end] ** 2)) < 0.01  # three: both are erased
+
+
+def test_a_parameter_set_once_per_stroke_cannot_follow_inputs():
+    from brushes.presets import parse_preset
+
+    with pytest.raises(ParameterError, match=r"inputs\.channel: channel is set once per stroke"):
+        parse_preset({"version": 1, "name": "c", "brush": "gain",
+                      "inputs": {"channel": {"progress": [[0, 0], [1, 1]]}}}, "c.json")

@@ -85,7 +85,7 @@ def test_a_project_keeps_its_sources_format_depth_and_speakers(tmp_path):
 
     audio = Audio(np.zeros((2, 8000), np.float32), 8000, None, "WAV", "PCM_24", layout=("FL", "FR"))
     doc = Document(audio, device="cpu", n_fft=256)
-    path = save_project(tmp_path / "kind.spp", snapshot(doc, Tracker(doc)), {})
+    path = save_project(tmp_path / "kind.spp", snapshot(doc, Tracker(doc)), {}).path
     again, _ = open_project(path, device="cpu")
     assert (again.audio.format, again.audio.subtype, again.audio.layout) == \
         ("WAV", "PCM_24", ("FL", "FR"))
@@ -125,6 +125,17 @@ def test_arrays_that_are_not_an_archive_of_arrays(tmp_path, valid):
     with zipfile.ZipFile(other, "w") as z:
         z.writestr("readme.txt", "hi")
     refused(build(tmp_path / "txt.spp", manifest, npz_bytes=other.getvalue()), "not an array")
+    # numpy took these for pickles and advised allow_pickle=True (issue 37)
+    message = refused(build(tmp_path / "text.spp", manifest, npz_bytes=b"just some text"),
+                      r"arrays.npz is not a NumPy archive \(it begins b'just some te'\)")
+    assert "allow_pickle" not in message
+    link = tmp_path / "link.spp"
+    with zipfile.ZipFile(link, "w") as z:
+        z.writestr("manifest.json", json.dumps(manifest))
+        member = zipfile.ZipInfo("arrays.npz")
+        member.external_attr = (0o120777 << 16)  # a symbolic link, as zip -y stores one
+        z.writestr(member, "/etc/passwd")
+    refused(link, "arrays.npz is a symbolic link; a project holds the file itself")
 
 
 def npz_with(arrays, **members: bytes) -> bytes:
@@ -166,11 +177,17 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 3}, "version 3"),
+    ({"version": 4}, "version 4"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
     ({"analysis": ["stft"]}, "analysis"),
+    ({"analysis": {"transform": "stft", "hop": 511.9}}, "hop: 511.9 is not a whole number"),
+    ({"analysis": {"transform": "stft", "n_fft": "2048"}},
+     "n_fft: expected a finite number, got str '2048'"),
+    ({"analysis": {"transform": "stft", "window": 3}}, "window: expected a name, got int"),
+    ({"analysis": {"transform": "cq", "bins_per_octave": 47.5}}, "bins_per_octave: 47.5 is not"),
+    ({"analysis": {"transform": "cq", "fmin": "low"}}, "fmin: expected a finite number"),
     ({"view": [1, 2]}, "view"),
     ({"view": "big"}, "view"),
     ({"view": {"t0": "soon"}}, "view"),
@@ -264,6 +281,11 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
     before = window.doc
     crafted = [build(tmp_path / "view.spp", {**manifest, "view": [1, 2]}, arrays),
                build(tmp_path / "rate.spp", {**manifest, "sample_rate": 10**12}, arrays),
+               build(tmp_path / "hop.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                      "hop": 511.9}}, arrays),
+               build(tmp_path / "nfft.spp", {**manifest, "analysis": {"transform": "stft",
+                                                                       "n_fft": "2048"}},
+                     arrays),
                amplified(tmp_path, valid)]
     for path in crafted:
         window.open_path(path)
@@ -275,3 +297,129 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
         box.accept()
         qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning())
         assert window.doc is before
+
+
+def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, window, tmp_path,
+                                                                       valid):
+    """Issue 37: a small project asking for FFT size 16384 and hop 1 on 1 s opened in
+    7.8 s at 2.9 GB and took 292 s to resynthesize, with no word. Now a question with
+    the estimate comes first; Cancel leaves the open document as it was."""
+    import hashlib
+
+    from PySide6.QtWidgets import QMessageBox
+
+    manifest, arrays = valid
+    audio = np.zeros((1, 44100), np.float32)
+    path = build(tmp_path / "amplifying.spp", {
+        **manifest, "sample_rate": 44100, "edited_rects": [],
+        "analysis": {"transform": "stft", "n_fft": 16384, "hop": 1},
+        "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest()}, {"audio": audio})
+    before = window.doc
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None,
+                    timeout=20000)
+    box = window.findChild(QMessageBox, "question")
+    assert "makes 8,193 coefficients per sample: 1.0 s of audio will take about" in box.text()
+    assert "GiB" in box.text() and box.text().endswith("Go on?")
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: window.worker is None or not window.worker.isRunning(),
+                    timeout=20000)
+    assert window.doc is before
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
+@pytest.fixture(scope="module")
+def historic(tmp_path_factory):
+    """A project whose history keeps two strokes, the second undone: (path, the cells
+    before, after the first and after the second stroke)."""
+    from app.project_history import keep_within
+    from brushes.history import History
+    from brushes.painter import paint
+    from brushes.stroke import StrokePoint
+
+    doc = document(np.random.default_rng(4).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
+    history = History(doc)
+    states = [doc.coefficients(0, doc.n_frames).clone()]
+    for t, channel in ((0.2, None), (0.6, 1)):
+        paint(doc, "gain", [StrokePoint(t, 1000.0), StrokePoint(t + 0.2, 1500.0)],
+              {"gain_db": -30.0, "radius_hz": 300.0, "channel": -1 if channel is None else
+               channel}, history=history)
+        states.append(doc.coefficients(0, doc.n_frames).clone())
+    history.undo()
+
+    class Edited:  # every tile either stroke touched
+        def rects(self):
+            return [s.dirty() for s in history.steps]
+
+    path = tmp_path_factory.mktemp("h") / "history.spp"
+    save_project(path, snapshot(doc, Edited(), keep_within(history.steps, 1)), {})
+    return path, states
+
+
+def test_a_projects_history_comes_back_bit_for_bit(historic):
+    import torch
+
+    from app.project import load_project
+
+    path, states = historic
+    opened = load_project(path, device="cpu")
+    doc, kept = opened.doc, opened.history
+    assert kept.index == 1 and [s.channel for s in kept.steps] == [None, 1]
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[1])
+    kept.steps[1].redo(doc)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[2])
+    kept.steps[1].undo(doc)
+    kept.steps[0].undo(doc)
+    assert torch.equal(doc.coefficients(0, doc.n_frames), states[0])
+
+
+def test_the_history_is_kept_within_its_limit_oldest_done_steps_first():
+    import torch
+
+    from app.project_history import keep_within
+    from brushes.history import Patch, Step
+    from engine.region import Rect
+
+    def step(name):  # 1 KiB of cells before it
+        return Step(name, None, [Patch(Rect(0, 8, 0, 16),
+                                       torch.zeros(1, 8, 16, dtype=torch.complex64))])
+
+    steps = [step(str(i)) for i in range(6)]
+    kept = keep_within(steps, 4, limit=3 * 1024)
+    assert [s.label for s in kept.steps] == ["3", "4", "5"] and kept.index == 1
+    assert kept.left_out == ("the history kept 3 steps; 3 older and 0 undone ones past "
+                             "0 MiB were left out")
+    kept = keep_within(steps, 0, limit=2048)  # none done: the furthest undone go
+    assert [s.label for s in kept.steps] == ["0", "1"] and kept.index == 0
+    assert keep_within(steps, 6).left_out == ""
+
+
+def _spoiled(historic, change):
+    with zipfile.ZipFile(historic[0]) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        arrays = {k: npz[k] for k in npz.files}
+    change(manifest, arrays)
+    return manifest, arrays
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda m, a: m["history"].update(index=3), "history"),
+    (lambda m, a: m["history"].update(index=True), "history"),
+    (lambda m, a: m["history"].update(steps="all"), "history"),
+    (lambda m, a: m["history"]["steps"][0].update(label=7), "history step 0"),
+    (lambda m, a: m["history"]["steps"][1].update(channel=2), "history step 1"),
+    (lambda m, a: m["history"]["steps"][0].update(patches=-1), "history step 0"),
+    (lambda m, a: m["history"]["steps"][0].update(patches=10**9), "history_rects"),
+    (lambda m, a: m["history"]["steps"][0].update(extra=1), "history step 0"),
+    (lambda m, a: a.update(history_rects=a["history_rects"].astype(np.int32)), "history_rects"),
+    (lambda m, a: a["history_rects"].__setitem__((0, 1), a["history_rects"][0, 0]), "empty"),
+    (lambda m, a: a.update(history_before=a["history_before"][:-1]), "history_before"),
+    (lambda m, a: a.update(history_after=a["history_before"]), "history_after"),
+    (lambda m, a: a.pop("history_after"), "history_after"),
+    (lambda m, a: a["history_rects"].__setitem__((0, 3), 10**9), "history"),
+    (lambda m, a: a["history_before"].__setitem__((0, 0), np.nan), "NaN"),
+    (lambda m, a: m.update(project=["x.spp"]), "project"),
+])
+def test_a_damaged_history_is_refused(tmp_path, historic, change, match):
+    refused(build(tmp_path / "h.spp", *_spoiled(historic, change)), match)

@@ -5,8 +5,8 @@ Driven through the Player's own pull, as the audio callback calls it."""
 import numpy as np
 import pytest
 
-from app.playback import BLOCK, NullOutput, Player
-from tests.conftest import peak_hz
+from app.playback import BLOCK, Player
+from tests.conftest import CallbackOutput, peak_hz
 
 RATE, TONE = 22050, 440.0
 WAVE = (0.5 * np.sin(2 * np.pi * TONE * np.arange(20 * RATE) / RATE)).astype(np.float32)[None]
@@ -27,7 +27,7 @@ def scrubbed(player, start: int, samples_per_block: float, blocks: int) -> np.nd
 
 @pytest.mark.parametrize("speed", [1.0, 2.0, -1.0, 0.5])
 def test_the_pitch_follows_the_pointers_speed(speed):
-    player = Player(NullOutput())
+    player = Player(CallbackOutput())
     start = 10 * RATE
     player.scrub(source, RATE, 1, WAVE.shape[1], start)
     heard = scrubbed(player, start, speed * BLOCK, 60)
@@ -38,7 +38,7 @@ def test_the_pitch_follows_the_pointers_speed(speed):
 
 
 def test_a_still_pointer_is_silent_and_starting_or_stopping_makes_no_click():
-    player = Player(NullOutput())
+    player = Player(CallbackOutput())
     start = 5 * RATE + 13  # a quarter period in: the tone at its peak, not at zero
     player.scrub(source, RATE, 1, WAVE.shape[1], start)
     assert player.playing and not player._pull(BLOCK).any()  # pressed, not moved: silence
@@ -55,7 +55,7 @@ def test_a_still_pointer_is_silent_and_starting_or_stopping_makes_no_click():
 
 
 def test_the_head_never_reads_outside_the_file():
-    player = Player(NullOutput())
+    player = Player(CallbackOutput())
     player.scrub(source, RATE, 1, WAVE.shape[1], 100)
     heard = scrubbed(player, 100, -4 * BLOCK, 10)  # far past the start
     assert np.isfinite(heard).all() and player.position() == 0
@@ -64,3 +64,19 @@ def test_the_head_never_reads_outside_the_file():
     player.scrub(source, RATE, 1, WAVE.shape[1], end)
     scrubbed(player, end, 4 * BLOCK, 10)
     assert player.position() == end
+
+
+def test_without_a_device_the_output_pulls_at_the_audio_rate():
+    """The null output (no device) pulls blocks as a device would, so a scrubbing head
+    moves towards the pointer: it stood still, and so did the playhead."""
+    import time
+
+    from app.playback import NullOutput
+
+    player = Player(NullOutput("no device here"))
+    player.scrub(source, RATE, 1, WAVE.shape[1], 0)
+    player.scrub(source, RATE, 1, WAVE.shape[1], RATE // 2)  # the pointer jumps 0.5 s on
+    time.sleep(1.0)  # the head glides at up to 4x: there in about 0.15 s
+    assert abs(player.position() - RATE // 2) < BLOCK
+    player.stop()
+    assert player.position() is None

@@ -258,3 +258,17 @@ def test_a_selection_round_trips_through_json_and_bad_ones_are_refused():
                        ("rect", "an object")):
         with pytest.raises(ParameterError, match=words):
             Selection.from_json(bad)
+
+
+@pytest.mark.parametrize("analysis", [{"n_fft": 1024}, {"transform": "cq"}])
+def test_a_selection_of_the_whole_file_reaches_every_cell(analysis):
+    """On constant-Q, frames past the file's end (its last slice's) were left out of a
+    selection from 0 to the file's length: a fill or "play alone" missed the end."""
+    rng = np.random.default_rng(5)
+    seconds = float(rng.uniform(1.5, 3.5))
+    doc = document(rng.uniform(-0.3, 0.3, (1, int(seconds * 16000))), 16000, **analysis)
+    whole = Selection.rect(0.0, doc.length / doc.sample_rate, 0.0, doc.sample_rate / 2)
+    assert whole.cells(doc) == doc.full_rect()
+    assert bool(whole.mask(doc).all())
+    half = Selection.rect(0.0, 0.5 * doc.length / doc.sample_rate, 0.0, doc.sample_rate / 2)
+    assert not bool(half.mask(doc).all())

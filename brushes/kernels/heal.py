@@ -2,14 +2,16 @@
 
 - ``attenuate`` (the default): per cell, bring only what stands above the
   surrounding level down to it, keeping the rest and its phase; the level is
-  learnt outside the stroke (see brushes.attenuate).
+  learnt outside the stroke (see engine.repair.attenuate).
 - ``steady``: the steady tones under the stroke (a hum, a whistle, a bleep)
-  are found, fitted and subtracted from the audio itself (see brushes.steady);
-  what does not stay put, speech or music in the same bins, stays.
+  are found, fitted and subtracted from the audio itself (see engine.repair.steady);
+  what does not stay put, speech or music in the same bins, stays. Where none is
+  steady, a tone that glides or wobbles along the stroke is followed and
+  subtracted (engine.repair.track).
 - ``replace``: magnitude interpolated across the brush from both sides in
   time, phase continuing the left side's advance (steady partials run on).
 - ``declick``: a time-domain repair of the few samples of a click under the
-  brush (see brushes.declick), written back as the coefficients of the
+  brush (see engine.repair.declick), written back as the coefficients of the
   frames those samples reach, so the view, resynthesis and undo stay exact.
 
 ``attenuate`` and ``steady`` need the whole stroke: they are applied when it
@@ -22,15 +24,20 @@ from collections.abc import Generator
 import numpy as np
 import torch
 
-from brushes import attenuate, declick, steady
 from brushes.confine import confining, covered_frames, frame_parts
 from brushes.dab import radius_hz
 from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.params import Param
 from engine.progress import off_thread
 from engine.region import Rect
+from engine.repair import attenuate, declick, guard, steady, track
 
+TRACK_MIN_SECONDS = 0.1  # a shorter stroke gives no track to follow
+TRACK_PAD_SECONDS = 0.05  # the tone's fade beyond the stroke's ends goes with it
+TRACK_WINS = 1.25  # the followed tone replaces the steady one when it removes this much more
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
+NO_CLICK = ("no click found under the stroke, nothing changed: paint across the click itself "
+            "(zoom in: a click is a thin vertical line), or raise the brush's radius_ms")
 NO_TONE = ("no steady tone under the stroke, nothing removed: paint along more of the tone "
            "(a tone is told from noise over about 15 / its bandwidth: 0.4 s at 2.5 kHz)")
 
@@ -70,6 +77,8 @@ class Heal(Kernel):
             dab = ctx.dabs[0]
             reach = max(radius_hz(dab.params, dab.freq), ctx.doc.transform.resolution_hz(dab.freq))
             ctx.canvas.state.setdefault("painted", set()).add((round(dab.freq, 3), reach))
+            if "harmonics" not in dab.params:  # one line, not a harmonic brush's comb
+                ctx.canvas.state.setdefault("track", []).append((dab.time, dab.freq, reach))
         return None  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
@@ -77,13 +86,19 @@ class Heal(Kernel):
         """The repair of attenuate and steady, worked out off the GUI thread (a 20 s
         stroke on constant-Q: 1-2 s); the document is written in the steps."""
         rect, frames = canvas.covered_rect(), covered_frames(canvas)
+        if params["mode"] == "declick" and not any(
+                v is not None for v in canvas.state.get("declick", {}).values()):
+            canvas.state["notice"] = NO_CLICK
+            canvas.forget()  # nothing repaired: the stroke is no undo step
+            return None
         if params["mode"] not in ("attenuate", "steady") or frames is None:
             return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
             painted = canvas.state.get("painted", set())
-            removed = yield from off_thread(
-                lambda: _steady_removed(doc, canvas, rect, coverage, painted))
+            removed = yield from off_thread(lambda: _quieter(
+                canvas, _steady_removed(doc, canvas, rect, coverage, painted),
+                _tracked_removed(doc, canvas, canvas.state.get("track", []))))
             if removed is None:
                 canvas.state["notice"] = NO_TONE
                 canvas.forget()  # no tone found: the stroke is no undo step
@@ -125,8 +140,7 @@ class Heal(Kernel):
         done = ctx.canvas.state.setdefault("declick", {})
         if key not in done:  # the dabs of a vertical stroke share one repair
             done[key] = self._repaired(ctx, key[1], key[2])
-        # nothing found: keep what earlier dabs of the stroke repaired here
-        return done[key] if done[key] is not None else doc.read_complex(r, ctx.canvas.channel)
+        return done[key]  # None: no click here, nothing written
 
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
         """Repair the current audio (earlier dabs' repairs included) around samples
@@ -139,8 +153,8 @@ class Heal(Kernel):
         w0, w1 = max(0, c0 - margin), min(audio.shape[-1], c1 + margin)
         changed = False
         for channel in audio:
-            fixed = declick.repair(channel[w0:w1], slice(c0 - w0, c1 - w0), doc.sample_rate) \
-                if c1 > c0 else None
+            fixed = declick.repair_click(channel[w0:w1], slice(c0 - w0, c1 - w0),
+                                         doc.sample_rate) if c1 > c0 else None
             if fixed is not None:
                 channel[w0:w1], changed = fixed, True
         if not changed:
@@ -206,6 +220,43 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
         ab = steady.fit(g, t, doc.length)
         wave -= steady.waveform(g, ab, t, wave, start)
     return region, t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
+
+
+def _quieter(canvas, steady_removal, tracked_removal):
+    """The steady removal (a rect of frames and its new coefficients) unless the
+    tracked one takes out ``TRACK_WINS`` times the energy (a whistle's vibrato defeats
+    the steady fit; a steady whistle is fitted far better than it is followed)."""
+    if steady_removal is None or tracked_removal is None:
+        return steady_removal or tracked_removal
+
+    def taken(removal):
+        region, coeffs = removal
+        before = canvas.complex_before(region)
+        return float((before.abs() ** 2).sum() - (coeffs.abs() ** 2).sum())
+    return tracked_removal if taken(tracked_removal) > TRACK_WINS * taken(steady_removal) \
+        else steady_removal
+
+
+def _tracked_removed(doc, canvas, painted: list) -> tuple[Rect, torch.Tensor] | None:
+    """No steady tone under the stroke: a tone that glides or wobbles along it, followed
+    and subtracted (engine.repair.track); the rect of frames to rewrite and its new
+    coefficients, or None when none stands out along the stroke. Reads only."""
+    points = sorted(painted)
+    if len(points) < 2 or points[-1][0] - points[0][0] < TRACK_MIN_SECONDS:
+        return None
+    t, sr = doc.transform, doc.sample_rate
+    first = max(0, round((points[0][0] - TRACK_PAD_SECONDS) * sr))
+    last = min(doc.length, round((points[-1][0] + TRACK_PAD_SECONDS) * sr))
+    region = Rect(0, doc.n_bins, *t.frames_needed(first, last, doc.length))
+    wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
+    times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
+    x = wave.numpy()
+    removed = track.remove(x, sr, times - start / sr, freqs, reach)
+    if removed is None:
+        return None
+    safe, _ = guard.safe(x, removed, sr, neighbours=2)
+    return region, t.forward_segment(torch.from_numpy(safe).float().to(doc.device),
+                                      region.frame0, region.frame1)
 
 
 def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from brushes.attenuate import runs
+from engine.repair.attenuate import runs
 
 PAD = 8  # zero-padding factor of the rate search
 REFINE = 32  # then this many steps each way between grid points,

@@ -1,0 +1,264 @@
+"""Mains hum: find its fundamental (50 or 60 Hz, drifting), the harmonics that
+stand out, and subtract them, keeping what sounds under them.
+
+1. **Find.** Spectra of stretches of the audio (``SEGMENT_SECONDS`` each) score
+   every fundamental within ``SEARCH_HZ`` of 50 and 60 Hz by how far its
+   harmonics stand above the spectrum around them (the median within
+   ``LOCAL_HZ``), taking the median over the stretches: a hum stands out all
+   the time, a held note only while it is held. A harmonic counts when it
+   stands ``STANDS_DB`` above; no hum unless two do and one by ``FOUND_DB``.
+2. **Track.** The counted harmonics are demodulated at their nominal
+   frequency; the phase of their amplitude-weighted sum, per harmonic number,
+   says how the fundamental drifts, smoothed over ``DRIFT_SECONDS``.
+   Over 1 s and over 4 s; the one whose harmonics then hold more energy wins
+   (music under a steady hum makes a 1 s drift wander).
+3. **Subtract.** Each counted harmonic is demodulated along the tracked phase
+   and low-passed (a Gaussian of ``SMOOTH_SECONDS``): speech and music near the
+   harmonic change faster than that and average out, the hum does not. The
+   low-passed amplitude, modulated back, is subtracted.
+
+Work is done on blocks of ``BLOCK`` samples with the phase carried across, and
+amplitudes on a coarse grid (one value per ``COARSE_SECONDS``), so memory stays
+bounded on long files.
+"""
+
+import math
+
+import numpy as np
+from scipy.ndimage import maximum_filter1d, median_filter
+
+from engine.progress import scaled, step
+from engine.repair import Outcome
+
+SEARCH_HZ = 0.5  # the fundamental is sought this far around 50 and 60 Hz (mains' tolerance)
+SEGMENT_SECONDS = 2.0
+SEGMENTS = 24  # stretches of the file a harmonic must stand out in (the median of them)
+MIN_SEGMENTS = 5
+MIN_SECONDS = 1.0
+NEAR_HZ = 0.3
+LOCAL_HZ = 8.0
+STANDS_DB = 6.0
+FOUND_DB = 10.0
+DRIFT_SECONDS = (1.0, 4.0)  # the drift is smoothed over each, and the one that holds more
+#                            hum kept: a drifting hum needs the first, a steady one the second
+DRIFT_HARMONICS = 4  # the drift is read from the first harmonics found
+SMOOTH_SECONDS = 0.5
+COARSE_SECONDS = 0.005
+BLOCK = 1 << 20
+MAX_HZ = 4000.0  # harmonics above this are not hum a mains field makes audible
+
+
+def _prominence_db(mono: np.ndarray, sr: int) -> tuple[float, np.ndarray]:
+    """Bin width (Hz) and, per bin up to ``MAX_HZ``, how far the spectrum's peak within
+    ``NEAR_HZ`` stands above its median within ``LOCAL_HZ`` (dB): the median over up to
+    ``SEGMENTS`` stretches of ``SEGMENT_SECONDS``, so only what stands out most of the
+    time (a hum, not a held note) stands out."""
+    # at least MIN_SEGMENTS stretches, overlapping on short audio: one stretch of noise
+    # has a peak standing out somewhere, several rarely at the same frequency
+    seg = min(int(SEGMENT_SECONDS * sr), len(mono) * 2 // (MIN_SEGMENTS + 1))
+    size = 1 << int(math.ceil(math.log2(4 * seg)))
+    df = sr / size
+    top = int(min(MAX_HZ + 2 * LOCAL_HZ, sr / 2) / df)
+    starts = np.linspace(0, len(mono) - seg, min(SEGMENTS, max(MIN_SEGMENTS, len(mono) // seg))
+                         ).astype(int)
+    window = np.hanning(seg)
+    near, local = int(NEAR_HZ / df) + 1, int(LOCAL_HZ / df)
+    stands = []
+    for s in starts:
+        power = np.abs(np.fft.rfft(mono[s:s + seg] * window, size)[:top]) ** 2 + 1e-300
+        peak = maximum_filter1d(power, 2 * near + 1)
+        # what lies 80 dB under the stretch's loudest bin (a window's sidelobes, rounding)
+        # never stands out
+        floor = median_filter(power, 2 * local + 1, mode="nearest") + power.max() * 1e-8
+        stands.append(10 * np.log10(peak / floor))
+    return df, np.median(stands, axis=0)
+
+
+def find(mono: np.ndarray, sr: int, fundamental: str, max_harmonics: int, *,
+         search_hz: float = SEARCH_HZ) -> tuple[float, list[int]] | None:
+    """The fundamental and the harmonic numbers that stand out, or None: at least two
+    harmonics must stand out ``STANDS_DB`` above the spectrum around them most of the
+    time, and one of them ``FOUND_DB``."""
+    if len(mono) < MIN_SECONDS * sr:
+        return None  # too short to tell a hum's steadiness from noise's peaks
+    df, stands = _prominence_db(mono, sr)
+    bases = (50.0, 60.0) if fundamental == "auto" else (float(fundamental),)
+    top = min(MAX_HZ, 0.45 * sr)
+
+    def at(hz):
+        return stands[np.minimum(np.round(hz / df).astype(int), len(stands) - 1)]
+
+    best = None
+    for base in bases:
+        k = np.arange(1, max(1, min(max_harmonics, int(top // base))) + 1)
+        grid = np.arange(base - search_hz, base + search_hz + 1e-9, df / 4)
+        scores = np.clip(at(k[None] * grid[:, None]), 0, None).sum(1)
+        i = int(np.argmax(scores))
+        if best is None or scores[i] > best[0]:
+            best = (scores[i], grid[i], at(k * grid[i]))
+    _, f0, per_harmonic = best
+    harmonics = [int(k) + 1 for k in np.flatnonzero(per_harmonic >= STANDS_DB)]
+    if len(harmonics) < 2 or per_harmonic.max() < FOUND_DB:
+        return None
+    return float(f0), harmonics
+
+
+def _coarse_means(z: np.ndarray, m: int) -> np.ndarray:
+    n = len(z) // m * m
+    return z[:n].reshape(-1, m).mean(1)
+
+
+def _smooth(a: np.ndarray, sigma: float) -> np.ndarray:
+    """Gaussian smoothing of a coarse series (``sigma`` in its samples), edges
+    renormalised."""
+    half = min(int(3 * sigma) + 1, (len(a) - 1) // 2)  # never longer than the series
+    if half < 1:
+        return a.copy()
+    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sigma) ** 2)
+    num = np.convolve(a, kernel, mode="same")
+    den = np.convolve(np.ones(len(a)), kernel, mode="same")
+    return num / den
+
+
+class _Carrier:
+    """``exp(i phase(n))`` of the tracked fundamental, block by block."""
+
+    def __init__(self, f0: float, drift: np.ndarray | None, coarse: int, sr: int):
+        self.f0, self.drift, self.coarse, self.sr = f0, drift, coarse, sr
+
+    def phase(self, n0: int, n1: int) -> np.ndarray:
+        n = np.arange(n0, n1, dtype=np.float64)
+        base = 2 * math.pi * self.f0 / self.sr * n
+        if self.drift is None:
+            return base
+        # integral of the drift (Hz, on the coarse grid) in radians, interpolated
+        centres = (np.arange(len(self.drift)) + 0.5) * self.coarse
+        cumulative = np.concatenate(([0.0], np.cumsum(self.drift))) * \
+            2 * math.pi * self.coarse / self.sr
+        grid = np.concatenate(([0.0], centres + 0.5 * self.coarse))
+        return base + np.interp(n, grid, cumulative)
+
+
+def _harmonic_carriers(phase: np.ndarray, harmonics: list[int]):
+    """``exp(i k phase)`` for each k of ``harmonics`` (ascending), by multiplication."""
+    unit = np.exp(1j * np.remainder(phase, 2 * math.pi).astype(np.float32))  # complex64
+    zk, k_prev = np.ones_like(unit), 0
+    for k in harmonics:
+        for _ in range(k - k_prev):
+            zk = zk * unit
+        k_prev = k
+        yield zk
+
+
+def _amplitudes(x: np.ndarray, carrier: _Carrier, harmonics: list[int], coarse: int,
+                progress, cancel) -> np.ndarray:
+    """``[ch, harmonics, coarse frames]`` demodulated means of ``x`` per harmonic."""
+    ch, n = x.shape
+    frames = n // coarse
+    out = np.zeros((ch, len(harmonics), frames), complex)
+    block = BLOCK // coarse * coarse
+    for b0 in range(0, frames * coarse, block):
+        step(b0 / n, progress, cancel)
+        b1 = min(frames * coarse, b0 + block)
+        for i, zk in enumerate(_harmonic_carriers(-carrier.phase(b0, b1), harmonics)):
+            for c in range(ch):
+                out[c, i, b0 // coarse:b1 // coarse] = _coarse_means(x[c, b0:b1] * zk, coarse)
+    return out
+
+
+def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int,
+           seconds: float) -> np.ndarray:
+    """Hz the fundamental is off its nominal value, per coarse frame: the phase slope of
+    each harmonic's amplitude over its number, weighted by strength, smoothed."""
+    z = amps.sum(0)  # channels together
+    sigma = seconds * sr / coarse / 2
+    smooth = np.stack([_smooth(zk.real, sigma / 4) + 1j * _smooth(zk.imag, sigma / 4)
+                       for zk in z])
+    rate = sr / coarse
+    slope = np.angle(smooth[:, 1:] * smooth[:, :-1].conj()) * rate / (2 * math.pi)  # Hz
+    weight = np.abs(smooth[:, 1:]) ** 2
+    hz = (slope / np.array(harmonics)[:, None] * weight).sum(0) / (weight.sum(0) + 1e-300)
+    return _smooth(np.concatenate((hz[:1], hz)), sigma)
+
+
+def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics: int = 40,
+        progress=None, cancel=None) -> Outcome:
+    sr = sample_rate
+    mono = x.mean(0)
+    found = find(mono, sr, fundamental, int(harmonics))
+    if found is None:
+        return Outcome(x)
+    f0, ks = found
+    out = removed(x, sr, f0, ks, progress=progress, cancel=cancel)
+    step(1.0, progress, None)
+    level = 10 * math.log10(float(np.mean((out - x) ** 2)) + 1e-300)
+    return Outcome(out, f"hum at {f0:.2f} Hz, {len(ks)} harmonic(s) up to {ks[-1] * f0:.0f} Hz: "
+                        f"{level:.1f} dBFS RMS removed")
+
+
+def removed(x: np.ndarray, sr: int, f0: float, ks: list[int], *, progress=None,
+            cancel=None) -> np.ndarray:
+    """``x`` ``[ch, n]`` less the harmonics ``ks`` of ``f0`` (near it: tracked),
+    followed at a reduced rate and brought back to ``sr``."""
+    rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
+    hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
+    return x - resample(hum, rate, sr, x.shape[-1])
+
+
+def _analysis_rate(sr: int, top_hz: float) -> int:
+    """The lowest rate sr / 2^m that holds ``top_hz`` with a quarter to spare: the hum is
+    found and followed there, then brought back to ``sr``."""
+    rate = sr
+    while rate % 2 == 0 and rate // 2 >= 2.5 * top_hz:
+        rate //= 2
+    return rate
+
+
+def resample(x: np.ndarray, sr_in: int, sr_out: int, length: int | None = None) -> np.ndarray:
+    """``x`` ``[ch, n]`` at ``sr_out`` (soxr, high quality), ``length`` samples if given."""
+    if sr_in == sr_out:
+        return x
+    import soxr
+
+    y = np.ascontiguousarray(soxr.resample(x.T, sr_in, sr_out, quality="HQ").T)
+    if length is not None:
+        y = np.pad(y, ((0, 0), (0, max(0, length - y.shape[-1]))))[:, :length]
+    return y
+
+
+def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> np.ndarray:
+    """The hum in ``x``: the harmonics ``ks`` of ``f0``, tracked and low-passed."""
+    coarse = max(1, round(COARSE_SECONDS * sr))
+    nominal = _Carrier(f0, None, coarse, sr)
+    strongest = ks[:DRIFT_HARMONICS]
+    first = _amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.2), cancel)
+    sigma = SMOOTH_SECONDS * sr / coarse
+    best = None
+    for i, seconds in enumerate(DRIFT_SECONDS):  # the drift followed best holds most hum
+        carrier = _Carrier(f0, _drift(first, strongest, coarse, sr, seconds), coarse, sr)
+        amps = _smooth_all(_amplitudes(x, carrier, ks, coarse, scaled(
+            progress, 0.2 + 0.2 * i, 0.4 + 0.2 * i), cancel), sigma)
+        held = float((np.abs(amps) ** 2).sum())
+        if best is None or held > best[0]:
+            best = (held, carrier, amps)
+    _, carrier, amps = best
+    out = np.zeros_like(x)
+    n = x.shape[-1]
+    centres = (np.arange(amps.shape[-1]) + 0.5) * coarse
+    for b0 in range(0, n, BLOCK):
+        step(0.6 + 0.4 * b0 / n, progress, cancel)
+        b1 = min(n, b0 + BLOCK)
+        t = np.arange(b0, b1)
+        for i, zk in enumerate(_harmonic_carriers(carrier.phase(b0, b1), ks)):
+            for c in range(x.shape[0]):
+                re = np.interp(t, centres, amps[c, i].real).astype(np.float32)
+                im = np.interp(t, centres, amps[c, i].imag).astype(np.float32)
+                out[c, b0:b1] += 2 * (re * zk.real - im * zk.imag)
+    return out
+
+
+def _smooth_all(amps: np.ndarray, sigma: float) -> np.ndarray:
+    out = np.empty_like(amps)
+    for idx in np.ndindex(amps.shape[:-1]):
+        out[idx] = _smooth(amps[idx].real, sigma) + 1j * _smooth(amps[idx].imag, sigma)
+    return out

@@ -1,0 +1,144 @@
+"""The noise power a de-noise works against: from a profile (samples of noise only,
+the selection the user marked), or learnt from the quietest parts of the audio.
+
+Learnt: a low quantile (5 %) over time of the power smoothed over ~0.1 s, what a
+bin holds when nothing but noise is in it (no pause across the whole band at
+once is needed), made a mean by a bias factor measured once on white noise
+through the same analysis. In the adaptive mode the same over 4 s stretches every
+2 s, interpolated between them, so the estimate follows noise that changes.
+
+A programme that never leaves some bins raises their low quantile; two checks
+bring such bins back: a peak above the spectrum's envelope counts as noise only
+if it is steady (a hum, a whistle keeps its mean power near its low quantile; a
+sustained note rises well above it some of the time), and a bin that is not
+steady may lie no more than 3 dB per octave (pink noise, the steepest hiss) above
+the steady bins around it. Both only ever lower the estimate: less reduction,
+never more.
+"""
+
+import functools
+
+import numpy as np
+from scipy import fft, ndimage
+
+SMOOTH_S = 0.12  # the learnt estimate smooths the power over this long
+QUANTILE = 0.05  # ... and takes this quantile of it over time
+TRACK_S = 4.0  # the adaptive estimate: that quantile over this long, every half of it
+PEAK_HZ = 200.0  # the learnt spectrum's envelope: a median over this many Hz
+PEAK = 2.0  # a learnt bin this far above the envelope is a peak
+STEADY = 1.25  # a bin whose mean power is within this factor of its learnt noise is steady
+SLOPE_DB = 3.0  # a bin that is not steady lies at most this far above steady ones per octave
+WARP_HZ = 200.0  # ... octaves counted on log2(f + WARP_HZ): the lowest bins are not octaves apart
+
+
+def window(n_fft: int) -> np.ndarray:
+    return np.sqrt(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft))
+
+
+def power_frames(x: np.ndarray, n_fft: int) -> np.ndarray:
+    """Power spectra (the processing's window) of the analysis grid (hop n_fft / 2)
+    lying wholly inside ``x``."""
+    hop = n_fft // 2
+    count = (x.shape[1] - n_fft) // hop + 1
+    if count < 1:
+        return np.zeros((x.shape[0], 0, n_fft // 2 + 1))
+    frames = np.lib.stride_tricks.sliding_window_view(x, n_fft, axis=1)[:, ::hop][:, :count]
+    spectrum = fft.rfft((frames * window(n_fft)).astype(np.float32), axis=-1, workers=-1)
+    return spectrum.real ** 2 + spectrum.imag ** 2
+
+
+def profile_power(profile: np.ndarray, channels: int, n_fft: int):
+    """The mean power per channel (or 1) and bin of a noise-only ``profile``."""
+    profile = np.atleast_2d(profile)
+    if profile.shape[0] not in (1, channels):
+        raise ValueError(f"the noise profile has {profile.shape[0]} channels; the audio has "
+                         f"{channels}: mark the profile on the same file")
+    power = power_frames(profile, n_fft)
+    if power.shape[1] == 0:
+        raise ValueError(f"the noise profile is {profile.shape[1]} samples: mark at least "
+                         f"{n_fft} samples of noise only")
+    return power.mean(axis=1), "profile from the selection"
+
+
+def learnt_power(x, silent, n_fft, sample_rate, adaptive):
+    """The noise power ``[channels, frames, bins]`` (one frame when stationary), the
+    centres of those frames in samples (None when stationary), and where it came
+    from; learnt from the frames of ``x`` free of digital silence."""
+    hop = n_fft // 2
+    power = power_frames(x, n_fft)
+    count = power.shape[1]
+    starts = np.arange(count) * hop
+    clear = ~np.any(np.lib.stride_tricks.sliding_window_view(
+        silent.any(axis=0), n_fft)[starts], axis=1) if count else np.zeros(0, bool)
+    power = power[:, clear]
+    span = max(1, int(round(SMOOTH_S * sample_rate / hop)))
+    if power.shape[1] < 2 * span:
+        return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, "nothing learnt"
+    smooth = _smoothed(power, span)
+    if not adaptive:
+        low = _quantile(smooth, QUANTILE) * _bias(span)
+        low = _programme_removed(low, smooth.mean(axis=1, keepdims=True), n_fft,
+                                       sample_rate)
+        return low, None, "profile learnt from the quietest parts"
+    track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
+    firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
+    chunks = [smooth[:, a:a + track] for a in firsts]
+    low = np.concatenate([_quantile(c, QUANTILE) * _bias(span) for c in chunks], axis=1)
+    low = _programme_removed(low,
+                                   np.stack([c.mean(axis=1) for c in chunks], axis=1),
+                                   n_fft, sample_rate)
+    middle = np.flatnonzero(clear)[np.minimum(firsts + track // 2, smooth.shape[1] - 1)]
+    return low, middle * hop + n_fft // 2, "adaptive, learnt over time"
+
+
+def _programme_removed(low, typical, n_fft, sample_rate):
+    """The learnt noise power ``low`` (``typical``: the mean power over the same
+    frames) with its peaks above the spectrum's envelope (a median over ``PEAK_HZ``)
+    brought down to it where they are not steady, and slope-capped."""
+    width = 2 * int(PEAK_HZ * n_fft / sample_rate / 2) + 1
+    envelope = ndimage.median_filter(low, size=(1, 1, width), mode="nearest")
+    low = np.where((low > PEAK * envelope) & (typical > STEADY * low), envelope, low)
+    return _slope_capped(low, typical <= STEADY * low, n_fft, sample_rate)
+
+
+def _slope_capped(low: np.ndarray, steady: np.ndarray, n_fft: int,
+                  sample_rate: int) -> np.ndarray:
+    """``low`` where ``steady``; elsewhere at most the steady bins' level plus
+    ``SLOPE_DB`` per (warped) octave away from them."""
+    bins = np.arange(low.shape[-1])
+    octave = np.log2(bins + WARP_HZ * n_fft / sample_rate) * SLOPE_DB
+    level = np.where(steady & (low > 0), 10 * np.log10(np.maximum(low, 1e-300)), np.inf)
+    up = np.minimum.accumulate(level - octave, axis=-1) + octave
+    down = np.minimum.accumulate((level + octave)[..., ::-1], axis=-1)[..., ::-1] - octave
+    return np.where(steady, low, np.minimum(low, 10 ** (np.minimum(up, down) / 10)))
+
+
+def _smoothed(power: np.ndarray, span: int) -> np.ndarray:
+    return ndimage.uniform_filter1d(power, span, axis=-2, mode="nearest")
+
+
+def _quantile(power: np.ndarray, q: float) -> np.ndarray:
+    k = int(q * (power.shape[1] - 1))
+    return np.partition(power, k, axis=1)[:, k:k + 1]
+
+
+@functools.cache
+def _bias(span: int) -> float:
+    """The mean over the low quantile of the smoothed power of white noise, measured
+    through the same analysis (it depends on the smoothing, not on the noise)."""
+    n_fft, frames = 256, 4000
+    noise = np.random.default_rng(0).standard_normal((1, (frames + 1) * n_fft // 2))
+    smooth = _smoothed(power_frames(noise, n_fft)[:, :, 4:-4], span)
+    return float(smooth.mean() / _quantile(smooth, QUANTILE).mean())
+
+
+def noise_at(noise: np.ndarray, centers: np.ndarray | None, at: np.ndarray) -> np.ndarray:
+    """The noise power at the frame centres ``at``: ``[channels, len(at) or 1, bins]``."""
+    if centers is None:
+        return noise
+    i = np.clip(np.searchsorted(centers, at) - 1, 0, len(centers) - 2) if len(centers) > 1 \
+        else np.zeros(len(at), int)
+    if len(centers) == 1:
+        return noise[:, i]
+    w = np.clip((at - centers[i]) / (centers[i + 1] - centers[i]), 0.0, 1.0)[None, :, None]
+    return noise[:, i] * (1 - w) + noise[:, i + 1] * w

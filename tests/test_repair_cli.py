@@ -1,0 +1,120 @@
+"""``specpaint repair`` and ``Editor.repair`` as a user runs them: what was repaired is
+said in one line, a module that finds nothing says so and writes the input as it
+was, the region bounds the change, and bad options are one-line errors."""
+
+import json
+
+import numpy as np
+import soundfile as sf
+import torch
+
+from brushes.script import Editor
+from engine.metrics import si_sdr_db
+from tests.test_cli import specpaint
+
+SR = 22050
+
+
+def _clicked_tone(rng):
+    t = np.arange(2 * SR) / SR
+    x = 0.3 * np.sin(2 * np.pi * 330 * t) + 0.1 * np.sin(2 * np.pi * 1210 * t + 1)
+    clean = x.copy()
+    for i in rng.integers(SR // 10, 2 * SR - SR // 10, 12):
+        x[i:i + 3] += rng.choice([-1, 1]) * np.array([0.5, -0.35, 0.2])
+    return clean, x
+
+
+def test_cli_declick_repairs_and_reports_each_click(tmp_path, write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    src = write_audio("clicks.wav", x[None].astype(np.float32), SR, "FLOAT")
+    out = tmp_path / "fixed.wav"
+    r = specpaint("repair", "declick", src, "-o", out, "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["changed"] and 10 <= len(report["events"]) <= 16, report["summary"]
+    y, _ = sf.read(out, dtype="float64")
+    assert si_sdr_db(clean, y) > si_sdr_db(clean, x) + 20
+
+
+def test_cli_repair_that_finds_nothing_says_so(tmp_path, write_audio):
+    t = np.arange(SR) / SR
+    src = write_audio("tone.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
+                      SR, "FLOAT")
+    r = specpaint("repair", "dehum", src, "-o", tmp_path / "o.wav")
+    assert r.returncode == 0, r.stderr
+    assert "De-hum: found nothing to repair; nothing changed" in r.stderr
+    assert "found nothing to repair" in r.stdout
+
+
+def test_cli_dehum_within_a_region_changes_only_the_region(tmp_path, write_audio, rng):
+    n = 6 * SR
+    t = np.arange(n) / SR
+    voice = 0.2 * rng.standard_normal(n) * (np.sin(2 * np.pi * 0.7 * t) > 0)
+    hum = 0.05 * np.sin(2 * np.pi * 60.2 * t) + 0.03 * np.sin(2 * np.pi * 180.6 * t + 1)
+    src = write_audio("hum.wav", (voice + hum)[None].astype(np.float32), SR, "FLOAT")
+    out = tmp_path / "o.wav"
+    r = specpaint("repair", "dehum", src, "-o", out, "--start", "2", "--end", "4", "--high",
+                  "1000")
+    assert r.returncode == 0, r.stderr
+    assert "hum at 60." in r.stdout
+    x, y = sf.read(src, dtype="float64")[0], sf.read(out, dtype="float64")[0]
+    reach = 2048  # an STFT frame either side of the region
+    assert np.abs(y[:2 * SR - reach] - x[:2 * SR - reach]).max() < 1e-5
+    assert np.abs(y[4 * SR + reach:] - x[4 * SR + reach:]).max() < 1e-5
+    inside = slice(int(2.2 * SR), int(3.8 * SR))
+    assert si_sdr_db(voice[inside], y[inside]) > si_sdr_db(voice[inside], x[inside]) + 10
+
+
+def test_cli_repair_refuses_a_setting_of_another_module(tmp_path, write_audio):
+    src = write_audio("s.wav", np.zeros((1, SR), np.float32), SR)
+    r = specpaint("repair", "dehum", src, "-o", tmp_path / "o.wav", "--sensitivity", "3")
+    assert r.returncode == 2
+    assert "--sensitivity: not a setting of dehum" in r.stderr and "Traceback" not in r.stderr
+    r = specpaint("repair", "denoise", src, "-o", tmp_path / "o.wav", "--profile", "a:b")
+    assert r.returncode == 2 and "--profile: 'a:b' is not START:END" in r.stderr
+
+
+def test_editor_repair_is_one_undo_step_bit_for_bit(write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    ed = Editor.open(write_audio("c.wav", x[None].astype(np.float32), SR, "FLOAT"))
+    before = ed.doc.read_complex(ed.doc.full_rect())
+    report = ed.repair("declick", sensitivity=5)
+    assert report.changed and len(report.events) >= 10
+    after = ed.doc.read_complex(ed.doc.full_rect())
+    ed.undo()
+    assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before)
+    ed.redo()
+    assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), after)
+
+
+def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a.wav", "b.wav"):
+        write_audio(f"in/{name}", x[None].astype(np.float32), SR, "FLOAT")
+    out = tmp_path / "out"
+    r = specpaint("batch", folder, "-o", out, "--repair", "declick:sensitivity=5",
+                  "--repair-after", "dehum", "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "batch-report.json").read_text())
+    for entry in report["files"]:
+        assert entry["status"] == "done"
+        assert entry["notes"] == ["strokes[1]: De-hum: found nothing to repair; nothing changed"]
+        y, _ = sf.read(entry["output"], dtype="float64")
+        assert si_sdr_db(clean, y) > si_sdr_db(clean, x) + 10
+    r = specpaint("batch", folder, "-o", tmp_path / "o2", "--repair", "declick:loud")
+    assert r.returncode == 2 and "--repair: 'loud' is not K=V" in r.stderr
+
+
+def test_a_stroke_script_step_repairs_a_region(write_audio, rng):
+    clean, x = _clicked_tone(rng)
+    ed = Editor.open(write_audio("c.wav", x[None].astype(np.float32), SR, "FLOAT"))
+    changed = ed.run_script([{"repair": "declick", "start": 1.0, "end": 2.0},
+                             {"repair": "dehum"}])
+    assert changed == 1 and ed.warnings == [
+        "strokes[1]: De-hum: found nothing to repair; nothing changed"]
+    y = ed.audio()[0]
+    assert np.array_equal(y[:SR - 2048], ed.doc.audio.samples[0, :SR - 2048]) or \
+        np.abs(y[:SR - 2048] - x[:SR - 2048]).max() < 1e-5  # before the region: as it was
+    assert si_sdr_db(clean[SR:], y[SR:]) > si_sdr_db(clean[SR:], x[SR:]) + 10

@@ -1,0 +1,158 @@
+"""The safety contract of every repair, as an oracle over random placements on real
+material (digital silence, fades, DC offsets, full-scale passages; 8 and 192 kHz;
+mono and multichannel): outside its region nothing changes, bit for bit (the
+coefficients and the samples); nothing non-finite is written; no 10 ms of output is
+louder than the input there (+1 dB); a repair that finds nothing changes nothing,
+makes no undo step and says so."""
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brushes.script import Editor
+from engine.audio import Audio
+from engine.document import Document
+from engine.repair import guard
+from tests import takes
+
+pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
+
+MODULE_SETTINGS = {"declick": {}, "dehum": {}, "denoise": {}, "declip": {"gain": "keep"}}
+
+
+@functools.cache
+def _material(rate: int, channels: int) -> np.ndarray:
+    """1.6 s of real speech or music with what breaks naive repairs spliced in: digital
+    silence, a fade to nothing, a DC offset, a full-scale stretch, a few clicks."""
+    sr = 22050
+    voice = takes.speak("Bring three red bags to the river.", "en-gb-scotland", sr)[0]
+    music = takes.clean_takes(speech=0, music=1, sounds=0, music_seconds=2.0)[0].samples
+    n = int(1.6 * sr)
+    x = np.zeros((channels, n))
+    for c in range(channels):
+        src = voice if c % 2 == 0 else music[c % 2]
+        x[c, int(0.3 * sr):] = 0.5 * src[:n - int(0.3 * sr)] / np.abs(src).max()
+    x[:, int(0.9 * sr):int(1.0 * sr)] *= np.linspace(1, 0, int(0.1 * sr))  # fade out...
+    x[:, int(1.0 * sr):int(1.1 * sr)] = 0.0  # ...to digital silence
+    x[:, int(1.1 * sr):int(1.2 * sr)] += 0.3  # a DC offset
+    x[:, int(1.3 * sr):int(1.35 * sr)] = np.sign(x[:, int(1.3 * sr):int(1.35 * sr)] + 1e-9)
+    for i in (int(0.5 * sr), int(0.75 * sr), int(1.25 * sr)):
+        x[:, i:i + 3] += np.array([0.4, -0.3, 0.2])
+    return np.clip(takes.resample(x, sr, rate), -1, 1).astype(np.float32)
+
+
+def _editor(rate: int, channels: int, transform: str) -> Editor:
+    audio = Audio(_material(rate, channels).copy(), rate)
+    return Editor(Document(audio, transform=transform, device="cpu"))
+
+
+def _check_contract(before: np.ndarray, after: np.ndarray, rate: int,
+                    span: tuple[int, int] | None, louder_db: float = guard.LOUDER_DB) -> None:
+    assert np.isfinite(after).all()
+    _, put_back = guard.safe(before, after, rate, louder_db=louder_db, neighbours=2)
+    assert put_back == 0, "louder than the input by more than 1 dB somewhere"
+    if span is None:
+        assert np.array_equal(before, after)
+        return
+    outside = np.ones(before.shape[-1], bool)
+    outside[span[0]:span[1]] = False
+    assert np.array_equal(before[:, outside], after[:, outside])
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(MODULE_SETTINGS)), rate=st.sampled_from([8000, 44100, 192000]),
+       channels=st.sampled_from([1, 2, 3]), transform=st.sampled_from(["stft", "cq"]),
+       start=st.floats(0.0, 1.4), length=st.floats(0.05, 1.6), data=st.data())
+def test_modules_keep_the_contract_anywhere(name, rate, channels, transform, start, length,
+                                            data):
+    if transform == "cq" and rate == 192000:
+        transform = "stft"  # a constant-Q of 192 kHz audio is slow to build for a unit test
+    ed = _editor(rate, channels, transform)
+    before_audio, before_coef = ed.audio().copy(), ed.doc.read_complex(ed.doc.full_rect())
+    end = min(start + length, 1.6)
+    channel = data.draw(st.sampled_from([None] + list(range(channels))))
+    report = ed.repair(name, start=start, end=end, channel=channel, **MODULE_SETTINGS[name])
+    after = ed.audio()
+    if not report.changed:
+        assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before_coef)
+        assert ed.warnings and "found nothing to repair" in ed.warnings[-1]
+        assert ed.history.position == 0
+        _check_contract(before_audio, after, rate, None)
+        return
+    t = ed.doc.transform
+    s0, s1 = round(start * rate), round(end * rate)
+    f0, f1 = t.frames_needed(s0, min(s1, ed.doc.length), ed.doc.length)
+    coef = ed.doc.read_complex(ed.doc.full_rect())
+    outside_frames = torch.ones(coef.shape[-1], dtype=torch.bool)
+    outside_frames[f0:f1] = False
+    assert torch.equal(coef[..., outside_frames], before_coef[..., outside_frames])
+    heard = t.samples_affected(f0, f1, ed.doc.length)
+    louder = guard.LOUDER_DB + (6.0 if name == "declip" else 0.0)  # declip: its headroom
+    _check_contract(before_audio, after, rate, heard, louder)
+    ed.undo()  # one step, bit for bit
+    assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before_coef)
+
+
+def test_a_module_that_finds_nothing_says_so_and_makes_no_step():
+    ed = _editor(22050, 1, "stft")
+    report = ed.repair("dehum")  # speech with no hum in it
+    assert not report.changed and report.line() == "De-hum: found nothing to repair; nothing " \
+        "changed"
+    assert ed.warnings == [report.line()] and ed.history.position == 0
+
+
+@pytest.mark.parametrize("voice", ["en-029", "en-gb-scotland"])
+def test_heal_by_digital_silence_writes_no_burst(voice):
+    """One heal stroke 0.2 s after 0.3 s of digital silence once wrote samples of
+    magnitude up to ~6e5 (+115 dBFS): its AR model was fitted on context that was
+    partly exact zeros."""
+    sr = 44100
+    x = takes.speak("Six spoons of fresh snow peas, five thick slabs of blue cheese.", voice,
+                    sr)[0]
+    x = np.concatenate([np.zeros(int(0.3 * sr)), 0.5 * x / np.abs(x).max()]).astype(np.float32)
+    ed = Editor(Document(Audio(x[None], sr), device="cpu"))
+    before = ed.audio().copy()
+    for t in np.arange(0.497, 0.58, 0.0137):
+        ed.paint("heal", [(t, 0), (t, sr / 2)])
+        _check_contract(before, ed.audio(), sr, (0, len(x)))
+        if ed.history.can_undo:
+            ed.undo()
+
+
+def test_heal_that_misses_its_click_changes_nothing_and_says_so():
+    sr = 22050
+    x = 0.3 * np.sin(2 * np.pi * 220 * np.arange(sr) / sr).astype(np.float32)
+    x[11025:11028] += [0.5, -0.4, 0.2]
+    ed = Editor(Document(Audio(x[None].copy(), sr), device="cpu"))
+    before = ed.doc.read_complex(ed.doc.full_rect())
+    ed.paint("heal", [(0.53, 0), (0.53, 10000)])  # 30 ms from the click: the brush is 10 ms
+    assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before)
+    assert ed.history.position == 0
+    assert ed.warnings and "no click found under the stroke" in ed.warnings[0]
+    ed.paint("heal", [(0.5001, 0), (0.5001, 10000)])  # on it: repaired
+    assert ed.history.position == 1
+    assert np.abs(ed.audio()[0, 11020:11035]).max() < 0.32
+
+
+@pytest.mark.parametrize("kind", ["glide", "vibrato"])
+def test_tone_remover_follows_a_tone_that_glides_or_wobbles(kind):
+    """A whistle gliding 1.8 -> 2.6 kHz once left the take unchanged ("painted 1 stroke")."""
+    sr = 22050
+    x = takes.speak("Please call Stella and ask her to bring these things.", "en-gb+f2", sr)[0]
+    x = 0.5 * x / np.abs(x).max()
+    a, b = int(0.3 * sr), int(2.3 * sr)
+    t = np.arange(b - a) / sr
+    f = 1800 + 800 * t / t[-1] if kind == "glide" else 2500 * (1 + 0.01 * np.sin(10 * np.pi * t))
+    w = np.zeros(len(x))
+    w[a:b] = 0.05 * np.minimum(1, np.minimum(t, t[::-1]) / 0.02) * np.sin(2 * np.pi *
+                                                                         np.cumsum(f) / sr)
+    ed = Editor(Document(Audio((x + w)[None].astype(np.float32), sr), device="cpu"))
+    ed.paint("tone-remover", [((a + i) / sr, float(f[i]))
+                              for i in np.linspace(0, b - a - 1, 10).astype(int)])
+    from engine.metrics import si_sdr_db
+
+    assert si_sdr_db(x, ed.audio()[0]) > si_sdr_db(x, x + w) + 12  # 7.7 -> 25 dB measured
