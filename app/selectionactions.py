@@ -78,8 +78,8 @@ class SelectionActions:
         except SpectroPaintError as e:
             self.show_error(str(e))
             return
-        # a step a turn, like a stroke: long on a constant-Q document (its end is confined
-        #: seconds for a minute of a band), never a freeze
+        # a step a turn, like a stroke: long on a constant-Q document (its end is
+        # confined: seconds for a minute of a band), never a freeze
         self.session.run(steps, brush, label)
 
     def play_selection_alone(self) -> None:
