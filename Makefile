@@ -6,7 +6,7 @@ DEMO := assets/demo.flac
 .PHONY: run test setup setup-test lint bench demo clean
 
 run: setup
-	$(PY) -m app.cli
+	$(PY) -m app.main
 
 test: setup-test
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,7 @@
 """Batch figures: the same preset stroke painted on N generated 10 s mono 44.1 kHz
 files three ways, each timed as a whole process in the same run:
 
-- ``specpaint batch`` (one process, the pipeline of brushes.batch);
+- ``specpaint batch`` (one process, the pipeline of app.batch.jobs);
 - a shell loop of ``specpaint apply`` (one process per file; timed on a sample of
   the files and scaled to N, since it takes ~3 s a file);
 - a naive single-process Python loop over the scripting API (load, paint,

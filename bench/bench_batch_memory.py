@@ -1,5 +1,5 @@
 """What a batch's memory budget rests on: a file's painting peak over its
-document's size (brushes.batch_memory.PEAK_OVER_DOCUMENT), measured; and, as
+document's size (app.batch.memory.PEAK_OVER_DOCUMENT), measured; and, as
 root where a memory control group can be made, a batch whose two workers would
 not fit together, run in such a group.
 
@@ -31,7 +31,7 @@ ANALYSES = {"STFT, hop 512": {"transform": "stft"},
 
 CHILD = """
 import json, resource, sys
-from brushes.batch import Settings, paint_audio
+from app.batch.jobs import Settings, paint_audio
 from engine.audio import load
 from engine.document import document_bytes
 from engine.transforms import make
@@ -74,7 +74,7 @@ def in_a_group(folder: Path, limit: int) -> dict | None:
         if group is None:
             return None
         start = time.perf_counter()
-        run_in(group, "-m", "app.cli", "batch", str(folder / "takes"), "-o",
+        run_in(group, "-m", "app.main", "batch", str(folder / "takes"), "-o",
                str(folder / "out"), "--preset", "hard-eraser", "--line", "0:1000,30:1000",
                "--hop", "32", "--jobs", "2")
         seconds, used = time.perf_counter() - start, most_used(group)
@@ -83,7 +83,7 @@ def in_a_group(folder: Path, limit: int) -> dict | None:
 
 
 def main() -> None:
-    from brushes.batch_memory import PEAK_OVER_DOCUMENT
+    from app.batch.memory import PEAK_OVER_DOCUMENT
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_batch import linked_sample  # noqa: E402
 from bench.bench_engine import write_section  # noqa: E402
 from bench.bench_process import measure, progress, specpaint  # noqa: E402
-from engine.features import FeatureSettings, LogMel  # noqa: E402
+from engine.logmel import FeatureSettings, LogMel  # noqa: E402
 
 SR, SECONDS = 4096, 10
 ARGS = ["--sr", "4096", "--n-fft", "64", "--hop", "16", "--n-mels", "32", "--segment",

@@ -52,7 +52,7 @@ def specpaint() -> list[str]:
     """The ``specpaint`` command beside this Python, or the module where it is not
     installed as a script (a machine with the checkout on PYTHONPATH)."""
     exe = Path(sys.executable).with_name("specpaint")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
 
 
 def measure(cmd: list[str], device: str = "cpu") -> tuple[float, float]:

@@ -19,9 +19,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.overviewlane import block_peaks  # noqa: E402
-from app.project_history import keep_within, pack, unpack  # noqa: E402
-from app.viewfit import content_top  # noqa: E402
+from app.gui.overviewlane import block_peaks  # noqa: E402
+from app.gui.viewfit import content_top  # noqa: E402
+from app.project.history import keep_within, pack, unpack  # noqa: E402
 from brushes.history import History  # noqa: E402
 from brushes.painter import paint  # noqa: E402
 from brushes.stroke import StrokePoint  # noqa: E402

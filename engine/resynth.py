@@ -124,7 +124,7 @@ class Resynthesizer:
         """Samples from the cache as it is, without applying queued edits: for an
         audio thread, while the GUI thread calls :meth:`update` after edits. A copy
         taken between splices (never half of one); ``copy=False``: a view, for a reader
-        during which no update runs (an export; see app.editing.PaintSession)."""
+        during which no update runs (an export; see app.gui.editing.PaintSession)."""
         if self._wave is None:
             return np.zeros((self.doc.channels, max(0, stop - start)), np.float32)
         if not copy:

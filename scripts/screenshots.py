@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui import configure_opengl  # noqa: E402
+from app.gui.main import configure_opengl  # noqa: E402
 
 
 def demo_window():
@@ -22,8 +22,8 @@ def demo_window():
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.cli import DEMO
-    from app.window import MainWindow
+    from app.assets import DEMO
+    from app.gui.window import MainWindow
 
     app = QApplication([])
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,

@@ -17,7 +17,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui import configure_opengl  # noqa: E402
+from app.gui.main import configure_opengl  # noqa: E402
 
 DOCS = ROOT / "docs"
 
@@ -28,8 +28,8 @@ def main() -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QFileDialog
 
-    from app.cli import DEMO
-    from app.window import MainWindow
+    from app.assets import DEMO
+    from app.gui.window import MainWindow
     from brushes.selection import Selection
 
     app = QApplication([])

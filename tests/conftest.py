@@ -67,7 +67,7 @@ def pytest_configure(config):
     Without Qt (a headless GPU machine) the engine and brush tests still run."""
     if importlib.util.find_spec("PySide6") is None:
         return
-    from app.gui import configure_opengl
+    from app.gui.main import configure_opengl
 
     configure_opengl()
 
@@ -77,8 +77,8 @@ def window(qtbot, tmp_path):
     """The main window on the demo, shown and active, settings in ``tmp_path``."""
     from PySide6.QtCore import QSettings
 
-    from app.cli import DEMO
-    from app.window import MainWindow
+    from app.assets import DEMO
+    from app.gui.window import MainWindow
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
     QSettings("SpectroPaint", "SpectroPaint").setValue("demoHintDismissed", True)  # a user

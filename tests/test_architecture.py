@@ -1,4 +1,5 @@
-"""engine/ and brushes/ run headless: importing them loads no Qt, OpenGL or app."""
+"""engine/ and brushes/ run headless: importing them loads no Qt, OpenGL or app; the
+app's Qt-free wings load no Qt either."""
 
 import pkgutil
 import re
@@ -24,11 +25,21 @@ def test_engine_and_brushes_import_no_gui():
     assert out.stdout.strip() == "[]"
 
 
-def test_cli_runs_without_qt():
-    code = "import sys, app.cli; app.cli.build_parser(); print('PySide6' in sys.modules)"
+def test_the_qt_free_wings_import_no_gui():
+    """app.cli, app.batch and app.project (and the parser) load no Qt, OpenGL or app.gui:
+    the command line and batches run on machines without a display."""
+    modules = [m.name for pkg in ("cli", "batch", "project")
+               for m in pkgutil.walk_packages([str(ROOT / "app" / pkg)], prefix=f"app.{pkg}.")]
+    assert "app.batch.jobs" in modules and "app.project.read" in modules
+    code = ("import importlib, sys\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "import app.cli.main; app.cli.main.build_parser()\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'OpenGL') "
+            "or m.startswith('app.gui') or m == 'app.main'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          timeout=120)
-    assert out.stdout.strip() == "False", out.stderr
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_brushes_know_no_transform_internals():

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
-from app.autosave import EVERY_STROKES, orphans
-from app.canvas import PRESS, RELEASE
-from app.project import open_project
+from app.gui.autosave import EVERY_STROKES, orphans
+from app.gui.canvas import PRESS, RELEASE
+from app.project.write import open_project
 
 ROOT = Path(__file__).parent.parent
 
@@ -58,12 +58,12 @@ def _run(script: str, data: Path, args=(), **kw) -> subprocess.Popen:
 
 DRIVE_THEN_WAIT = """
 import hashlib, sys
-from app.gui import configure_opengl, run
+from app.gui.main import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from app.canvas import PRESS, RELEASE
-from app.autosave import EVERY_STROKES
+from app.gui.canvas import PRESS, RELEASE
+from app.gui.autosave import EVERY_STROKES
 app = QApplication(sys.argv[:1])
 
 def window():
@@ -92,7 +92,7 @@ run(None, "cpu")
 ANSWER_YES = """
 import hashlib, sys
 import torch
-from app.gui import configure_opengl, run
+from app.gui.main import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -181,12 +181,12 @@ def test_a_failed_autosave_is_reported_and_the_user_works_on(qtbot, window, tmp_
 SAVE_PAINT_THEN_WAIT = """
 import sys
 from pathlib import Path
-from app.gui import configure_opengl, run
+from app.gui.main import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from app.canvas import PRESS, RELEASE
-from app.autosave import EVERY_STROKES
+from app.gui.canvas import PRESS, RELEASE
+from app.gui.autosave import EVERY_STROKES
 app = QApplication(sys.argv[:1])
 project = Path(sys.argv[1])
 

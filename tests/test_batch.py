@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from brushes import batch, batch_pipeline, script
-from brushes.batch_cluster import run_processes
-from brushes.batch_memory import Budget, PeakEstimates
+from app.batch import jobs as batch
+from app.batch import pipeline as batch_pipeline
+from app.batch.cluster import run_processes
+from app.batch.memory import Budget, PeakEstimates
+from brushes import script
 from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.document import Document
@@ -339,7 +341,7 @@ COUNT = 80  # files: enough that a batch is still busy when the test interrupts 
 
 def start_batch(root, out, jobs=None):
     env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
-    return subprocess.Popen([sys.executable, "-m", "app.cli", "batch", str(root), "-o", str(out),
+    return subprocess.Popen([sys.executable, "-m", "app.main", "batch", str(root), "-o", str(out),
                              "--preset", "blur-haze", "--line", "0:500,2:3000",
                              "--transform", "cq", *(["--jobs", str(jobs)] if jobs else [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -627,7 +629,7 @@ def test_a_task_that_raises_is_not_reported_as_a_dead_worker(tmp_path):
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from brushes.batch_cluster import _outcome
+    from app.batch.cluster import _outcome
 
     group = [batch.Job(tmp_path / "a.wav", tmp_path / "out" / "a.wav")]
     raised, died = Future(), Future()
@@ -694,7 +696,7 @@ def test_apply_and_batch_refuse_a_bad_stroke_script_in_the_same_words(capsys, tr
                                                                         script, match):
     """One validation path (brushes.script.checked_script) for both commands: exit 2,
     one line, the same message, before any file."""
-    from app.cli import main
+    from app.cli.main import main
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps(script))
@@ -715,7 +717,7 @@ def test_batch_paints_a_script_reaching_far_past_its_files_as_apply_does(capsys,
     painted a probe of the whole reach (60 s, the stroke clipped to it from 60 s down to
     8.7 s) for minutes. The probe is short now: the batch takes seconds and writes what
     apply writes."""
-    from app.cli import main
+    from app.cli.main import main
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps([{"preset": "heal", "points": [[1e308, 0], [8.7, 16000]]}]))

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from app.canvas import SpectrogramCanvas
-from app.tiles import PYRAMID_ROWS, TILE, bin_pyramid
+from app.gui.canvas import SpectrogramCanvas
+from app.gui.tiles import PYRAMID_ROWS, TILE, bin_pyramid
 from engine.region import Rect
 from engine.render import colormap_lut
 from tests.conftest import document, tone

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def specpaint(*args, cwd=None, env=None, timeout=120):
     exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
-    cmd = [exe] if exe else [sys.executable, "-m", "app.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "app.main"]
     env = {**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})}
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=env, timeout=timeout)

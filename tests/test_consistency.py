@@ -10,6 +10,7 @@ import pytest
 import soundfile as sf
 import torch
 
+from app.batch.features import extract
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.presets import all_presets
 from brushes.registry import get_brush
@@ -17,7 +18,7 @@ from brushes.script import Editor
 from engine.audio import Audio, load
 from engine.compare import compare
 from engine.document import Document
-from engine.features import FeatureSettings, LogMel, extract
+from engine.logmel import FeatureSettings, LogMel
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + \
     (["mps"] if torch.backends.mps.is_available() else [])

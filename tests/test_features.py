@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 import torch
 
-from engine.features import FeatureSettings, LogMel, items
+from engine.logmel import FeatureSettings, LogMel, items
 from tests.test_cli import specpaint
 
 SR = 4096
@@ -132,14 +132,14 @@ def test_items_of_a_file(rng):
 
 
 def _run(paths, out):
-    from engine.features import extract
+    from app.batch.features import extract
 
     return extract(paths, out, FeatureSettings(), torch.device("cpu"))
 
 
 def test_open_set_refuses_files_that_do_not_belong_together(takes, tmp_path):
+    from app.batch.features import open_set
     from engine.errors import ParameterError
-    from engine.features import open_set
 
     folder, _ = takes
     paths = sorted(folder.glob("*.wav"))
@@ -184,7 +184,7 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
         _run(some, where)
     before = (out / "features.npy").stat().st_ino
     exe = Path(sys.executable).with_name("specpaint")
-    proc = subprocess.Popen(([str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"])
+    proc = subprocess.Popen(([str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"])
                             + ["features", *map(str, paths), "-o", str(out)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "SPECPAINT_DEVICE": "cpu"})
@@ -204,7 +204,7 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
         for name in ("features.npy", "mapping.npy"):
             assert (out / name).read_bytes() == (whole / name).read_bytes(), name
     else:
-        from engine.features import open_set
+        from app.batch.features import open_set
 
         with pytest.raises(ParameterError, match="no manifest.json"):
             open_set(out)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
-from app.project import ProjectError, open_project, save_project, snapshot
+from app.cli.main import main
+from app.project.write import ProjectError, open_project, save_project, snapshot
 from brushes.presets import parse_preset
 from brushes.script import Editor
 from engine.errors import SpectroPaintError

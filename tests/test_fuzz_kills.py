@@ -32,13 +32,13 @@ STROKE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.4:1000"]
 
 def command(*args) -> list[str]:
     exe = Path(sys.executable).with_name("specpaint")
-    return ([str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]) + \
+    return ([str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]) + \
         [str(a) for a in args]
 
 
 def run(*args) -> float:
     """Run to the end in this process; its wall seconds."""
-    from app.cli import main
+    from app.cli.main import main
 
     t0 = time.perf_counter()
     assert main([str(a) for a in args]) == 0
@@ -133,8 +133,8 @@ def clean_features(takes, tmp_path_factory) -> tuple[Path, Path, float]:
 @given(moment=st.floats(0.0, 1.0))
 def test_features_killed_at_any_moment_leave_a_whole_set_or_none(takes, clean_features,
                                                                   tmp_path_factory, moment):
+    from app.batch.features import open_set
     from engine.errors import ParameterError
-    from engine.features import open_set
 
     old, new, seconds = clean_features
     out = tmp_path_factory.mktemp("killed-features") / "out"

@@ -16,8 +16,8 @@ import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
-from brushes import batch
+from app.batch import jobs as batch
+from app.cli.main import main
 from brushes.presets import PresetWarning
 from brushes.script import Editor, checked_script, with_presets_resolved
 from engine.errors import SpectroPaintError
@@ -142,7 +142,8 @@ def test_features_of_any_settings_and_lengths(tmp_path_factory, sr, n_fft, hop, 
                                               sub, lengths, dtype):
     """Settings are refused in one line or the set is written whole, opens, and maps
     every item to a file."""
-    from engine.features import FeatureSettings, extract, open_set
+    from app.batch.features import extract, open_set
+    from engine.logmel import FeatureSettings
 
     folder = tmp_path_factory.mktemp("features")
     rng = np.random.default_rng(len(lengths))

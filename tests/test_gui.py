@@ -9,7 +9,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from app.cli import DEMO
+from app.assets import DEMO
 from brushes.selection import Selection
 from engine.metrics import snr_db
 

@@ -9,9 +9,9 @@ import torch
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from app.cli import DEMO
-from app.playback import BLOCK
-from app.window import MainWindow
+from app.assets import DEMO
+from app.gui.playback import BLOCK
+from app.gui.window import MainWindow
 from tests.test_gui import drag, paint_whistle
 
 

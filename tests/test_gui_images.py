@@ -6,7 +6,7 @@ import numpy as np
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QFileDialog
 
-from app.imageexport import Picture, spectrogram_image
+from app.gui.imageexport import Picture, spectrogram_image
 from brushes.selection import Selection
 from engine.png import write_png
 from engine.region import Rect

@@ -195,7 +195,7 @@ def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, t
 
 def test_file_save_project_asks_where_the_first_time_then_saves_in_place(qtbot, window,
                                                                          tmp_path):
-    from app.project import load_project
+    from app.project.write import load_project
 
     strokes(qtbot, window, 1)
     project = tmp_path / "first.spp"
@@ -279,7 +279,7 @@ def test_file_open_with_unsaved_edits_can_save_them_first(qtbot, window, tmp_pat
 
 
 def load_project_history(path) -> int:
-    from app.project import load_project
+    from app.project.write import load_project
 
     return len(load_project(path, device="cpu").history.steps)
 
@@ -363,7 +363,7 @@ def test_view_menu_hides_and_shows_every_panel(qtbot, window):
 
 def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone(qtbot,
                                                                                  window):
-    from app.playback import BLOCK
+    from app.gui.playback import BLOCK
     from brushes.selection import Selection
     from tests.test_gui import point
 

@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
 
-from app.imageexport import cells
+from app.gui.imageexport import cells
 from engine.render import colormap_lut
 from tests.picture import check_steady, lut_levels, row_frequencies, steady_chord
 from tests.test_gui import pixels

@@ -158,8 +158,8 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
     audio splice may run after (one did, on the deleted canvas, in the next test)."""
     from PySide6.QtCore import QSettings
 
-    from app.cli import DEMO
-    from app.window import MainWindow
+    from app.assets import DEMO
+    from app.gui.window import MainWindow
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
     w = MainWindow("cpu", autosave_folder=tmp_path / "autosave")

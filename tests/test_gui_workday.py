@@ -10,8 +10,8 @@ import torch
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from app.cli import DEMO
-from app.window import MainWindow
+from app.assets import DEMO
+from app.gui.window import MainWindow
 from tests.test_gui import drag
 
 
@@ -60,7 +60,7 @@ def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(
                                                                                  tmp_path):
     """The canvas said "No document open" beside "Opening… 13 %"; after a failed first
     open the rulers showed a 0-8 s, 0-22 kHz span and History "(opened)"."""
-    from app.rulers import BACKGROUND
+    from app.gui.rulers import BACKGROUND
     from tests.dialogs import choose, press, run_until, save_as, type_path, when_shown
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
@@ -208,7 +208,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
     """RX's overview: the file's waveform, the span shown outlined, a click goes there."""
     from PySide6.QtGui import QImage
 
-    from app.overviewlane import BLOCK
+    from app.gui.overviewlane import BLOCK
     from brushes.selection import Selection
     from tests.dialogs import choose, run_until
     from tests.test_gui import settle
@@ -244,7 +244,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
 
 def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
     """Every audio editor shows the level while playing; this one showed none."""
-    from app.levelmeter import FLOOR_DB, LevelMeter
+    from app.gui.levelmeter import FLOOR_DB, LevelMeter
     from tests.dialogs import choose
 
     meter = window.findChild(LevelMeter, "level-meter")

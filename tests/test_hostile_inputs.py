@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 
 
 @pytest.fixture
@@ -182,7 +182,7 @@ def killed_while_writing(args: list, folder: Path) -> Path:
     from tests.test_cli import ROOT
 
     exe = Path(sys.executable).with_name("specpaint")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
     proc = subprocess.Popen(cmd + [str(a) for a in args], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ,
                                                              "SPECPAINT_DEVICE": "cpu"})
@@ -288,7 +288,7 @@ def test_amplifying_settings_are_said_with_figures_before_the_work(one_second, t
     from tests.test_cli import ROOT
 
     exe = Path(sys.executable).with_name("specpaint")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
     out = tmp_path / "out.wav"
     proc = subprocess.Popen(cmd + ["roundtrip", str(one_second), "-o", str(out), "--n-fft",
                                    "16384", "--hop", "1"], cwd=ROOT, stderr=subprocess.PIPE,

@@ -96,7 +96,7 @@ def test_a_batch_in_a_limited_group_fails_the_file_in_words_instead_of_being_kil
     sf.write(tmp_path / "take.wav", x, rate, subtype="PCM_16")  # hop 16: ~1.4 GiB of cells
     out = tmp_path / "out"
     with limited(GiB) as folder:
-        done = run_in(folder, "-m", "app.cli", "batch", str(tmp_path / "take.wav"), "-o",
+        done = run_in(folder, "-m", "app.main", "batch", str(tmp_path / "take.wav"), "-o",
                       str(out), "--preset", "hard-eraser", "--line", "0:1000,1:1000",
                       "--hop", "16", "--jobs", "1")
     assert done.returncode == 1, (done.returncode, done.stderr)
@@ -119,7 +119,7 @@ def test_a_batch_whose_workers_would_not_fit_together_paints_every_file(tmp_path
         sf.write(takes / f"take{i}.wav", x, rate, subtype="PCM_16")
     out = tmp_path / "out"
     with limited(2 * GiB) as folder:
-        done = run_in(folder, "-m", "app.cli", "batch", str(takes), "-o", str(out),
+        done = run_in(folder, "-m", "app.main", "batch", str(takes), "-o", str(out),
                       "--preset", "hard-eraser", "--line", "0:1000,30:1000", "--hop", "32",
                       "--jobs", "2")
     assert done.returncode == 0, done.stderr

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from app.project import ProjectError, open_project, save_project, snapshot
+from app.project.write import ProjectError, open_project, save_project, snapshot
 from engine.audio import load
 from engine.export import export
 from engine.metadata import Metadata

@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 
-from app.playback import BLOCK, Player
+from app.gui.playback import BLOCK, Player
 from brushes.history import History
 from brushes.painter import paint
 from brushes.stroke import StrokePoint

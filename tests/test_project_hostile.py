@@ -10,11 +10,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from app.project import ProjectError, open_project, save_project, snapshot
+from app.project.write import ProjectError, open_project, save_project, snapshot
 from tests.conftest import document
 
 
-class Tracker:  # a project with one edited tile: what app.project.EditTracker reports
+class Tracker:  # a project with one edited tile: what app.project.write.EditTracker reports
     def __init__(self, doc):
         from engine.region import Rect
 
@@ -79,7 +79,7 @@ def test_the_valid_project_opens(tmp_path, valid):
 def test_a_project_keeps_its_sources_format_depth_and_speakers(tmp_path):
     """Reopened, a project exports "same as source" at the source's depth and names
     its lanes by the source's speakers, as the file it came from did."""
-    from app.project import open_project
+    from app.project.write import open_project
     from engine.audio import Audio
     from engine.document import Document
 
@@ -332,7 +332,7 @@ def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, wi
 def historic(tmp_path_factory):
     """A project whose history keeps two strokes, the second undone: (path, the cells
     before, after the first and after the second stroke)."""
-    from app.project_history import keep_within
+    from app.project.history import keep_within
     from brushes.history import History
     from brushes.painter import paint
     from brushes.stroke import StrokePoint
@@ -359,7 +359,7 @@ def historic(tmp_path_factory):
 def test_a_projects_history_comes_back_bit_for_bit(historic):
     import torch
 
-    from app.project import load_project
+    from app.project.write import load_project
 
     path, states = historic
     opened = load_project(path, device="cpu")
@@ -376,7 +376,7 @@ def test_a_projects_history_comes_back_bit_for_bit(historic):
 def test_the_history_is_kept_within_its_limit_oldest_done_steps_first():
     import torch
 
-    from app.project_history import keep_within
+    from app.project.history import keep_within
     from brushes.history import Patch, Step
     from engine.region import Rect
 

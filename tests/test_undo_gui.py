@@ -87,13 +87,13 @@ def test_a_brush_failing_mid_stroke_leaves_the_document_and_history_as_they_were
 
 QUIT_WITH_EDITS = """
 import sys
-from app.gui import configure_opengl
+from app.gui.main import configure_opengl
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
-from app.canvas import PRESS, RELEASE
-from app.cli import DEMO
-from app.window import MainWindow
+from app.gui.canvas import PRESS, RELEASE
+from app.assets import DEMO
+from app.gui.window import MainWindow
 
 app = QApplication(sys.argv[:1])
 window = MainWindow("cpu")

@@ -1,0 +1,261 @@
+"""``specpaint features``: log-mel features of many files, for a model to read.
+
+Each file is decoded, mixed to mono and resampled (soxr) to ``sr``, cut into
+segments of ``segment`` samples every ``segment_hop`` (and, optionally, each
+segment into sub-segments); each (sub-)segment becomes a log-mel spectrogram,
+``[n_mels, 1 + length // hop]`` in dB (10 log10 of mel power, floored at
+-100 dB). A file's tail shorter than a segment is dropped; a file shorter
+than one segment gives one segment, zero-padded.
+
+Output folder: ``features.npy`` ``[items, n_mels, frames]`` (float16 clamped to
+its range, or float32), ``mapping.npy`` int64 ``[items, 4]`` (file index,
+segment index, sub-segment index, start sample at ``sr``), ``manifest.json``
+(files, shapes, dtypes, sizes and SHA-256 of the two arrays, a run id, parameters,
+versions). The manifest is the set's seal: the arrays are written to temporary
+names, the old manifest removed, the arrays renamed into place and the manifest
+written last (:func:`_commit_set`), so after a kill at any moment
+:func:`open_set` opens the old set or the new one whole, or refuses the folder.
+Read a set with ``open_set(outdir)`` (arrays memory-mapped), or each file with
+``numpy.load(path, mmap_mode="r")`` where a manifest is present.
+
+Pipeline: decoder threads (decode and resample release the GIL) read ahead into
+a bounded queue; the engine device computes whole batches of segments; on CUDA
+host buffers are pinned and copies non-blocking. Mel: nnAudio's
+MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with the layer's
+filterbank, the same numbers, measured about 2x faster (bench/bench_features.py).
+"""
+
+import hashlib
+import json
+import os
+import queue
+import threading
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.atomic import clear_stale, commit, discard, temporary, write_bytes
+from engine.audio import load
+from engine.errors import ParameterError
+from engine.logmel import FeatureSettings, LogMel, items
+from engine.progress import CancelFlag, ProgressFn, put_unless_stopped, step
+
+READ_AHEAD = 8  # decoded files waiting for the device
+DECODERS = 2
+BATCH_ITEMS = 4096  # (sub-)segments per device batch
+FLOAT16_MAX = float(np.finfo(np.float16).max)
+BLOCK_BYTES = 1 << 24  # copied and hashed this much at a time
+
+
+def decode(path: Path, sr: int) -> np.ndarray:
+    """Mono float32 samples of ``path`` at ``sr``."""
+    audio = load(path)
+    x = audio.samples.mean(0) if audio.channels > 1 else audio.samples[0]
+    if audio.sample_rate != sr:
+        import soxr
+
+        x = soxr.resample(x, audio.sample_rate, sr, quality="HQ")
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
+            progress: ProgressFn | None = None, cancel: CancelFlag | None = None, *,
+            skipped: list[str] = ()) -> dict:
+    """Write features.npy, mapping.npy and manifest.json for ``paths`` into ``outdir``;
+    returns the manifest. A file that cannot be read is listed with its error and
+    contributes no items; ``skipped``: what the folders held that was not taken
+    (app.batch.jobs.find_jobs), listed too."""
+    s.check()
+    outdir.mkdir(parents=True, exist_ok=True)
+    mel = LogMel(s, device)
+    dtype = np.dtype(s.dtype)
+    raw = outdir / "features.raw"
+    cleared = clear_stale(raw)  # what a killed run left
+    tmp_raw = temporary(raw)
+    files, mapping = [], []
+    decoded: queue.Queue = queue.Queue(READ_AHEAD)
+    early: dict[int, tuple] = {}  # decoded out of order, waiting for their turn
+    stop = threading.Event()
+    _start_decoders(paths, s.sr, decoded, stop)
+    try:
+        with open(tmp_raw, "wb") as out:
+            pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+            for index in range(len(paths)):
+                step(index / max(len(paths), 1), progress, cancel)
+                while index not in early:
+                    item = decoded.get()
+                    early[item[0]] = item
+                i, x, error = early.pop(index)
+                entry = {"path": str(paths[i]), "samples": 0, "items": 0}
+                if error is not None:
+                    entry["error"] = error
+                else:
+                    table = items(len(x), s)
+                    entry.update(samples=len(x), items=len(table))
+                    mapping.append(np.column_stack([np.full(len(table), i), table]))
+                    pending.append((i, x, table))
+                files.append(entry)
+                if sum(len(p[2]) for p in pending) >= BATCH_ITEMS or index == len(paths) - 1:
+                    _compute(pending, mel, s, dtype, out)
+                    pending = []
+            out.flush()
+            os.fsync(out.fileno())
+        table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
+        manifest = _manifest(files, table, s, device)
+        manifest["skipped"] = list(skipped)
+        _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
+    finally:
+        stop.set()
+        discard(tmp_raw)
+    step(1.0, progress, None)
+    if cleared:
+        manifest["notes"] = [cleared]
+    return manifest
+
+
+def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
+    """Threads decoding files (every DECODERS-th each) into ``decoded`` as
+    (index, samples, error); the consumer puts them back in order."""
+    def work(first: int) -> None:
+        for i in range(first, len(paths), DECODERS):
+            try:
+                item = (i, decode(paths[i], sr), None)
+            except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
+                item = (i, None, " ".join(str(e).split()))
+            put_unless_stopped(decoded, item, stop)
+
+    for k in range(DECODERS):
+        threading.Thread(target=work, args=(k,), daemon=True).start()
+
+
+def _compute(pending, mel: LogMel, s: FeatureSettings, dtype: np.dtype, out) -> None:
+    """Log-mel of every item of the pending files, appended to ``out`` in order."""
+    if not pending:
+        return
+    segments = []
+    for _, x, table in pending:
+        padded = np.zeros(max(len(x), s.segment), np.float32)
+        padded[:len(x)] = x
+        idx = table[:, 2:3] + np.arange(s.length)
+        segments.append(padded[idx])
+    batch = torch.from_numpy(np.concatenate(segments))
+    if mel.device.type == "cuda":
+        batch = batch.pin_memory().to(mel.device, non_blocking=True)
+    else:
+        batch = batch.to(mel.device)
+    result = mel(batch).cpu().numpy()
+    if dtype == np.float16:
+        result = np.clip(result, -FLOAT16_MAX, FLOAT16_MAX)
+    out.write(np.ascontiguousarray(result, dtype=dtype).tobytes())
+
+
+def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
+                s: FeatureSettings, dtype: np.dtype) -> None:
+    """Write the set's three files so that a kill at any moment leaves a set that
+    :func:`open_set` opens whole (the old one or the new one) or refuses: both arrays go
+    to temporary files first (their sizes and SHA-256 into the manifest, with a new
+    run id), then the old manifest is removed, the arrays renamed into place and the
+    manifest written last. (Killed right after features.npy was renamed, a run left
+    the new features beside the old mapping and manifest, and they loaded.)"""
+    parts = {}
+    try:
+        for name, write in (("features", lambda f: _copy_npy(raw, f, (len(table), s.n_mels,
+                                                                         s.frames), dtype)),
+                            ("mapping", lambda f: np.save(f, table))):
+            path = outdir / f"{name}.npy"
+            parts[name] = temporary(path)
+            with open(parts[name], "wb") as f:
+                write(f)
+            manifest[name].update(bytes=parts[name].stat().st_size, sha256=_sha256(parts[name]))
+        manifest["run"] = uuid.uuid4().hex
+        (outdir / "manifest.json").unlink(missing_ok=True)  # the set is open until it is back
+        for name, part in parts.items():
+            commit(part, outdir / f"{name}.npy")
+        write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
+    finally:
+        for part in parts.values():
+            discard(part)
+
+
+def _copy_npy(raw: Path, f, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """The raw feature bytes behind an .npy header."""
+    np.lib.format.write_array_header_1_0(
+        f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+            "shape": shape})
+    with open(raw, "rb") as src:
+        while block := src.read(BLOCK_BYTES):
+            f.write(block)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class FeatureSet:
+    features: np.ndarray  # memory-mapped, read only
+    mapping: np.ndarray
+    manifest: dict
+
+
+def open_set(outdir: str | os.PathLike, *, verify: bool = False) -> FeatureSet:
+    """The set ``specpaint features`` wrote in ``outdir``, checked: the manifest is there
+    (a run killed while it committed leaves none), each array's size, shape and dtype
+    are the manifest's, and with ``verify`` its SHA-256 too (reads every byte). A set
+    whose files do not belong together is refused with one line saying what to do."""
+    outdir = Path(outdir)
+    again = "run specpaint features again to write a whole set"
+    try:
+        manifest = json.loads((outdir / "manifest.json").read_text())
+    except FileNotFoundError:
+        raise ParameterError(f"{outdir}: no manifest.json, so no whole feature set (a run "
+                             f"was interrupted?); {again}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ParameterError(f"{outdir / 'manifest.json'}: not a feature set's manifest ({e});"
+                             f" {again}") from None
+    arrays = {}
+    for name in ("features", "mapping"):
+        path, want = outdir / f"{name}.npy", manifest.get(name) if isinstance(manifest, dict) \
+            else None
+        if not isinstance(want, dict):
+            raise ParameterError(f"{outdir / 'manifest.json'}: no '{name}' entry; {again}")
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+            size = path.stat().st_size
+        except (OSError, ValueError) as e:
+            raise ParameterError(f"{path}: cannot be read ({e}); {again}") from None
+        if list(array.shape) != want.get("shape") or str(array.dtype) != want.get("dtype") or \
+                size != want.get("bytes", size) or \
+                (verify and "sha256" in want and _sha256(path) != want["sha256"]):
+            raise ParameterError(f"{path}: is not the {name} manifest.json describes (another "
+                                 f"run wrote it); {again}")
+        arrays[name] = array
+    return FeatureSet(arrays["features"], arrays["mapping"], manifest)
+
+
+def _manifest(files: list[dict], table: np.ndarray, s: FeatureSettings,
+              device: torch.device) -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import nnAudio
+
+    try:
+        ours = version("spectropaint")
+    except PackageNotFoundError:
+        ours = "source"
+    return {"files": files, "parameters": asdict(s),
+            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.frames],
+                         "dtype": s.dtype, "unit": "dB (10 log10 mel power)"},
+            "mapping": {"file": "mapping.npy", "shape": list(table.shape), "dtype": "int64",
+                        "columns": ["file", "segment", "subsegment", "start_sample"]},
+            "device": str(device),
+            "versions": {"spectropaint": ours, "torch": torch.__version__,
+                         "nnAudio": getattr(nnAudio, "__version__", "?"),
+                         "numpy": np.__version__}}

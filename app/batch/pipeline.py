@@ -1,0 +1,144 @@
+"""The batch in one process: a pipeline of threads.
+
+A reader thread decodes ahead into a bounded queue, painting threads paint on
+the engine device, a writer thread exports each result atomically, measures it
+against its input and records it in the journal. At most ``PREFETCH`` decoded
+files wait to be painted and ``WRITE_QUEUE`` painted ones to be written, so
+with the one being held by the reader, each painter and the writer, a batch
+holds at most :func:`max_in_flight` files whatever its length; and the reader
+decodes a file only when its painting's estimated peak fits the memory budget
+with the files in flight (app.batch.memory).
+"""
+
+import queue
+import threading
+
+from app.batch.jobs import Job, Journal, Settings, decode_job, finish_job, paint_items
+from app.batch.memory import Budget, PeakEstimates, batch_budget
+from engine.progress import put_unless_stopped
+
+PREFETCH = 4  # decoded files waiting to be painted
+WRITE_QUEUE = 2  # painted files waiting to be written
+
+
+def max_in_flight(workers: int) -> int:
+    """Decoded files a batch can hold at once: both queues full, and one held by the
+    reader (waiting to queue it), by the writer, and by each painter one file, or the
+    one it took and what waited in the queue then (a stack of short files)."""
+    return PREFETCH + WRITE_QUEUE + 1 + workers * (1 + PREFETCH) + 1
+
+
+def run_local(jobs: list[Job], settings: Settings, journal: Journal, status=None,
+              workers: int = 1, stop: threading.Event | None = None,
+              budget: Budget | None = None) -> None:
+    """The pipeline (see the module notes), with ``workers`` painting threads.
+    ``status``: told of each finished file and the queues. ``budget``: bytes the
+    files from decoding to written may take (default: app.batch.memory's share of
+    the memory available). Ctrl+C (or ``stop``) stops reading and painting; what is
+    painted is still written, then KeyboardInterrupt goes on up."""
+    stop = stop or threading.Event()
+    budget = budget or Budget(batch_budget())
+    decoded: queue.Queue = queue.Queue(PREFETCH)
+    painted: queue.Queue = queue.Queue(WRITE_QUEUE)
+    reader = threading.Thread(target=_read, daemon=True, args=(
+        jobs, decoded, stop, budget, PeakEstimates(settings.analysis)))
+    reader.start()
+    writer = threading.Thread(target=_write, args=(painted, settings, journal, status, budget),
+                              daemon=True)
+    writer.start()
+    # Painters are waited for through events: a Thread.join interrupted by Ctrl+C can
+    # take a running thread for finished (CPython bpo-45274), and a thread still in
+    # torch when the interpreter exits aborts the process.
+    finished = [threading.Event() for _ in range(max(1, workers))]
+    for done in finished:
+        threading.Thread(target=_paint, args=(decoded, painted, settings, stop, status, done),
+                         daemon=True).start()
+    try:
+        for done in finished:
+            while not done.wait(0.2):  # in steps: Ctrl+C reaches this thread
+                pass
+    except KeyboardInterrupt:
+        stop.set()
+        for done in finished:
+            done.wait()
+        raise
+    finally:
+        stop.set()
+        reader.join()  # a thread left in a C library at exit can abort the process
+        painted.put(None)
+        writer.join()
+
+
+def _read(jobs: list[Job], decoded: queue.Queue, stop: threading.Event, budget: Budget,
+          peak: PeakEstimates) -> None:
+    """Decode each file once its estimated peak fits the budget (the writer gives it
+    back), then the end of the files."""
+    for job in jobs:
+        if not budget.take(job, peak(job.input)[0], stop):
+            return
+        put_unless_stopped(decoded, decode_job(job), stop)
+    put_unless_stopped(decoded, None, stop)
+
+
+def _paint(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
+           stop: threading.Event, status, finished: threading.Event) -> None:
+    try:
+        _paint_files(decoded, painted, settings, stop, status)
+    finally:
+        finished.set()
+
+
+def _paint_files(decoded: queue.Queue, painted: queue.Queue, settings: Settings,
+                 stop: threading.Event, status) -> None:
+    """Take a decoded file, and with it what already waits in the queue (at most
+    PREFETCH more) when files may be stacked; paint them; queue them to be written.
+    Nothing of them is held here while the next ones are waited for: the writer gives
+    their memory back to the budget once written."""
+    while not stop.is_set():
+        items, last = _take(decoded, settings.stacks)
+        if not items and not last:
+            continue
+        ready = [i for i in items if not isinstance(i[1], BaseException)]
+        failed = [(job, e, None, timer) for job, e, timer in items if isinstance(e, BaseException)]
+        items.clear()
+        painted_items = failed + paint_items(ready, settings)
+        ready.clear()
+        while painted_items:
+            painted.put(painted_items.pop(0))
+        if status is not None:
+            status.queues(decoded.qsize(), painted.qsize())
+        if last:
+            decoded.put(None)  # for the other painters
+            return
+
+
+def _take(decoded: queue.Queue, stacks: bool) -> tuple[list, bool]:
+    """The next decoded file (none after 0.2 s), and when ``stacks`` what waits after
+    it; and whether the end of the files came."""
+    try:
+        item = decoded.get(timeout=0.2)
+    except queue.Empty:
+        return [], False
+    if item is None:
+        return [], True
+    items = [item]
+    while stacks and len(items) <= PREFETCH:
+        try:
+            more = decoded.get_nowait()
+        except queue.Empty:
+            break
+        if more is None:
+            return items, True
+        items.append(more)
+    return items, False
+
+
+def _write(painted: queue.Queue, settings: Settings, journal: Journal, status,
+           budget: Budget) -> None:
+    while (item := painted.get()) is not None:
+        job, record = item[0], finish_job(*item, settings)
+        item = None  # its samples go before the budget is given back
+        budget.give(job)
+        journal.add(record)
+        if status is not None:
+            status.finished(record)

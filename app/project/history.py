@@ -1,0 +1,113 @@
+"""The undo history in a project file (version 3), so it survives saving,
+reopening and crash recovery. Qt-free: app.gui.history_file takes it from the undo
+stack and puts it back.
+
+A step that is done keeps its cells before it; one that is undone, its cells
+after it too (a done step finds those in the document when it is undone, as in the
+app). Past ``SAVE_LIMIT`` the oldest done steps are left out, then the furthest
+undone ones; what is left out is named.
+
+In the file: the manifest's ``history`` ({"steps": [{"label", "channel",
+"patches"}], "index"}) and three arrays: ``history_rects`` (int64 ``[patches, 4]``:
+bins and frames of each patch), ``history_before`` and ``history_after`` (float32
+``[cells, 2]``: real and imaginary parts, the patches' cells one after another).
+:func:`app.project.read.check_history` checks them before anything is allocated.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from app.project.read import ProjectError
+from brushes.history import Patch, Step
+from engine.document import Document
+from engine.region import Rect
+
+SAVE_LIMIT = 256 << 20  # bytes of cells a project keeps of the history
+
+
+@dataclass
+class Kept:
+    """The steps a project keeps and how many of them are done; ``left_out`` says
+    what did not fit."""
+
+    steps: list[Step]
+    index: int
+    left_out: str = ""
+
+
+def keep_within(steps: list[Step], index: int, limit: int = SAVE_LIMIT) -> Kept:
+    """``steps`` (``index`` of them done) within ``limit`` bytes, as copies that hold
+    the same tensors (never written once made), so a worker can save them while the
+    user paints on."""
+    steps = list(steps)
+    dropped = [0, 0]  # done, undone
+    while steps and sum(s.nbytes for s in steps) > limit:
+        done = index > 0
+        steps.pop(0 if done else -1)
+        index -= done
+        dropped[0 if done else 1] += 1
+    copies = [Step(s.label, s.channel, [Patch(p.rect, p.before, p.after if i >= index else None)
+                                        for p in s.patches]) for i, s in enumerate(steps)]
+    left_out = "" if not any(dropped) else (
+        f"the history kept {len(steps)} steps; {dropped[0]} older and {dropped[1]} undone "
+        f"ones past {limit / 2**20:.0f} MiB were left out")
+    return Kept(copies, index, left_out)
+
+
+def pack(kept: Kept) -> tuple[dict, dict[str, np.ndarray]]:
+    """The manifest's ``history`` and the arrays that hold its cells."""
+    rects, before, after = [], [], []
+    for i, step in enumerate(kept.steps):
+        for p in step.patches:
+            nb, nf = p.before.shape[1:]
+            rects.append([p.rect.bin0, p.rect.bin0 + nb, p.rect.frame0, p.rect.frame0 + nf])
+            before.append(_pairs(p.before))
+            if i >= kept.index:
+                after.append(_pairs(p.after))
+    manifest = {"index": kept.index,
+                "steps": [{"label": s.label, "channel": s.channel, "patches": len(s.patches)}
+                          for s in kept.steps]}
+    return manifest, {"history_rects": np.array(rects, np.int64).reshape(-1, 4),
+                      "history_before": _joined(before), "history_after": _joined(after)}
+
+
+def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path) -> Kept:
+    """The steps of a checked project's history, on ``doc``'s device; a patch outside
+    the document is a ProjectError."""
+    rects = arrays["history_rects"]
+    cells = {"before": 0, "after": 0}
+    steps, row = [], 0
+    for i, entry in enumerate(manifest["steps"]):
+        channels = doc.channels if entry["channel"] is None else 1
+        patches = []
+        for b0, b1, f0, f1 in rects[row:row + entry["patches"]].tolist():
+            if b1 > doc.n_bins or f1 > doc.n_frames:
+                raise ProjectError(f"{path}: the project is damaged: history patch {row} lies "
+                                   f"outside the document ({doc.n_bins} bins x "
+                                   f"{doc.n_frames} frames)")
+            shape = (channels, b1 - b0, f1 - f0)
+            parts = [_take(arrays, name, cells, shape, doc.device)
+                     for name in ("before", "after")[:1 + (i >= manifest["index"])]]
+            patches.append(Patch(Rect(b0, b1, f0, f1), *parts))
+            row += 1
+        steps.append(Step(entry["label"], entry["channel"], patches))
+    return Kept(steps, manifest["index"])
+
+
+def _pairs(z: torch.Tensor) -> np.ndarray:
+    return torch.view_as_real(z.detach().cpu().reshape(-1)).numpy()
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros((0, 2), np.float32)
+
+
+def _take(arrays, name: str, cells: dict, shape: tuple, device) -> torch.Tensor:
+    """The next patch of ``shape`` from ``history_<name>``."""
+    count = shape[0] * shape[1] * shape[2]
+    flat = arrays[f"history_{name}"][cells[name]:cells[name] + count]
+    cells[name] += count
+    z = torch.view_as_complex(torch.from_numpy(np.ascontiguousarray(flat, np.float32)))
+    return z.reshape(shape).to(device)

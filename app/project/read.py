@@ -1,0 +1,272 @@
+"""Reading a project file as if it were hostile: every size, type and value is
+checked before anything is allocated or trusted, and anything wrong is one
+ProjectError saying what, never another exception.
+
+- the zip: both members present, not encrypted, stored or deflated, their
+  unpacked sizes within the memory available (a zip bomb is refused unread);
+- the manifest: at most 1 MB, plain JSON of limited depth, no NaN/Infinity, every
+  field of the right type and range (``true`` is not a version or a rate);
+- the arrays: a real .npz of .npy members, each header's shape and dtype agreeing
+  with the bytes present before it is read, audio ``[channels >= 1, frames >= 1]``
+  and every number finite, magnitudes not negative, patches the shape of their rect.
+"""
+
+import io
+import json
+import math
+import stat
+import zipfile
+import zlib
+from pathlib import Path
+from tokenize import TokenError
+
+import numpy as np
+
+from brushes.selection import Selection
+from engine.errors import ParameterError, SpectroPaintError
+from engine.memory import available_memory
+from engine.metadata import Metadata
+from engine.transforms import DEFAULTS
+
+FORMAT, VERSION = "spectropaint-project", 3
+# what each version stores of an edited rect (3 adds the undo history)
+PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im")}
+MANIFEST_BYTES = 1 << 20
+JSON_DEPTH = 64
+RATE_RANGE = (1, 768_000)
+MAX_CHANNELS = 256
+MAX_RATIO = 50  # unpacked / packed: float audio deflates ~2:1, a zip bomb 1000:1
+NAME_CHARS = 32  # a format's, a depth's or a speaker's name
+ZIP_MAGICS, NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
+MAX_STEPS = 100_000  # undo steps in a project's history
+LABEL_CHARS = 500  # a step's name
+PATH_CHARS = 4096
+VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
+
+
+class ProjectError(SpectroPaintError):
+    pass
+
+
+def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The checked manifest and arrays of the project at ``path``."""
+    try:
+        z = zipfile.ZipFile(path)
+    except FileNotFoundError as e:
+        raise ProjectError(f"{path}: no such file") from e
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        raise ProjectError(f"{path}: not a SpectroPaint project or damaged ({e})") from e
+    with z:
+        infos = {i.filename: i for i in z.infolist()}
+        for name in ("manifest.json", "arrays.npz"):
+            _check_member(path, infos.get(name), name)
+        _check_size(path, infos["manifest.json"].file_size, MANIFEST_BYTES, "its manifest")
+        _check_size(path, infos["arrays.npz"].file_size, 0.8 * available_memory(), "its arrays")
+        try:
+            manifest = _manifest(path, z.read("manifest.json"))
+            arrays = _arrays(path, z.read("arrays.npz"))
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
+                NotImplementedError) as e:
+            raise ProjectError(f"{path}: the file is damaged ({e})") from e
+    _check_contents(path, manifest, arrays)
+    return manifest, arrays
+
+
+def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:
+    if info is None:
+        raise ProjectError(f"{path}: not a SpectroPaint project ({name} is missing)")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise ProjectError(f"{path}: {name} is a symbolic link; a project holds the file "
+                           "itself (the file is damaged or not a SpectroPaint project)")
+    if info.flag_bits & 0x1:
+        raise ProjectError(f"{path}: {name} is encrypted; SpectroPaint projects never are")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ProjectError(f"{path}: {name} uses zip compression method {info.compress_type}; "
+                           "SpectroPaint writes only stored or deflated members")
+    if info.file_size > MAX_RATIO * max(info.compress_size, 1 << 16):
+        raise ProjectError(f"{path}: {name} unpacks {info.file_size:,} bytes from "
+                           f"{info.compress_size:,} (a zip bomb, or not a SpectroPaint project)")
+
+
+def _check_size(path: Path, size: int, limit: float, what: str) -> None:
+    if size > limit:
+        raise ProjectError(f"{path}: {what} unpack to {size / 2**20:,.0f} MiB, more than the "
+                           f"{limit / 2**20:,.0f} MiB this can take; the file is damaged or "
+                           "not a SpectroPaint project")
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a project holds")
+
+
+def _manifest(path: Path, data: bytes) -> dict:
+    raw = np.frombuffer(data, np.uint8)
+    opens = np.isin(raw, np.frombuffer(b"[{", np.uint8)).astype(np.int64)
+    closes = np.isin(raw, np.frombuffer(b"]}", np.uint8)).astype(np.int64)
+    depth = int(np.max(np.cumsum(opens - closes), initial=0))
+    if depth > JSON_DEPTH:  # brackets inside strings count too: a bound, not a parser
+        raise ProjectError(f"{path}: the manifest nests {depth} levels deep; a project's "
+                           f"has 4")
+    try:
+        manifest = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ProjectError(f"{path}: the manifest is not valid JSON ({e})") from e
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ProjectError(f"{path}: not a SpectroPaint project (no '{FORMAT}' manifest)")
+    version = manifest.get("version")
+    if type(version) is not int or version not in PARTS:
+        raise ProjectError(f"{path}: project version {version!r} is not supported; this "
+                           f"SpectroPaint reads versions {min(PARTS)} to {VERSION}")
+    return manifest
+
+
+def _arrays(path: Path, data: bytes) -> dict[str, np.ndarray]:
+    if not data.startswith((*ZIP_MAGICS, NPY_MAGIC)):  # else numpy takes it for a pickle
+        raise ProjectError(f"{path}: arrays.npz is not a NumPy archive (it begins "
+                           f"{data[:12]!r}); the file is damaged or not a SpectroPaint project")
+    try:
+        loaded = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise ProjectError(f"{path}: arrays.npz is not a NumPy archive ({e})") from e
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise ProjectError(f"{path}: arrays.npz is a single array, not the archive of arrays "
+                           "a project holds")
+    with loaded:
+        out = {}
+        for info in loaded.zip.infolist():
+            name = info.filename.removesuffix(".npy")
+            if not info.filename.endswith(".npy"):
+                raise ProjectError(f"{path}: arrays.npz holds {info.filename!r}, which is not "
+                                   "an array")
+            _check_member(path, info, f"arrays.npz's {info.filename}")
+            _check_header(path, loaded.zip, info)
+            out[name] = loaded[name]
+    return out
+
+
+def _check_header(path: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """The .npy header's shape and dtype must account for exactly the bytes present."""
+    with z.open(info) as f:
+        try:
+            version = np.lib.format.read_magic(f)
+            shape, _, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(f))
+        except (ValueError, SyntaxError, TokenError) as e:  # numpy parses it as Python
+            raise ProjectError(f"{path}: {info.filename} in arrays.npz is damaged ({e})") from e
+        present = info.file_size - f.tell()
+    if dtype.kind not in "fiu" or math.prod(shape) * dtype.itemsize != present:
+        raise ProjectError(f"{path}: {info.filename} in arrays.npz declares {shape} {dtype} "
+                           f"but holds {present:,} bytes")
+    if info.filename == "audio.npy" and len(shape) == 2 and shape[0] > MAX_CHANNELS:
+        raise ProjectError(f"{path}: the audio has {shape[0]:,} channels; SpectroPaint opens up "
+                           f"to {MAX_CHANNELS}")
+
+
+def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -> None:
+    def bad(what: str) -> ProjectError:
+        return ProjectError(f"{path}: the project is damaged: {what}")
+
+    rate = manifest.get("sample_rate")
+    if type(rate) is not int or not RATE_RANGE[0] <= rate <= RATE_RANGE[1]:
+        raise bad(f"sample rate {rate!r} (use {RATE_RANGE[0]} to {RATE_RANGE[1]} Hz)")
+    analysis = manifest.get("analysis")
+    if not isinstance(analysis, dict) or analysis.get("transform", "stft") not in DEFAULTS:
+        raise bad(f"analysis settings {analysis!r}")
+    for key, value in analysis.items():
+        if key != "transform" and (isinstance(value, bool) or
+                                   not isinstance(value, int | float | str)):
+            raise bad(f"analysis setting {key} = {value!r}")
+    for key in ("source", "project"):
+        value = manifest.get(key)
+        if not (value is None or isinstance(value, str) and len(value) <= PATH_CHARS):
+            raise bad(f"{key} {value!r:.80}")
+    kind = manifest.get("source_kind", {})
+    if not _source_kind_ok(kind):
+        raise bad(f"source format {kind!r}")
+    try:
+        Metadata.from_json(manifest.get("source_metadata", {}))
+    except ValueError as e:
+        raise bad(f"source metadata ({e})") from None
+    view = manifest.get("view", {})
+    if not isinstance(view, dict) or not isinstance(view.get("colormap", ""), str) or any(
+            isinstance(view.get(k), bool) or not isinstance(view.get(k, 0.0), int | float)
+            for k in VIEW_NUMBERS):
+        raise bad(f"view settings {view!r}")
+    if view.get("selection") is not None:
+        try:
+            Selection.from_json(view["selection"])
+        except ParameterError as e:
+            raise bad(f"selection ({e})") from None
+    audio = arrays.get("audio")
+    if audio is None or audio.ndim != 2 or audio.shape[0] < 1 or audio.shape[1] < 1:
+        raise bad(f"audio of shape {None if audio is None else audio.shape} (a project holds "
+                  "[channels, frames], at least one of each)")
+    if kind.get("layout") and len(kind["layout"]) != audio.shape[0]:
+        raise bad(f"a speaker layout of {len(kind['layout'])} names for {audio.shape[0]} "
+                  "channels")
+    rects = manifest.get("edited_rects")
+    if not isinstance(rects, list):
+        raise bad(f"edited rects {rects!r}")
+    for i, rect in enumerate(rects):
+        if not (isinstance(rect, list) and len(rect) == 4 and all(type(v) is int for v in rect)
+                and 0 <= rect[0] < rect[1] and 0 <= rect[2] < rect[3]):
+            raise bad(f"edited rect {i}: {rect!r}")
+        shape = (audio.shape[0], rect[1] - rect[0], rect[3] - rect[2])
+        parts = [arrays.get(f"{name}_{i}") for name in PARTS[manifest["version"]]]
+        if any(p is None or p.shape != shape for p in parts):
+            raise bad(f"the cells of edited rect {i} are missing or not {shape}")
+        if manifest["version"] == 1 and (parts[0] < 0).any():
+            raise bad(f"negative magnitudes in edited rect {i}")
+    if "history" in manifest:
+        check_history(manifest["history"], arrays, audio.shape[0], bad)
+    for name, array in arrays.items():
+        if not np.isfinite(array).all():
+            raise bad(f"{name} holds NaN or infinite values")
+
+
+def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad) -> None:
+    """The undo history (app.project.history): its steps, and arrays holding exactly
+    the cells its patches need (their bounds in the document are checked on opening)."""
+    steps = history.get("steps") if isinstance(history, dict) else None
+    index = history.get("index") if isinstance(history, dict) else None
+    if not isinstance(steps, list) or len(steps) > MAX_STEPS or type(index) is not int \
+            or not 0 <= index <= len(steps):
+        raise bad(f"history {str(history)[:80]!r}")
+    for i, step in enumerate(steps):
+        if not (isinstance(step, dict) and set(step) == {"label", "channel", "patches"}
+                and isinstance(step["label"], str) and len(step["label"]) <= LABEL_CHARS
+                and (step["channel"] is None or type(step["channel"]) is int
+                     and 0 <= step["channel"] < channels)
+                and type(step["patches"]) is int and step["patches"] >= 0):
+            raise bad(f"history step {i}: {str(step)[:80]!r}")
+    rects = arrays.get("history_rects")
+    count = sum(step["patches"] for step in steps)
+    if rects is None or rects.dtype != np.int64 or rects.shape != (count, 4):
+        raise bad(f"history_rects is not int64 [{count}, 4]")
+    if count and ((rects[:, 0] < 0) | (rects[:, 0] >= rects[:, 1]) | (rects[:, 2] < 0)
+                  | (rects[:, 2] >= rects[:, 3])).any():
+        raise bad("a history patch's bins or frames are empty or negative")
+    cells = {"before": 0, "after": 0}
+    row = 0
+    for i, step in enumerate(steps):
+        depth = channels if step["channel"] is None else 1
+        for b0, b1, f0, f1 in rects[row:row + step["patches"]].tolist():
+            size = depth * (b1 - b0) * (f1 - f0)
+            cells["before"] += size
+            cells["after"] += size if i >= index else 0
+        row += step["patches"]
+    for name, size in cells.items():
+        array = arrays.get(f"history_{name}")
+        if array is None or array.dtype != np.float32 or array.shape != (size, 2):
+            raise bad(f"history_{name} is not float32 [{size:,}, 2]")
+
+
+def _source_kind_ok(kind) -> bool:
+    """The source's format and depth (names) and its speakers (a list of names)."""
+    def name(value, empty_ok=True) -> bool:
+        return isinstance(value, str) and (empty_ok or bool(value)) and len(value) <= NAME_CHARS
+
+    return (isinstance(kind, dict) and set(kind) <= {"format", "subtype", "layout"}
+            and name(kind.get("format", "")) and name(kind.get("subtype", ""))
+            and isinstance(kind.get("layout", []), list)
+            and all(name(n, empty_ok=False) for n in kind.get("layout", [])))

@@ -1,0 +1,181 @@
+"""Project files (.spp): a zip of ``manifest.json`` and ``arrays.npz``.
+
+The audio is embedded (with its SHA-256), the analysis settings and the view
+are in the manifest, and the edited state is stored as the tiles the edits
+touched, as the real and imaginary parts of their coefficients (version 2;
+version 1 stored magnitude and phase, and still opens): opening re-analyzes
+the audio (deterministic, so untouched cells come back bit for bit) and writes
+those tiles back. Version 3 adds the undo history (app.project.history) and, in
+an autosave, the project the edits were saved as. Arrays are read with
+``allow_pickle=False`` and the manifest is plain JSON: opening a project
+cannot run code. Written to a temporary file, flushed to disk, then renamed.
+"""
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from app.project.history import Kept, pack, unpack
+from app.project.read import FORMAT, VERSION, ProjectError, read
+from engine.atomic import clear_stale, commit, discard, temporary
+from engine.audio import Audio
+from engine.document import Document
+from engine.errors import Cancelled, ParameterError
+from engine.metadata import Metadata
+from engine.region import Rect
+
+TILE = 64
+
+
+class EditTracker:
+    """Remembers which 64 x 64 tiles of a document have been written to."""
+
+    def __init__(self, doc: Document):
+        self.doc, self.tiles = doc, set()
+        doc.add_listener(self._on_edit)
+
+    def _on_edit(self, rect: Rect, channels) -> None:
+        self.tiles.update(rect.tiles(TILE))
+
+    def rects(self) -> list[Rect]:
+        return [Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)
+                .clip(self.doc.n_bins, self.doc.n_frames) for tb, tf in sorted(self.tiles)]
+
+
+def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
+             project: str | os.PathLike | None = None) -> dict:
+    """What to save, copied on the GUI thread (cheap) so writing can run in a worker;
+    ``history``: the undo steps to keep (their cells are packed in the worker);
+    ``project``: the project file the edits were saved as (an autosave names it)."""
+    arrays = {"audio": doc.audio.samples}
+    rects = tracker.rects()
+    for i, rect in enumerate(rects):
+        z = doc.read_complex(rect).cpu()
+        arrays[f"re_{i}"], arrays[f"im_{i}"] = z.real.numpy(), z.imag.numpy()
+    return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
+            "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
+            "source": str(doc.audio.path) if doc.audio.path else None,
+            "source_kind": {"format": doc.audio.format, "subtype": doc.audio.subtype,
+                            "layout": list(doc.audio.layout)},
+            "source_metadata": doc.audio.metadata.to_json(), "history": history,
+            "project": str(project) if project else None}
+
+
+class Saved(NamedTuple):
+    path: Path
+    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
+
+
+def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
+                 cancel=None) -> Saved:
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ProjectError(f"{path}: the folder {path.parent} does not exist")
+    arrays = dict(snap["arrays"])
+    audio = arrays["audio"]
+    manifest = {"format": FORMAT, "version": VERSION, "sample_rate": snap["sample_rate"],
+                "analysis": snap["analysis"],
+                "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest(),
+                "source": snap["source"], "source_kind": snap["source_kind"],
+                "source_metadata": snap["source_metadata"],
+                "edited_rects": snap["rects"], "view": view}
+    if snap.get("project"):
+        manifest["project"] = snap["project"]
+    if snap.get("history") is not None and snap["history"].steps:
+        manifest["history"], cells = pack(snap["history"])
+        arrays.update(cells)
+    try:
+        cleared = clear_stale(path)
+        tmp = temporary(path)
+    except OSError as e:
+        raise ProjectError(f"{path}: cannot save here ({e}); the previous file is unchanged") \
+            from e
+    try:
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("saving cancelled; the project file was not changed")
+        with open(tmp, "wb") as f:
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+                z.writestr("manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
+                z.writestr("arrays.npz", buffer.getvalue())
+        commit(tmp, path)  # on disk before it takes the name: a crash leaves old or new
+    except OSError as e:
+        raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
+    finally:
+        discard(tmp)
+    if progress:
+        progress(1.0)
+    return Saved(path, cleared)
+
+
+def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
+    """Edited rect ``i``'s coefficients as the project stores them."""
+    def part(name: str) -> torch.Tensor:
+        return torch.from_numpy(arrays[f"{name}_{i}"].astype(np.float32))
+
+    if version == 1:
+        return torch.polar(part("mag"), part("phase"))
+    return torch.complex(part("re"), part("im"))
+
+
+@dataclass
+class Opened:
+    """A project as opened: the edited document, the saved view settings, the undo
+    history it kept and, for an autosave, the project its edits were saved as."""
+
+    doc: Document
+    view: dict
+    history: Kept = field(default_factory=lambda: Kept([], 0))
+    project: Path | None = None
+
+
+def open_project(path: str | os.PathLike, device=None, progress=None,
+                 cancel=None, confirm=None) -> tuple[Document, dict]:
+    """The edited document and the saved view settings (every part of the file
+    checked first: app.project.read); ``confirm``: see :class:`Document`."""
+    opened = load_project(path, device=device, progress=progress, cancel=cancel,
+                          confirm=confirm)
+    return opened.doc, opened.view
+
+
+def load_project(path: str | os.PathLike, *, device=None, progress=None,
+                 cancel=None, confirm=None) -> Opened:
+    """The whole of a project, its undo history included (see :class:`Opened`);
+    ``confirm``: see :class:`Document`."""
+    path = Path(path)
+    manifest, arrays = read(path)
+    audio = arrays["audio"]
+    if hashlib.sha256(audio.tobytes()).hexdigest() != manifest.get("audio_sha256"):
+        raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
+                           "the file is damaged")
+    analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
+    source = Path(manifest["source"]) if manifest.get("source") else None
+    kind = manifest.get("source_kind", {})  # the source's format, depth and speakers
+    try:
+        doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source,
+                             kind.get("format", ""), kind.get("subtype", ""),
+                             layout=tuple(kind.get("layout", ())),
+                             metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
+                       device=device, progress=progress, cancel=cancel, confirm=confirm,
+                       **analysis)
+    except ParameterError as e:
+        raise ProjectError(f"{path}: {e}") from e
+    for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
+        if b1 > doc.n_bins or f1 > doc.n_frames:
+            raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
+                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
+        doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
+    doc.take_dirty()
+    history = unpack(manifest["history"], arrays, doc, path) if "history" in manifest \
+        else Kept([], 0)
+    project = Path(manifest["project"]) if manifest.get("project") else None
+    return Opened(doc, manifest.get("view", {}), history, project)
