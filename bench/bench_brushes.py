@@ -24,9 +24,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from brushes.painter import Stroke  # noqa: E402
+from brushes.path import StrokePoint  # noqa: E402
 from brushes.registry import BRUSHES  # noqa: E402
-from brushes.stroke import StrokePoint  # noqa: E402
+from brushes.stroke import Stroke  # noqa: E402
 from engine.audio import Audio  # noqa: E402
 from engine.device import describe  # noqa: E402
 from engine.document import Document  # noqa: E402
@@ -57,7 +57,7 @@ def stroke_points(count: int, start: float, freq: float) -> list[StrokePoint]:
 def dab_times(doc: Document, brush: str, start: float, sync) -> list[float]:
     b = BRUSHES[brush]
     params, _ = b.resolve({**DAB, **EXTRA.get(brush, {})}, brush)
-    stroke = Stroke(doc, b, params, {}, None)
+    stroke = Stroke(doc, b, params, curves={}, history=None)
     times = []
     for point in stroke_points(201, start, 1500.0):
         t0 = time.perf_counter()
@@ -71,7 +71,7 @@ def end_to_end(doc: Document, synth: Resynthesizer, start: float, sync) -> float
     b = BRUSHES["gain"]
     params, _ = b.resolve({**DAB, "gain_db": -20.0}, "gain")
     t0 = time.perf_counter()
-    stroke = Stroke(doc, b, params, {}, None)
+    stroke = Stroke(doc, b, params, curves={}, history=None)
     for point in stroke_points(200, start, 3000.0):
         rect = stroke.add([point])
         if rect is not None:

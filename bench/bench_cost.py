@@ -77,7 +77,7 @@ def main() -> None:
     for n_fft, hop, seconds, channels in CASES:
         audio = Audio(np.zeros((channels, int(44100 * seconds)), np.float32), 44100)
         t = make(44100, "stft", "cpu", n_fft=n_fft, hop=hop)
-        cost = estimate(t, channels, audio.frames, check_fits(audio, t))
+        cost = estimate(t, channels, frames=audio.frames, resident=check_fits(audio, t))
         runs = [measure([sys.executable, "-c", RUN, *map(str, (n_fft, hop, seconds, channels))])
                 for _ in range(args.runs)]
         before, now = chunking_ab(n_fft, hop, min(seconds, args.ab_seconds), channels)

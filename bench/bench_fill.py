@@ -31,7 +31,7 @@ PARAMS = {"gain": {"gain_db": -30.0}, "heal": {}}
 
 
 def step_times(doc: Document, sel: Selection, brush: str) -> list[float]:
-    steps, times = filling(doc, sel, brush, PARAMS[brush]), []
+    steps, times = filling(doc, sel, brush, params=PARAMS[brush]), []
     while True:
         start = time.perf_counter()
         try:
@@ -45,7 +45,7 @@ def step_times(doc: Document, sel: Selection, brush: str) -> list[float]:
 
 def at_once(doc: Document, sel: Selection, brush: str) -> float:
     start = time.perf_counter()
-    step = fill(doc, sel, brush, PARAMS[brush])
+    step = fill(doc, sel, brush, params=PARAMS[brush])
     took = time.perf_counter() - start
     step.undo(doc)
     return took
@@ -62,7 +62,7 @@ def main() -> None:
     for transform in ("stft", "cq"):
         doc = Document(audio, transform=transform, device="cpu")
         for brush, seconds, lo, hi in CASES:
-            sel = Selection.rect(10.0, 10.0 + seconds, lo, hi)
+            sel = Selection.rect(10.0, 10.0 + seconds, f_lo=lo, f_hi=hi)
             at_once(doc, sel, brush)  # warm-up
             runs = [step_times(doc, sel, brush) for _ in range(args.runs)]
             whole = statistics.median(at_once(doc, sel, brush) for _ in range(args.runs))

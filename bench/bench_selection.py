@@ -32,7 +32,7 @@ def selections() -> dict[str, Selection]:
                                       3000 + 2000 * np.sin(a) * (1 + 0.2 * np.sin(7 * a)))
                                      for a in turn))
     path = tuple((float(t), 200 + 50 * np.sin(t / 10)) for t in np.linspace(10, 500, 300))
-    return {"rectangle, inverted": Selection.rect(100, 200, 500, 4000, inverted=True),
+    return {"rectangle, inverted": Selection.rect(100, 200, f_lo=500, f_hi=4000, inverted=True),
             "lasso over 500 s": lasso,
             "lasso over 500 s, feathered 20 ms / 50 Hz": lasso.changed(feather_ms=20,
                                                                          feather_hz=50),

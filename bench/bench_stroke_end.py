@@ -17,9 +17,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from brushes.painter import Stroke  # noqa: E402
+from brushes.path import StrokePoint  # noqa: E402
 from brushes.registry import get_brush  # noqa: E402
-from brushes.stroke import StrokePoint  # noqa: E402
+from brushes.stroke import Stroke  # noqa: E402
 from engine.audio import Audio  # noqa: E402
 from engine.document import Document  # noqa: E402
 from engine.transforms import make  # noqa: E402
@@ -37,7 +37,7 @@ def painted_stroke(audio: Audio, row: str) -> Stroke:
     brush_name, params = BRUSHES[row]
     brush = get_brush(brush_name)
     values, _ = brush.resolve({**params, "channel": -1}, "brush")
-    stroke = Stroke(doc, brush, values, {}, None, seed=1)
+    stroke = Stroke(doc, brush, values, curves={}, history=None, seed=1)
     for i in range(DABS + 1):
         stroke.paint_dabs(stroke.dabs_to([StrokePoint(1.0 + 2.5 * i / DABS, 1000.0, 1.0)]))
     return stroke

@@ -23,8 +23,8 @@ from app.gui.overviewlane import block_peaks  # noqa: E402
 from app.gui.viewfit import content_top  # noqa: E402
 from app.project.history import keep_within, pack, unpack  # noqa: E402
 from brushes.history import History  # noqa: E402
-from brushes.painter import paint  # noqa: E402
-from brushes.stroke import StrokePoint  # noqa: E402
+from brushes.path import StrokePoint  # noqa: E402
+from brushes.stroke import paint  # noqa: E402
 from engine.audio import Audio  # noqa: E402
 from engine.document import Document  # noqa: E402
 
@@ -52,7 +52,7 @@ def main() -> None:
     print(f"  peer: np.abs(samples).max():     "
           f"{median_ms(lambda: np.abs(samples).max(), runs):8.1f}")
     doc = Document(Audio(samples, SR), device="cpu")
-    build = median_ms(lambda: (doc._overview.invalidate(0, doc.n_frames, 0, doc.n_bins),
+    build = median_ms(lambda: (doc._overview.invalidate(0, doc.n_frames, bin0=0, bin1=doc.n_bins),
                                doc.prepare_overview()), runs)
     print(f"frequency span to open on:         {median_ms(lambda: content_top(doc), runs):8.1f}")
     print(f"  peer: building the overview:     {build:8.1f}")
@@ -60,7 +60,7 @@ def main() -> None:
     for k in range(50):
         t = 5.0 + 11 * k
         paint(doc, "gain", [StrokePoint(t, 1000.0), StrokePoint(t + 2.0, 3000.0)],
-              {"gain_db": -20.0, "radius_hz": 300.0}, history=history)
+              params={"gain_db": -20.0, "radius_hz": 300.0}, history=history)
     kept = keep_within(history.steps, 50)
     manifest, arrays = pack(kept)
     megabytes = sum(a.nbytes for a in arrays.values()) / 2**20

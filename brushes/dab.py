@@ -80,7 +80,7 @@ def union_rect(rects: np.ndarray) -> Rect:
                 int(rects[:, 3].max()))
 
 
-def union_mask(fields: np.ndarray, rects: np.ndarray, opacity: list[float], rect: Rect,
+def union_mask(fields: np.ndarray, rects: np.ndarray, *, opacity: list[float], rect: Rect,
                device=None) -> torch.Tensor:
     """``[bins, frames]`` over ``rect``: at each cell the largest ``mask * opacity`` of
     the dabs given by :func:`footprint_rects` (see the module notes for a mask). Every

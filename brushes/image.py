@@ -66,7 +66,7 @@ def amplitudes(pixels: np.ndarray, placement: Placement) -> np.ndarray:
     return np.where(v > 0, amp, 0.0)
 
 
-def image_audio(pixels: np.ndarray, placement: Placement, sample_rate: int, start: int,
+def image_audio(pixels: np.ndarray, placement: Placement, *, sample_rate: int, start: int,
                 stop: int, seed: int = 0, progress: ProgressFn | None = None,
                 cancel: CancelFlag | None = None) -> np.ndarray:
     """Samples ``[start, stop)`` (float32) of the image as sound: a sine per row at
@@ -99,7 +99,7 @@ def image_audio(pixels: np.ndarray, placement: Placement, sample_rate: int, star
     return out
 
 
-def paint_image(doc: Document, pixels: np.ndarray, placement: Placement,
+def paint_image(doc: Document, pixels: np.ndarray, *, placement: Placement,
                 channel: int | None = None, history: History | None = None,
                 label: str = "image", seed: int = 0, progress: ProgressFn | None = None,
                 cancel: CancelFlag | None = None) -> Step:
@@ -107,11 +107,12 @@ def paint_image(doc: Document, pixels: np.ndarray, placement: Placement,
     one undo step (pushed to ``history`` if given). Cells outside the frames the
     image's samples reach are not touched."""
     doc.channel_indices(channel)  # refuse a channel the document lacks, before the work
-    rect, added = image_coefficients(doc, pixels, placement, seed, progress, cancel)
-    return add_coefficients(doc, rect, added, channel, history, label)
+    rect, added = image_coefficients(doc, pixels, placement=placement, seed=seed, progress=progress,
+                                     cancel=cancel)
+    return add_coefficients(doc, rect, added, channel=channel, history=history, label=label)
 
 
-def image_coefficients(doc: Document, pixels: np.ndarray, placement: Placement,
+def image_coefficients(doc: Document, pixels: np.ndarray, *, placement: Placement,
                        seed: int = 0, progress: ProgressFn | None = None,
                        cancel: CancelFlag | None = None) -> tuple[Rect, torch.Tensor]:
     """The image as sound, analyzed by the document's transform: the rect it reaches
@@ -123,14 +124,15 @@ def image_coefficients(doc: Document, pixels: np.ndarray, placement: Placement,
     s1 = min(doc.length, math.ceil(placement.t1 * doc.sample_rate))
     f0, f1 = t.frames_needed(s0, s1, doc.length)
     start, stop = t.frame_span(f0, f1)
-    wave = image_audio(pixels, placement, doc.sample_rate, start, stop, seed, progress, cancel)
+    wave = image_audio(pixels, placement, sample_rate=doc.sample_rate, start=start, stop=stop,
+                       seed=seed, progress=progress, cancel=cancel)
     wave[:max(0, -start)] = 0  # nothing outside the file
     wave[max(0, doc.length - start):] = 0
     added = t.forward_segment(torch.from_numpy(wave).to(doc.device)[None], f0, f1)[0]
     return Rect(0, doc.n_bins, f0, f1), added
 
 
-def add_coefficients(doc: Document, rect: Rect, added: torch.Tensor, channel: int | None,
+def add_coefficients(doc: Document, rect: Rect, added: torch.Tensor, *, channel: int | None,
                      history: History | None = None, label: str = "image") -> Step:
     """Add ``added`` (``[bins, frames]``) to ``channel`` (None: every channel) over
     ``rect``: one undo step, pushed to ``history`` if given."""

@@ -105,7 +105,7 @@ def curve_value(curve: Curve, x: float) -> float:
     return curve[-1][1]
 
 
-def mapped_value(param: Param, base: float, curves: dict[str, Curve],
+def mapped_value(param: Param, base: float, *, curves: dict[str, Curve],
                  inputs: dict[str, float]) -> float | int:
     """``base`` plus each input's curve at the input's value, clamped to the range; a
     whole-number parameter (harmonics) gets the nearest whole number, halves up."""

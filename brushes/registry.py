@@ -1,8 +1,8 @@
 """Every brush type and every parameter, declared once.
 
 This declaration validates presets and scripts, drives the kernels,
-generates ``docs/brushes.md`` (``python -m brushes.registry``) and will
-generate the GUI's sliders.
+generates ``docs/brushes.md`` (``python -m brushes.registry``) and the GUI's
+sliders (app.gui.panels).
 """
 
 import sys

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brushes.history import DEFAULT_LIMIT, History
-from brushes.painter import paint
 from brushes.params import Curve
+from brushes.path import StrokePoint
 from brushes.presets import expect_object, find_preset, parse_preset
 from brushes.registry import get_brush
 from brushes.repairs import Report, get_module, repair, settings_of
-from brushes.stroke import StrokePoint
+from brushes.stroke import paint
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.export import ExportReport, export
@@ -59,8 +59,9 @@ class Editor:
         name, params, curves = _brush_settings(preset, brush, overrides, inputs, "paint")
         if channel is not None:
             params["channel"] = channel
-        step = paint(self.doc, name, self._inside(_points(points, "points"), "points"), params,
-                     curves, self.history)
+        step = paint(self.doc, name, self._inside(_points(points, "points"), "points"),
+                     params=params,
+                     curves=curves, history=self.history)
         self._told(step, preset if brush is None else brush)
         return step.dirty()
 
@@ -136,7 +137,7 @@ class Editor:
                 changed += report.changed
                 continue
             step = paint(self.doc, item.brush, self._inside(item.points, item.where),
-                         item.params, item.curves, self.history)
+                         params=item.params, curves=item.curves, history=self.history)
             changed += self._told(step, item.where)
         return changed
 

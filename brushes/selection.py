@@ -12,11 +12,12 @@ import numpy as np
 import torch
 
 from brushes.dab import Dab
-from brushes.gate import BandGate
 from brushes.history import History, Step
-from brushes.painter import Stroke
+from brushes.locality import Heard
+from brushes.locality.gate import BandGate
+from brushes.path import StrokePoint, path_length
 from brushes.registry import get_brush
-from brushes.stroke import StrokePoint, path_length
+from brushes.stroke import Stroke
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.progress import drain
@@ -62,7 +63,7 @@ class Selection:
                                      f"{high:g}")
 
     @classmethod
-    def rect(cls, t0: float, t1: float, f_lo: float, f_hi: float, **options) -> "Selection":
+    def rect(cls, t0: float, t1: float, *, f_lo: float, f_hi: float, **options) -> "Selection":
         return cls("rect", ((min(t0, t1), min(f_lo, f_hi)), (max(t0, t1), max(f_lo, f_hi))),
                    **options)
 
@@ -133,7 +134,7 @@ class Selection:
         return torch.from_numpy(soft).to(doc.device)
 
 
-def fill(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
+def fill(doc: Document, selection: Selection, brush_name: str, *, params: dict | None = None,
          channel: int | None = None, history: History | None = None,
          label: str | None = None) -> Step:
     """Apply a brush to the whole selection, weighted by its mask (feathered edges get
@@ -141,10 +142,11 @@ def fill(doc: Document, selection: Selection, brush_name: str, params: dict | No
     acts per cell (gain, blur, ...) is applied to every cell at once; one that acts
     along a stroke (heal, tone, warp, harmonic) paints a stroke through the selection
     (see :func:`_through`) whose every dab is limited to it."""
-    return drain(filling(doc, selection, brush_name, params, channel, history, label))
+    return drain(filling(doc, selection, brush_name, params=params, channel=channel,
+                         history=history, label=label))
 
 
-def filling(doc: Document, selection: Selection, brush_name: str, params: dict | None = None,
+def filling(doc: Document, selection: Selection, brush_name: str, *, params: dict | None = None,
             channel: int | None = None, history: History | None = None,
             label: str | None = None) -> Generator[None, None, Step]:
     """:func:`fill` in steps, each a bounded piece of work (a run of frames, a slice
@@ -167,7 +169,8 @@ def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rec
     kernel = brush.kernel
     if kernel is None or not (kernel.wash and kernel.batchable):
         values, points = _through(doc, selection, rect, values)
-        stroke = Stroke(doc, brush, values, {}, history, path_length(points, values),
+        stroke = Stroke(doc, brush, values, curves={}, history=history,
+                        total_length=path_length(points, values),
                         limit=lambda r: selection.mask(doc, r))
         dabs = stroke.dabs_to(points)
         for i in range(0, len(dabs), FILL_DABS):
@@ -177,16 +180,18 @@ def _filling(doc: Document, selection: Selection, brush, values: dict, rect: Rec
     pieces = _pieces_of_inverted(doc, selection)
     if pieces is not None:
         return (yield from _filling_pieces(doc, pieces, brush, values, history, label))
-    stroke = Stroke(doc, brush, values, {}, history)
     heard, selection, rect = _beyond_edges(doc, selection, rect)
-    stroke.heard_frames = heard
+
     def weights(part: Rect) -> torch.Tensor:
         return selection.mask(doc, part)
 
+    gate = None
     if heard is None and doc.transform.confined_edits:
-        stroke.gate = BandGate(doc, weights, rect, sharp=selection.feather_ms == 0)
-        yield from stroke.gate.grouping()
-        weights, rect = stroke.gate.painted, stroke.gate.rect
+        gate = BandGate(doc, weights, rect, sharp=selection.feather_ms == 0)
+        yield from gate.grouping()
+        weights, rect = gate.painted, gate.rect
+    stroke = Stroke(doc, brush, values, curves={}, history=history, heard=Heard(frames=heard,
+                                                                                gate=gate))
     centre = Dab(doc.transform.seconds_of((rect.frame0 + rect.frame1) / 2),
                  doc.hz_of((rect.bin0 + rect.bin1) / 2), values)
     frames = max(1, FILL_CELLS // rect.shape[0]) if kernel.local else rect.shape[1]
@@ -211,7 +216,7 @@ def _beyond_edges(doc: Document, selection: Selection, rect: Rect
     its own frames; a harmonic selection's fundamental is held at its first and last
     pitch. Returns (those frames, or None; the selection and the cells to paint).
     A lasso's bands, or a feathered or inverted selection's, start and end at their
-    own times, which one span of time cannot confine: brushes.gate does it band by
+    own times, which one span of time cannot confine: brushes.locality.gate does it band by
     band."""
     if not (doc.transform.confined_edits and selection.kind in ("rect", "harmonic")
             and not selection.inverted and selection.feather_ms == 0):
@@ -251,15 +256,15 @@ def _pieces_of_inverted(doc: Document, selection: Selection) -> list[Selection] 
     below, above = np.searchsorted(hz, f_lo) - 1, np.searchsorted(hz, f_hi, side="right")
     pieces = []
     if before >= 0:
-        pieces.append(Selection.rect(times[0], times[before], hz[0], hz[-1]))
+        pieces.append(Selection.rect(times[0], times[before], f_lo=hz[0], f_hi=hz[-1]))
     if after < len(times):
-        pieces.append(Selection.rect(times[after], times[-1], hz[0], hz[-1]))
+        pieces.append(Selection.rect(times[after], times[-1], f_lo=hz[0], f_hi=hz[-1]))
     if before + 1 <= after - 1:
         during = times[before + 1], times[after - 1]
         if below >= 0:
-            pieces.append(Selection.rect(*during, hz[0], hz[below]))
+            pieces.append(Selection.rect(*during, f_lo=hz[0], f_hi=hz[below]))
         if above < len(hz):
-            pieces.append(Selection.rect(*during, hz[above], hz[-1]))
+            pieces.append(Selection.rect(*during, f_lo=hz[above], f_hi=hz[-1]))
     return [p.changed(points=tuple((float(t), float(f)) for t, f in p.points)) for p in pieces]
 
 

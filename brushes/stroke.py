@@ -1,102 +1,203 @@
-"""From input points to dabs: spacing along the path and inputs per dab.
-
-As libmypaint's ``count_dabs_to``/``stroke_to``: distance is measured in dab
-radii (time and frequency each scaled by their radius), a dab falls every
-``spacing`` radii, the distance left over carries to the next event, and
-pressure, speed, progress and a random number are interpolated or drawn
-for every dab, then mapped onto the parameters that follow them.
-"""
+"""Painting: a stroke's points become dabs, dabs go through a kernel on
+their region only, and the finished stroke becomes one undo step."""
 
 import math
-import random
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
 
-from brushes.dab import Dab
-from brushes.params import Curve, mapped_value
-from brushes.registry import Brush
+import torch
+
+from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
+from brushes.history import History, Patch, Step
+from brushes.kernels.base import DabContext, Kernel
+from brushes.locality import Heard, Painted, keeping_local
+from brushes.params import Curve
+from brushes.path import Spacer, StrokePoint, path_length
+from brushes.registry import KERNELS, Brush, get_brush
+from brushes.stroke_canvas import StrokeCanvas
+from engine.document import Document
 from engine.errors import ParameterError
+from engine.progress import drain
+from engine.region import Rect
+from engine.stats import timed
 
-MAX_DABS = 100_000  # per stroke: ~100 s of painting; more is a mistake (a radius of 1e-9 cents)
-
-
-@dataclass(frozen=True)
-class StrokePoint:
-    time: float  # seconds
-    freq: float  # Hz
-    pressure: float = 1.0
-    event_time: float | None = None  # seconds, for the speed input
+GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "spacing")
 
 
-def radius_hz(params: dict, freq: float) -> float:
-    cents = params["radius_cents"]
-    return freq * (2 ** (cents / 1200) - 1) if cents > 0 else params["radius_hz"]
+class Stroke:
+    def __init__(self, doc: Document, brush: Brush, params: dict,
+                 *, curves: dict[str, dict[str, Curve]], history: History | None,
+                 total_length: float | None = None, seed: int = 0,
+                 limit: Callable[[Rect], torch.Tensor] | None = None,
+                 heard: Heard | None = None):
+        """``limit``: a weight per cell of a rect (a selection's mask) that every dab's
+        mask is multiplied by. ``heard``: where the stroke is heard, when its maker
+        knows (a filled selection, brushes.selection); else where it went."""
+        self.doc, self.brush, self.history, self.params = doc, brush, history, params
+        self.limit = limit
+        self.channel = None if params["channel"] < 0 else int(params["channel"])
+        doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
+        self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
+        self.canvas = StrokeCanvas(doc, self.channel)
+        self.spacer = Spacer(brush, params, curves, total_length=total_length, seed=seed)
+        self.dirty: Rect | None = None
+        self.record = Painted(heard or Heard())  # what its end needs (brushes.locality)
+
+    def add(self, points: list[StrokePoint]) -> Rect | None:
+        """One input event: paint the dabs that fall along ``points``; return the rect
+        changed (None when nothing was, as for a kernel that acts at the stroke's end).
+        On any error the whole stroke is rolled back and the error raised."""
+        return self.paint_dabs(self.dabs_to(points))
+
+    def dabs_to(self, points: list[StrokePoint]) -> list[Dab]:
+        """The dabs that fall along ``points``, not painted yet: a caller with a time
+        budget paints them in slices with :meth:`paint_dabs` (in order; the result is
+        the same as one :meth:`add`). Refuses a stroke of too many dabs, rolled back."""
+        try:
+            dabs = [d for p in points for d in self.spacer.to(p)]
+        except BaseException:
+            self.rollback()
+            raise
+        return _harmonics(dabs) if self.brush.kernel is None else dabs
+
+    @timed("paint")
+    def paint_dabs(self, dabs: list[Dab]) -> Rect | None:
+        """Paint ``dabs`` (from :meth:`dabs_to`); the rect changed, or None. On any error
+        the whole stroke is rolled back and the error raised."""
+        changed = None
+        self.record.calls.append(dabs)
+        try:
+            for group in self._groups(dabs):
+                painted = self._paint(group)
+                if not painted.empty:
+                    changed = painted.union(changed)
+            if changed is not None:
+                self.dirty = changed.union(self.dirty)
+        except BaseException:
+            self.rollback()
+            raise
+        return changed
+
+    def _groups(self, dabs: list[Dab]) -> list[list[Dab]]:
+        if not (self.kernel.wash and self.kernel.batchable):
+            return [[d] for d in dabs]
+        groups: list[list[Dab]] = []
+        for d in dabs:  # one batch per run of dabs whose effect settings agree
+            if groups and (groups[-1][0].params is d.params or
+                           _effect(groups[-1][0]) == _effect(d)):
+                groups[-1].append(d)
+            else:
+                groups.append([d])
+        return groups
+
+    def _paint(self, dabs: list[Dab]) -> Rect:
+        doc = self.doc
+        fields, rects = footprint_rects([Footprint.of(doc, d) for d in dabs])
+        rect = self.kernel.region(doc, union_rect(rects), dabs[0].params) \
+            .clip(doc.n_bins, doc.n_frames)
+        if rect.empty:
+            return rect
+        mask = union_mask(fields, rects, opacity=[max(d.params["opacity"], 0.0) for d in dabs],
+                          rect=rect,
+                          device=doc.device)
+        if self.limit is not None:
+            mask = mask * self.limit(rect)
+        return self._write(rect, mask, dabs)
+
+    def apply(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
+        """The kernel over ``rect`` at once, with ``mask`` ([bins, frames], opacity
+        included) as the coverage (a selection's weights): part of the stroke like
+        its dabs, so its end confines it."""
+        self.record.filled = True
+        changed = self._write(rect, mask, dabs)
+        if not changed.empty:
+            self.dirty = changed.union(self.dirty)
+        return changed
+
+    def _write(self, rect: Rect, mask: torch.Tensor, dabs: list[Dab]) -> Rect:
+        """The kernel over ``rect`` with ``mask`` as the dabs' coverage: the
+        footprints' union, or a selection's weights; the rect written."""
+        doc = self.doc
+        self.canvas.touch(rect)
+        wash = self.kernel.wash
+        coverage = self.canvas.cover(rect, mask)  # where the stroke went (brushes.locality.confine)
+        ctx = DabContext(doc, self.canvas, rect, coverage if wash else mask, dabs, wash)
+        result = self.kernel.effect(ctx)
+        if result is None:  # nothing to write yet (a kernel that acts at the stroke's end)
+            return Rect(0, 0, 0, 0)
+        doc.write_complex(rect, result, channel=self.channel)
+        return rect
+
+    def rollback(self) -> Rect | None:
+        """Undo everything the stroke wrote (after an error: a stroke is all or nothing);
+        the rect restored."""
+        rect = None
+        for key, before in self.canvas.before_tiles.items():
+            tile = self.canvas.tile_rect(key)
+            self.doc.write_complex(tile, before, channel=self.channel)
+            rect = tile.union(rect)
+        self.canvas.before_tiles.clear()
+        return rect
+
+    @timed("paint")
+    def end(self, label: str | None = None) -> Step:
+        """Finish: the stroke becomes one undo step (pushed to the history, if any),
+        named ``label`` (default "<brush> stroke").
+        If the kernel's finishing work fails, the stroke is rolled back and the error
+        raised."""
+        return drain(self.ending(label))
+
+    def ending(self, label: str | None = None) -> Generator[None, None, Step]:
+        """:meth:`end` in steps, each a bounded piece of work (on a transform that
+        confines edits, a part of the confinement), so a long stroke's end can be spread
+        over turns of the GUI; returns the step."""
+        doc = self.doc
+        try:
+            kept = yield from keeping_local(self)
+            if kept is not None:
+                self.dirty = kept.union(self.dirty)
+            finished = yield from self.kernel.finishing(doc, self.canvas, self.params)
+        except BaseException:
+            self.rollback()
+            raise
+        if finished is not None:
+            self.dirty = finished.union(self.dirty)
+        step = Step(label or f"{self.brush.name} stroke", self.channel,
+                    notice=self.canvas.state.get("notice"))
+        for key, before in self.canvas.before_tiles.items():
+            rect = self.canvas.tile_rect(key)
+            step.patches.append(Patch(rect, before))  # after: read if it is undone
+        if self.history is not None and step.patches:
+            self.history.push(step)
+        return step
 
 
-def distance(a: StrokePoint, b: StrokePoint, params: dict) -> float:
-    """Distance in dab radii."""
-    dt = (b.time - a.time) / (params["radius_ms"] / 1000)
-    df = (b.freq - a.freq) / max(radius_hz(params, (a.freq + b.freq) / 2), 1e-9)
-    return math.hypot(dt, df)
+def _effect(dab: Dab) -> dict:
+    return {k: v for k, v in dab.params.items() if k not in GEOMETRY}
 
 
-def path_length(points: list[StrokePoint], params: dict) -> float:
-    return sum(distance(a, b, params) for a, b in zip(points, points[1:], strict=False))
+def _harmonics(dabs: list[Dab]) -> list[Dab]:
+    """Each dab at k * f for k = 1..harmonics, opacity times falloff^(k-1)."""
+    out = []
+    for d in dabs:
+        p = d.params
+        for k in range(1, p["harmonics"] + 1):
+            opacity = p["opacity"] * p["falloff"] ** (k - 1)
+            if opacity <= 0 or not math.isfinite(k * d.freq):
+                continue
+            out.append(Dab(d.time, k * d.freq, {**p, "opacity": opacity},
+                           (d.step[0], k * d.step[1])))
+    return out
 
 
-class Spacer:
-    def __init__(self, brush: Brush, params: dict, curves: dict[str, dict[str, Curve]],
-                 total_length: float | None = None, seed: int = 0):
-        self.brush, self.params, self.curves = brush, params, curves
-        self.total = total_length
-        self.random = random.Random(seed)
-        self.last: StrokePoint | None = None
-        self.last_dab: tuple[float, float] | None = None
-        self.since = 0.0  # radii travelled since the last dab
-        self.travelled = 0.0
-        self.count = 1  # dabs so far (the first falls where the stroke starts)
-
-    def to(self, point: StrokePoint) -> list[Dab]:
-        """Move the pen to ``point``; return the dabs that fall on the way."""
-        if self.last is None:
-            self.last = point
-            return [self._dab(point, 0.0)]
-        a, spacing = self.last, self.params["spacing"]
-        seg = distance(a, point, self.params)
-        speed = 0.0
-        if a.event_time is not None and point.event_time is not None \
-                and point.event_time > a.event_time:
-            speed = seg / (point.event_time - a.event_time)
-        dabs = []
-        pos = spacing - self.since
-        coming = math.floor((seg + 1e-9 - pos) / spacing) + 1 if seg >= pos else 0
-        if self.count + coming > MAX_DABS:
-            raise ParameterError(
-                f"this stroke would paint {self.count + coming:,} dabs, more than {MAX_DABS:,}: "
-                f"it runs {self.travelled + seg:,.0f} brush radii at a spacing of {spacing:g}; "
-                "use a larger radius or spacing, or a shorter stroke")
-        self.count += coming
-        while seg > 0 and pos <= seg + 1e-9:
-            u = pos / seg
-            here = StrokePoint(a.time + u * (point.time - a.time),
-                               a.freq + u * (point.freq - a.freq),
-                               a.pressure + u * (point.pressure - a.pressure))
-            dabs.append(self._dab(here, self.travelled + pos, speed))
-            pos += spacing
-        self.since = seg - (pos - spacing) if dabs else self.since + seg
-        self.travelled += seg
-        self.last = point
-        return dabs
-
-    def _dab(self, at: StrokePoint, travelled: float, speed: float = 0.0) -> Dab:
-        progress = travelled / self.total if self.total else 0.0
-        inputs = {"pressure": at.pressure, "speed": speed, "progress": min(progress, 1.0),
-                  "random": self.random.random()}
-        params = self.params  # shared by the dabs (read only) when no input maps a value
-        if self.curves:
-            params = {**self.params, **{
-                name: mapped_value(self.brush.param(name), self.params[name], curves, inputs)
-                for name, curves in self.curves.items()}}
-        step = (0.0, 0.0) if self.last_dab is None else \
-            (at.time - self.last_dab[0], at.freq - self.last_dab[1])
-        self.last_dab = (at.time, at.freq)
-        return Dab(at.time, at.freq, params, step)
+def paint(doc: Document, brush_name: str, points: list[StrokePoint], *, params: dict | None = None,
+          curves: dict[str, dict[str, Curve]] | None = None, history: History | None = None,
+          seed: int = 0) -> Step:
+    """Paint one whole stroke (a script's stroke: progress is known from the start)."""
+    brush = get_brush(brush_name)
+    resolved, unknown = brush.resolve(params or {}, "params")
+    if unknown:
+        raise ParameterError(f"params: {brush.name} has no parameter(s) {', '.join(unknown)}")
+    stroke = Stroke(doc, brush, resolved, curves=curves or {}, history=history,
+                    total_length=path_length(points, resolved), seed=seed)
+    stroke.add(points)
+    return stroke.end()

@@ -38,7 +38,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)  # what was adjusted, and why a metric is missing
 
 
-def aligned(ref: np.ndarray, test: np.ndarray, ref_name: str = "REF",
+def aligned(ref: np.ndarray, test: np.ndarray, *, ref_name: str = "REF",
             test_name: str = "TEST", channel: int | None = None) -> tuple[np.ndarray, np.ndarray,
                                                                          list[str]]:
     """``[ch, n]`` pairs cut to the same length (with a note), one channel of each when
@@ -64,7 +64,7 @@ def aligned(ref: np.ndarray, test: np.ndarray, ref_name: str = "REF",
     return ref, test, notes
 
 
-def compare(ref: np.ndarray, test: np.ndarray, rate: int, perceptual: bool = True) -> Comparison:
+def compare(ref: np.ndarray, test: np.ndarray, rate: int, *, perceptual: bool = True) -> Comparison:
     """Every metric of float ``[ch, n]`` ``test`` against ``ref`` (same shape)."""
     if ref.shape != test.shape:
         raise ParameterError(f"shapes differ: {ref.shape} and {test.shape} (see aligned())")
@@ -152,7 +152,7 @@ def multi_resolution_stft(x: np.ndarray, y: np.ndarray) -> float:
 
 def mel_distance(x: np.ndarray, y: np.ndarray, rate: int) -> float:
     """Mean absolute difference of mel power spectrograms, dB."""
-    from engine.views import HOP, N_FFT, mel_basis
+    from engine.nnaudio_views import HOP, N_FFT, mel_basis
 
     basis = mel_basis(rate).to(torch.float64)
     total = count = 0.0

@@ -55,7 +55,7 @@ class Cost:
                 "far less)")
 
 
-def estimate(transform, channels: int, frames: int, resident: int) -> Cost:
+def estimate(transform, channels: int, *, frames: int, resident: int) -> Cost:
     """The cost of analysing and resynthesizing ``frames`` samples of ``channels``
     with ``transform``; ``resident``: the bytes kept throughout (a document's, see
     engine.document.document_bytes). The speed is measured only for amplifying
@@ -74,12 +74,12 @@ def estimate(transform, channels: int, frames: int, resident: int) -> Cost:
     return Cost(per_sample, peak, BEYOND_FFT * frames_done * _seconds_per_frame(transform))
 
 
-def confirm_cost(audio, transform, resident: int, confirm) -> None:
+def confirm_cost(audio, transform, *, resident: int, confirm) -> None:
     """Ask ``confirm(text) -> bool`` (a front end: a warning, a question) whether to go on
     when the analysis is :attr:`Cost.heavy`; refused: Cancelled, nothing done."""
     if confirm is None:
         return
-    cost = estimate(transform, audio.channels, audio.frames, resident)
+    cost = estimate(transform, audio.channels, frames=audio.frames, resident=resident)
     if cost.heavy and not confirm(cost.describe(transform, audio.duration)):
         raise Cancelled("not analysed: those settings cost too much; nothing was changed")
 

@@ -43,18 +43,18 @@ Listener = Callable[[Rect, tuple[int, ...]], None]
 MEMORY_SHARE = 0.8  # of the memory available, what one document may take
 
 
-def document_bytes(channels: int, length: int, transform, content: bool = False) -> int:
+def document_bytes(channels: int, length: int, transform, *, content: bool = False) -> int:
     """What a document of ``length`` samples will hold: its coefficients (complex64),
     the recording, its resynthesized waveform, and ``content`` (a re-analysis's audio)."""
     cells = channels * transform.n_frames(length) * transform.n_bins
     return 8 * cells + 4 * channels * length * (3 if content else 2)
 
 
-def check_fits(audio: Audio, transform, content: bool = False, streamed: bool = False) -> int:
+def check_fits(audio: Audio, transform, *, content: bool = False, streamed: bool = False) -> int:
     """Refuse, before allocating anything, an analysis that memory cannot hold
     (``streamed``: one chunk of it at a time, engine.stream); the bytes it holds."""
     need = document_bytes(audio.channels, audio.frames if not streamed else min(
-        audio.frames, 4 * transform.hop * 1024), transform, content) + \
+        audio.frames, 4 * transform.hop * 1024), transform, content=content) + \
         (8 * audio.channels * audio.frames if streamed else 0)
     have = available_memory()
     if need > MEMORY_SHARE * have:
@@ -94,8 +94,8 @@ class Document:
         self.device = pick_device(device)
         self.transform = transform if isinstance(transform, Transform) else \
             make_transform(audio.sample_rate, transform, self.device, **settings)
-        confirm_cost(audio, self.transform, check_fits(audio, self.transform,
-                                                       content is not None), confirm)
+        resident = check_fits(audio, self.transform, content=content is not None)
+        confirm_cost(audio, self.transform, resident=resident, confirm=confirm)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
         self._overview = BlockMaxima()
@@ -216,7 +216,7 @@ class Document:
             .transpose(1, 2).contiguous()
 
     def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
-              channel: int | None = None) -> Rect:
+              *, channel: int | None = None) -> Rect:
         """Store ``[ch, bins, frames]`` magnitude and phase over ``rect`` (already
         clipped to the document, as :meth:`read` returns them); returns the dirty rect."""
         if magnitude.shape != phase.shape:
@@ -279,15 +279,15 @@ class Document:
         c = self._channel_slice(channel)
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
-        return render.render(self._coef[c], rect, width, height, ref=self.full_scale,
+        return render.render(self._coef[c], rect, width=width, height=height, ref=self.full_scale,
                              transform=self.transform, blocks=self._blocks(c), **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
         rect = rect.clip(self.n_bins, self.n_frames)
         c = self._channel_slice(channel)
-        return render.level_tile_db(self._coef[c], rect, factor, self.full_scale,
-                                    self._blocks(c))
+        return render.level_tile_db(self._coef[c], rect, factor, ref=self.full_scale,
+                                    blocks=self._blocks(c))
 
     def prepare_overview(self) -> None:
         """Build the zoomed-out overview now (a worker does, before a view asks)."""
@@ -333,7 +333,7 @@ class Document:
         if rect.empty:
             return
         self._dirty = rect.union(self._dirty)
-        self._overview.invalidate(rect.frame0, rect.frame1, rect.bin0, rect.bin1)
+        self._overview.invalidate(rect.frame0, rect.frame1, bin0=rect.bin0, bin1=rect.bin1)
         for listener in list(self._listeners):
             listener(rect, channels)
 

@@ -18,7 +18,7 @@ class BlockMaxima:
         self._blocks: torch.Tensor | None = None
         self._stale: list[tuple[int, int, int, int]] = []  # frames and bins written since
 
-    def invalidate(self, frame0: int, frame1: int, bin0: int, bin1: int) -> None:
+    def invalidate(self, frame0: int, frame1: int, *, bin0: int, bin1: int) -> None:
         if self._blocks is not None:
             self._stale.append((frame0, frame1, bin0, bin1))
 

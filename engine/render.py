@@ -41,7 +41,7 @@ def colormap_lut(name: str) -> torch.Tensor:
     return torch.from_numpy(rgba)
 
 
-def to_unit(mag: torch.Tensor, ref: float, top_db: float = 0.0,
+def to_unit(mag: torch.Tensor, ref: float, *, top_db: float = 0.0,
             range_db: float = 100.0) -> torch.Tensor:
     """Map magnitudes to [0, 1]: ``top_db`` and above -> 1, ``top_db - range_db`` and below -> 0."""
     if not (math.isfinite(range_db) and range_db > 0):
@@ -103,7 +103,7 @@ def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int,
     return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
 
 
-def frequency_edges(rect: Rect, height: int, transform, log_freq: bool) -> torch.Tensor:
+def frequency_edges(rect: Rect, height: int, *, transform, log_freq: bool) -> torch.Tensor:
     """Edges of the ``height`` output rows, bottom to top, in bin-cell coordinates of
     the rect: rows evenly spaced in Hz (or in log Hz), mapped through the transform's
     bins (linear for the STFT, logarithmic for constant-Q)."""
@@ -121,7 +121,7 @@ def frequency_edges(rect: Rect, height: int, transform, log_freq: bool) -> torch
     return torch.round((edges - (rect.bin0 - 0.5)) * 1e9) / 1e9  # no rounding noise at cell edges
 
 
-def pooled_magnitude(store_fb: torch.Tensor, rect: Rect, width: int, height: int,
+def pooled_magnitude(store_fb: torch.Tensor, rect: Rect, *, width: int, height: int,
                      transform, log_freq: bool = False, blocks=None) -> torch.Tensor:
     """``store_fb``: ``[ch, frames, bins]`` coefficients or magnitudes -> max over
     channels, pooled to ``[height, width]`` with row 0 at the top (highest frequency)."""
@@ -134,11 +134,11 @@ def pooled_magnitude(store_fb: torch.Tensor, rect: Rect, width: int, height: int
         x = _pool(x, 1, cols.clamp(max=x.shape[1]))
     x = x.amax(0)  # [width, bins]
     if log_freq or height != x.shape[1]:
-        x = _pool(x, 1, frequency_edges(rect, height, transform, log_freq))
+        x = _pool(x, 1, frequency_edges(rect, height, transform=transform, log_freq=log_freq))
     return x.T.flip(0)
 
 
-def level_tile_db(store_fb: torch.Tensor, rect: Rect, factor: int, ref: float,
+def level_tile_db(store_fb: torch.Tensor, rect: Rect, factor: int, *, ref: float,
                   blocks=None) -> np.ndarray:
     """dB of the loudest channel over ``rect``, max-pooled over aligned blocks of
     ``factor`` frames: float32 ``[bins, ceil(frames / factor)]``, row 0 = lowest
@@ -160,14 +160,16 @@ def check_size(width: int, height: int) -> None:
                              f"pixels a side and at most {MAX_PIXELS // 2**20} megapixels")
 
 
-def render(store_fb: torch.Tensor, rect: Rect, width: int, height: int, *, ref: float,
+def render(store_fb: torch.Tensor, rect: Rect, *, width: int, height: int, ref: float,
            transform, colormap: str = "viridis", top_db: float = 0.0,
            range_db: float = 100.0, log_freq: bool = False, blocks=None) -> np.ndarray:
     """RGBA uint8 ``[height, width, 4]`` of ``rect`` (see the module notes)."""
     lut = colormap_lut(colormap).numpy().view(np.int32)[:, 0]  # one RGBA pixel per int32
-    pooled = pooled_magnitude(store_fb, rect, width, height, transform, log_freq, blocks)
+    pooled = pooled_magnitude(store_fb, rect, width=width, height=height, transform=transform,
+                              log_freq=log_freq, blocks=blocks)
     # uint8 indices into numpy's table: a third of the time of torch's int64 gather
-    index = to_unit(pooled, ref, top_db, range_db).mul_(255).round_().to(torch.uint8).cpu()
+    index = to_unit(pooled, ref, top_db=top_db,
+                    range_db=range_db).mul_(255).round_().to(torch.uint8).cpu()
     return lut[index.contiguous().numpy()].view(np.uint8).reshape(height, width, 4)
 
 
@@ -178,7 +180,8 @@ def packed_rgba(mag: torch.Tensor, phase: torch.Tensor, *, ref: float, top_db: f
     [0, 1], B = 0, A = 1. ``[bins, frames, 4]``, top = highest bin."""
     mag, phase = mag[0], phase[0]
     out = torch.zeros(*mag.shape, 4, dtype=torch.uint8)
-    out[..., 0] = (to_unit(mag, ref, top_db, range_db) * 255).round_().to(torch.uint8).cpu()
+    out[..., 0] = (to_unit(mag, ref, top_db=top_db,
+                           range_db=range_db) * 255).round_().to(torch.uint8).cpu()
     out[..., 1] = ((phase + math.pi) / (2 * math.pi) * 255).round_().clamp_(0, 255) \
         .to(torch.uint8).cpu()
     out[..., 3] = 255

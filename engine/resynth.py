@@ -54,7 +54,7 @@ class Resynthesizer:
         t, n = self.doc.transform, self.doc.length
         fa, fb = t.frames_needed(sample0, sample1, n)
         coeffs = self.doc.coefficients(fa, fb)
-        return t.inverse_span(coeffs, fa, sample0, sample1, n).cpu()
+        return t.inverse_span(coeffs, fa, sample0=sample0, sample1=sample1, length=n).cpu()
 
     @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
@@ -158,7 +158,7 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, sample0: int,
+def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, *, sample0: int,
                  sample1: int) -> np.ndarray:
     """Samples ``[sample0, sample1)`` of only what ``weight`` (``[bins, frames]`` over
     ``rect``; 0 outside it) selects: how a selection sounds alone. float32 ``[ch, n]``."""
@@ -171,4 +171,5 @@ def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, sample0: int,
         w = weight[:, f0 - rect.frame0:f1 - rect.frame0]
         kept[:, rect.bin0:rect.bin1, f0 - fa:f1 - fa] = coeffs[:, rect.bin0:rect.bin1,
                                                                f0 - fa:f1 - fa] * w
-    return t.inverse_span(kept, fa, sample0, sample1, doc.length).cpu().numpy()
+    return t.inverse_span(kept, fa, sample0=sample0, sample1=sample1,
+                          length=doc.length).cpu().numpy()

@@ -14,7 +14,7 @@ from engine.progress import CancelFlag, ProgressFn, step
 from engine.resynth import full_chunk
 
 
-def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None,
+def roundtrip(samples: np.ndarray, transform, *, progress: ProgressFn | None = None,
               cancel: CancelFlag | None = None) -> tuple[np.ndarray, float]:
     """``samples`` float32 ``[ch, n]`` analysed and resynthesized; returns the output
     (float32 ``[ch, n]``) and its SNR against the input in dB, summed as it goes."""
@@ -28,7 +28,7 @@ def roundtrip(samples: np.ndarray, transform, progress: ProgressFn | None = None
         s1 = min(n, s0 + chunk)
         fa, fb = transform.frames_needed(s0, s1, n)
         coeffs = transform.forward_frames(x, fa, fb)
-        y = transform.inverse_span(coeffs, fa, s0, s1, n).cpu().numpy()
+        y = transform.inverse_span(coeffs, fa, sample0=s0, sample1=s1, length=n).cpu().numpy()
         out[:, s0:s1] = y
         r = np.ascontiguousarray(samples[:, s0:s1]).ravel()
         e = y.ravel() - r  # exact in float32: the two are within a factor of 2 (Sterbenz)

@@ -85,7 +85,7 @@ def main() -> None:
     pause(3.0)  # the level meter falls
 
     # a time selection, its span in numbers in the Selection panel
-    w.set_selection(Selection.rect(3.0, 8.0, 0.0, w.doc.sample_rate / 2))
+    w.set_selection(Selection.rect(3.0, 8.0, f_lo=0.0, f_hi=w.doc.sample_rate / 2))
     next(d for d in w.docks if d.windowTitle() == "Selection").raise_()
     save(w, "screenshot-selection-span.png")
     w.clear_selection()

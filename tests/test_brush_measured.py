@@ -111,9 +111,9 @@ def test_the_click_measure_hears_a_barely_audible_step():
 def test_edited_region_edges_do_not_click(write_audio, preset):
     """Painted event by event, each event spliced into audio already made (the path
     of painting while playing): no click at the stroke's time edges or anywhere."""
-    from brushes.painter import Stroke
+    from brushes.path import StrokePoint
     from brushes.registry import get_brush
-    from brushes.stroke import StrokePoint
+    from brushes.stroke import Stroke
 
     t = np.arange(3 * SR) / SR
     x = 0.3 * np.sin(2 * np.pi * 1000 * t) + 0.1 * np.sin(2 * np.pi * 220 * t)
@@ -122,7 +122,7 @@ def test_edited_region_edges_do_not_click(write_audio, preset):
     base = find_preset(preset)
     brush = get_brush(base.brush)
     params, _ = brush.resolve(dict(base.params), "preset")
-    stroke = Stroke(ed.doc, brush, params, dict(base.inputs), ed.history)
+    stroke = Stroke(ed.doc, brush, params, curves=dict(base.inputs), history=ed.history)
     spliced = 0
     for i in range(101):  # a pen event every 10 ms from 1 s to 2 s
         if stroke.add([StrokePoint(1.0 + 0.01 * i, 1000.0)]) is not None:
@@ -157,7 +157,7 @@ def test_a_painted_glide_stays_one_smooth_partial(write_audio):
 
     ed = Editor.open(write_audio("silence.wav", np.zeros((1, 3 * SR), np.float32), SR))
     ed.paint("tone-pen", [(0.5, 1000), (2.5, 3000)])
-    t = STFT(SR, 4096, 512)
+    t = STFT(SR, 4096, hop=512)
     power = t.forward(torch.from_numpy(ed.audio())).abs()[0].numpy() ** 2
     freqs = np.arange(power.shape[0]) * SR / 4096
     inside = outside = 0.0
@@ -182,13 +182,13 @@ def _noise_document(transform="stft"):
 def test_the_outline_of_a_soft_eraser_is_where_its_effect_is_half():
     """docs/brushes.md: hardness 0 falls from the centre, half at the outline
     (radius_ms x radius_hz, as the GUI draws it), nothing beyond two radii."""
-    from brushes.painter import paint
-    from brushes.stroke import StrokePoint
+    from brushes.path import StrokePoint
+    from brushes.stroke import paint
 
     doc = _noise_document()
     before = doc.magnitude[0].clone()
     paint(doc, "gain", [StrokePoint(0.512, 1000.0)],  # frame 32, bin 64 exactly
-          {"gain_db": -math.inf, "hardness": 0.0, "radius_hz": 250.0, "radius_ms": 160.0})
+          params={"gain_db": -math.inf, "hardness": 0.0, "radius_hz": 250.0, "radius_ms": 160.0})
     ratio = (doc.magnitude[0] / before).numpy()
     assert ratio[64, 32] == pytest.approx(0.0, abs=1e-6)  # centre: erased
     assert ratio[64 + 16, 32] == pytest.approx(0.5, abs=1e-3)  # outline in frequency: half
@@ -299,16 +299,16 @@ def _gain_stroke_on_cq(x: np.ndarray, times: list[float], hz: float, brush: str 
                        **params):
     """The audio of ``x`` on a constant-Q document before, while (the dabs painted)
     and after a stroke of ``brush`` along ``hz`` through ``times``."""
-    from brushes.painter import Stroke
+    from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
-    from brushes.stroke import StrokePoint
+    from brushes.stroke import Stroke
     from engine.resynth import Resynthesizer
 
     doc = Document(Audio(x.astype(np.float32), SR), transform="cq", device="cpu")
     synth = Resynthesizer(doc)
     before = synth.full().numpy()[0].copy()
     params, _ = BRUSHES[brush].resolve(params, "params")
-    stroke = Stroke(doc, BRUSHES[brush], params, {}, None)
+    stroke = Stroke(doc, BRUSHES[brush], params, curves={}, history=None)
     stroke.add([StrokePoint(t, hz) for t in times])
     painted = synth.waveform()[0].copy()
     stroke.end()
@@ -431,9 +431,9 @@ def test_strokes_that_move_or_filter_content_sound_the_same_wherever_painted(pre
 def test_a_stroke_limited_to_a_selection_erases_evenly_within_it():
     """A stroke limited to a selection (0.9 to 3.5 s) takes a tone down evenly inside
     it (it was -11 dB at slice edges while painted) and keeps it outside."""
-    from brushes.painter import Stroke
+    from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
-    from brushes.stroke import StrokePoint
+    from brushes.stroke import Stroke
     from engine.resynth import Resynthesizer
 
     t = np.arange(6 * SR) / SR
@@ -450,7 +450,7 @@ def test_a_stroke_limited_to_a_selection_erases_evenly_within_it():
 
     preset = find_preset("hard-eraser")
     params, _ = BRUSHES[preset.brush].resolve(preset.params, "params")
-    stroke = Stroke(doc, BRUSHES[preset.brush], params, {}, None, limit=selected)
+    stroke = Stroke(doc, BRUSHES[preset.brush], params, curves={}, history=None, limit=selected)
     stroke.add([StrokePoint(0.5 + 0.1 * i, 200.0) for i in range(41)])
     stroke.end()
     y = synth.waveform()[0]
@@ -473,7 +473,7 @@ def _fill_on_cq(x: np.ndarray, selection, **params):
     doc = Document(Audio(x[None].astype(np.float32), SR), transform="cq", device="cpu")
     synth = Resynthesizer(doc)
     before = synth.full().numpy()[0].copy()
-    fill(doc, selection, "gain", params)
+    fill(doc, selection, "gain", params=params)
     return before, synth.waveform()[0].copy()
 
 
@@ -487,7 +487,7 @@ def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * 45 * t) + 0.2 * np.sin(2 * np.pi * 1000 * t) \
         + 0.01 * rng.standard_normal(len(t))
-    before, after = _fill_on_cq(x, Selection.rect(2.0, 3.0, 20.0, 200.0), gain_db=-40.0)
+    before, after = _fill_on_cq(x, Selection.rect(2.0, 3.0, f_lo=20.0, f_hi=200.0), gain_db=-40.0)
 
     def change_db(a, b):
         part = slice(round(a * SR), round(b * SR))
@@ -508,7 +508,7 @@ def test_filling_a_selection_on_constant_q_takes_a_hum_down_evenly(hz):
 
     t = np.arange(7 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
-    _, after = _fill_on_cq(x, Selection.rect(0.5, 6.5, hz / 1.3, hz * 1.3), gain_db=-60.0)
+    _, after = _fill_on_cq(x, Selection.rect(0.5, 6.5, f_lo=hz / 1.3, f_hi=hz * 1.3), gain_db=-60.0)
 
     def db(at):  # of the tone, over 100 ms about ``at`` seconds
         part = after[round(at * SR) - 2205:round(at * SR) + 2205]
@@ -521,7 +521,7 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
     """A stroke's end on constant-Q (painted beyond its ends, confined) is
     done a part of ``PART_SAMPLES`` a step, so a long stroke or fill never holds the
     GUI for seconds; the parts give the whole's cells bit for bit."""
-    import brushes.confine as confine
+    import brushes.locality.confine as confine
     from brushes.selection import Selection, fill
 
     rng = np.random.default_rng(3)
@@ -531,8 +531,8 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
         monkeypatch.setattr(confine, "PART_SAMPLES", part_samples)
         ed = Editor(Document(Audio(x, SR), transform="cq", device="cpu"))
         ed.paint("soft-eraser", [(0.5, 300.0), (7.5, 900.0)], radius_hz=200.0)
-        fill(ed.doc, Selection.rect(2.0, 6.0, 40.0, 3000.0, feather_ms=50.0), "gain",
-             {"gain_db": -20.0})
+        fill(ed.doc, Selection.rect(2.0, 6.0, f_lo=40.0, f_hi=3000.0, feather_ms=50.0), "gain",
+             params={"gain_db": -20.0})
         return ed.doc.coefficients(0, ed.doc.n_frames).clone()
 
     whole = painted(1 << 30)
@@ -551,9 +551,9 @@ def test_a_heal_stroke_s_end_stepped_as_the_gui_steps_it_equals_it_drained(prese
     import threading
 
     from brushes.history import History
-    from brushes.painter import Stroke
+    from brushes.path import StrokePoint
     from brushes.registry import get_brush
-    from brushes.stroke import StrokePoint
+    from brushes.stroke import Stroke
 
     rng = np.random.default_rng(5)
     t = np.arange(5 * SR) / SR
@@ -562,7 +562,7 @@ def test_a_heal_stroke_s_end_stepped_as_the_gui_steps_it_equals_it_drained(prese
 
     def stroke_on(doc, history=None):
         values, _ = get_brush(p.brush).resolve({**p.params, "channel": -1}, "params")
-        stroke = Stroke(doc, get_brush(p.brush), values, {}, history)
+        stroke = Stroke(doc, get_brush(p.brush), values, curves={}, history=history)
         for k in range(151):  # 1-4 s, an event every 20 ms
             stroke.add([StrokePoint(1.0 + 0.02 * k, 1000.0)])
         return stroke
@@ -605,7 +605,7 @@ def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
-    before, after = _fill_on_cq(x, Selection.rect(1.0, 4.0, hz / 1.3, hz * 1.3),
+    before, after = _fill_on_cq(x, Selection.rect(1.0, 4.0, f_lo=hz / 1.3, f_hi=hz * 1.3),
                                    gain_db=-60.0)
 
     def level_db(signal, a, b):
@@ -654,8 +654,8 @@ def test_an_inverted_rectangle_on_constant_q_keeps_its_inside_and_erases_to_its_
     doc = Document(Audio(x, SR), transform="cq", device="cpu")
     synth, history = Resynthesizer(doc), History(doc)
     before, cells = synth.full().numpy()[0].copy(), doc.coefficients(0, doc.n_frames).clone()
-    fill(doc, Selection.rect(1.0, 4.0, 300.0, 600.0, inverted=True), "gain",
-         {"gain_db": -60.0}, history=history)
+    fill(doc, Selection.rect(1.0, 4.0, f_lo=300.0, f_hi=600.0, inverted=True), "gain",
+         params={"gain_db": -60.0}, history=history)
     after = synth.waveform()[0].copy()
 
     def level_db(signal, a):
@@ -682,7 +682,7 @@ def test_a_rectangle_filled_from_the_files_start_or_to_its_end_on_constant_q(t0,
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * 440 * t)
-    before, after = _fill_on_cq(x, Selection.rect(t0, t1, 0.0, SR / 2), gain_db=-60.0)
+    before, after = _fill_on_cq(x, Selection.rect(t0, t1, f_lo=0.0, f_hi=SR / 2), gain_db=-60.0)
     part = slice(round(t0 * SR), round(t1 * SR))
     level = [10 * np.log10(np.mean(a ** 2) / np.mean(b ** 2))
              for a, b in zip(np.array_split(after[part], 100), np.array_split(before[part], 100),
@@ -696,16 +696,16 @@ def _stroke_per_event(x: np.ndarray, transform: str, hz: float, t0: float, t1: f
     (as the canvas sends them), on mono ``x``: the audio before and after it; the
     document and its history (one step)."""
     from brushes.history import History
-    from brushes.painter import Stroke
+    from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
-    from brushes.stroke import StrokePoint
+    from brushes.stroke import Stroke
     from engine.resynth import Resynthesizer
 
     doc = Document(Audio(x[None].astype(np.float32), SR), transform=transform, device="cpu")
     synth, history = Resynthesizer(doc), History(doc)
     before = synth.full().numpy()[0].copy()
     values, _ = BRUSHES["gain"].resolve({**params, "channel": -1}, "params")
-    stroke = Stroke(doc, BRUSHES["gain"], values, {}, history)
+    stroke = Stroke(doc, BRUSHES["gain"], values, curves={}, history=history)
     for k in range(round((t1 - t0) / 0.02) + 1):
         stroke.add([StrokePoint(t0 + 0.02 * k, hz)])
         synth.update()  # heard at once, as the GUI does

@@ -49,9 +49,9 @@ def test_curves_are_piecewise_linear_and_clamped():
     assert [curve_value(curve, x) for x in (-1, 0, 0.25, 0.5, 0.75, 1, 2)] == \
         [0, 0, 0.5, 1, 0.5, 0, 0]
     opacity = BRUSHES["gain"].param("opacity")
-    assert mapped_value(opacity, 0.0, {"pressure": validate_curve([[0, 0.2], [1, 1]], "c")},
-                        {"pressure": 0.5}) == pytest.approx(0.6)
-    assert mapped_value(opacity, 0.9, {"pressure": curve}, {"pressure": 0.5}) == 1.0
+    assert mapped_value(opacity, 0.0, curves={"pressure": validate_curve([[0, 0.2], [1, 1]], "c")},
+                        inputs={"pressure": 0.5}) == pytest.approx(0.6)
+    assert mapped_value(opacity, 0.9, curves={"pressure": curve}, inputs={"pressure": 0.5}) == 1.0
 
 
 @pytest.mark.parametrize("points,words", [

@@ -7,18 +7,18 @@ import numpy as np
 import pytest
 
 from app.gui.canvas import SpectrogramCanvas
-from app.gui.tiles import PYRAMID_ROWS, TILE, bin_pyramid
+from app.gui.tiles import PYRAMID_ROWS, TEXTURE_TILE, bin_pyramid
 from engine.region import Rect
 from engine.render import colormap_lut
 from tests.conftest import document, tone
 
 
-@pytest.mark.parametrize("rows", [TILE, 200, 3, 1])
+@pytest.mark.parametrize("rows", [TEXTURE_TILE, 200, 3, 1])
 def test_the_bin_pyramid_holds_the_max_of_every_aligned_run_of_bins(rows, rng):
     db = rng.normal(-60, 20, (rows, 7)).astype(np.float32)
     pyramid = bin_pyramid(db)
     assert pyramid.shape == (PYRAMID_ROWS, 7) and pyramid.dtype == np.float32
-    for k in range(int(math.log2(TILE)) + 1):
+    for k in range(int(math.log2(TEXTURE_TILE)) + 1):
         size, offset = 1 << k, PYRAMID_ROWS - (PYRAMID_ROWS >> k)
         for i in range(-(-rows // size)):
             np.testing.assert_array_equal(pyramid[offset + i],
@@ -67,7 +67,7 @@ def test_each_pixel_row_shows_the_loudest_bin_it_spans_when_zoomed_out(qtbot, tm
         lo = doc.transform.bin_of(view.f_of(y + 1))  # the row's bottom and top edges
         hi = doc.transform.bin_of(view.f_of(y))
         first, last = math.floor(lo + 0.5), math.floor(hi + 0.5)
-        if hi - lo < 20 or first // TILE != last // TILE:
+        if hi - lo < 20 or first // TEXTURE_TILE != last // TEXTURE_TILE:
             continue  # rows that split one tile's bins only (tiles draw apart)
         reach = math.ceil(hi - lo)
         least = levels[first:last + 1].max()

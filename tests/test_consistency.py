@@ -135,7 +135,7 @@ def test_the_dtype_policy(take, tmp_path):
     params = {"radius_cents": 0.0, "radius_hz": 100.0, "radius_ms": 20.0, "hardness": 0.5}
     fields, rects = footprint_rects([Footprint.of(doc, Dab(0.5, 1000.0, params))])
     assert fields.dtype == np.float64  # geometry
-    assert union_mask(fields, rects, [1.0], union_rect(rects)).dtype == torch.float32
+    assert union_mask(fields, rects, opacity=[1.0], rect=union_rect(rects)).dtype == torch.float32
     metrics = compare(take, editor.audio(), SR, perceptual=False).metrics
     assert all(isinstance(v, float) and not math.isnan(v) for v in metrics.values())
     mel = LogMel(FeatureSettings(), torch.device("cpu"))

@@ -33,7 +33,7 @@ def test_untouched_audio_round_trips_above_100_db(rng, sr, seconds):
                                       (48, 5.0), (48, 1000.0)])
 def test_any_scale_round_trips(rng, bpo, fmin):
     x = torch.from_numpy((0.3 * rng.standard_normal((1, 100000))).astype(np.float32))
-    t = ConstantQ(44100, bpo, fmin)
+    t = ConstantQ(44100, bpo, fmin=fmin)
     assert snr_db(x.numpy(), t.inverse(t.forward(x), x.shape[-1]).numpy()) >= 115  # 123-131
 
 
@@ -53,7 +53,8 @@ def test_a_span_equals_the_full_inverse_bit_for_bit(rng):
     full = t.inverse(coeffs, n)
     for s0, s1 in [(0, 10), (t.block - 5, t.block + 5), (40000, 90000), (n - 7, n)]:
         fa, fb = t.frames_needed(s0, s1, n)
-        assert torch.equal(t.inverse_span(coeffs[..., fa:fb], fa, s0, s1, n), full[:, s0:s1])
+        assert torch.equal(t.inverse_span(coeffs[..., fa:fb], fa, sample0=s0, sample1=s1, length=n),
+                           full[:, s0:s1])
 
 
 def test_frames_of_a_region_equal_the_full_forward_bit_for_bit(rng):
@@ -62,7 +63,7 @@ def test_frames_of_a_region_equal_the_full_forward_bit_for_bit(rng):
     full = t.forward(x)
     for frames in ((0, 30), (700, 1400), (t.block_frames - 3, t.block_frames + 3)):
         assert torch.equal(t.forward_frames(x, *frames), full[..., slice(*frames)])
-    part = t.forward_frames(x, 700, 1400, slice(100, 160))
+    part = t.forward_frames(x, 700, 1400, bins=slice(100, 160))
     torch.testing.assert_close(part, full[:, 100:160, 700:1400], rtol=0, atol=1e-6)
 
 
@@ -135,10 +136,11 @@ def test_a_tone_s_coefficients_in_closed_form_equal_the_analysis_of_its_samples(
     forward of the synthesized samples (float32), away from the file's ends."""
     t = ConstantQ(44100)
     length = 400000
-    ours = t.sinusoid(f, 0.3, 0.7, range(*bins), *frames, length)
+    ours = t.sinusoid(f, 0.3, 0.7, bins=range(*bins), frame0=frames[0], frame1=frames[1],
+                      length=length)
     n = np.arange(length)
     wave = torch.from_numpy(0.3 * np.cos(2 * np.pi * f / 44100 * n + 0.7)[None]).float()
-    analysed = t.forward_frames(wave, *frames, slice(*bins))[0]
+    analysed = t.forward_frames(wave, *frames, bins=slice(*bins))[0]
     assert ours.shape == analysed.shape
     assert float((ours - analysed).abs().max() / analysed.abs().max()) < 2e-5
 

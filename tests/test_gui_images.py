@@ -58,7 +58,7 @@ def test_a_bare_picture_is_the_engine_render_exactly(window):
     image = spectrogram_image(doc, picture).convertToFormat(QImage.Format.Format_RGBA8888)
     got = np.frombuffer(image.constBits(), np.uint8).reshape(320, 640, 4)
     np.testing.assert_array_equal(got, doc.render(Rect(0, doc.n_bins, 0, doc.n_frames), 640,
-                                                  320, top_db=0.0, range_db=100.0))
+                                                  width=320, top_db=0.0, range_db=100.0))
 
 
 def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_path):
@@ -69,7 +69,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
     line[30, :, :3] = 255  # a white line a third of the way down
     path = tmp_path / "line.png"
     write_png(line, path)
-    window.canvas.selection = Selection.rect(2.0, 4.0, 1000.0, 3000.0)
+    window.canvas.selection = Selection.rect(2.0, 4.0, f_lo=1000.0, f_hi=3000.0)
     before = doc.coefficients(0, doc.n_frames).clone()
     audio = window.session.synth.waveform().copy()
     window.import_image(path)

@@ -376,7 +376,7 @@ def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone
     assert abs(player.start_frame / rate - 4.0) <= 2 * window.canvas.view.seconds_per_pixel
     choose(window, "Play > Stop")
     assert not player.playing
-    window.set_selection(Selection.rect(2.0, 2.3, 5500.0, 6500.0))
+    window.set_selection(Selection.rect(2.0, 2.3, f_lo=5500.0, f_hi=6500.0))
     choose(window, "Play > Loop selection")
     choose(window, "Play > Play selection")
     assert (player.start_frame, player.stop_frame) == (int(2.0 * rate), int(2.3 * rate))

@@ -31,7 +31,7 @@ def test_a_long_stroke_is_painted_over_several_turns_with_the_same_result(qtbot,
     session, doc = window.session, window.doc
     original = doc.coefficients(0, doc.n_frames).clone()
     turns = []
-    session.painted = lambda: (turns.append(len(session._queue)), window.canvas.update())
+    session.turn_painted = lambda: (turns.append(len(session._queue)), window.canvas.update())
     waiting = flick(qtbot, window)
     assert waiting > 0  # the move event returned with dabs still to paint
     assert not torch.equal(doc.coefficients(0, doc.n_frames), original)  # some painted now
@@ -179,7 +179,7 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
 
 
 def test_a_stroke_on_constant_q_ends_over_several_turns_with_the_same_result(qtbot, window):
-    """Its end confines the stroke to its time (brushes.confine): a tone-pen stroke's
+    """Its end confines the stroke to its time (brushes.locality.confine): a tone-pen stroke's
     end took ~0.5 s in one turn of the event loop."""
     stft_doc, panel = window.doc, window.analysis_panel
     panel.transform.setCurrentIndex(panel.transform.findData("cq"))
@@ -200,7 +200,7 @@ def test_a_stroke_on_constant_q_ends_over_several_turns_with_the_same_result(qtb
         qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
 
     turns = []
-    session.painted = lambda: (turns.append(window.undo_stack.count()), window.canvas.update())
+    session.turn_painted = lambda: (turns.append(window.undo_stack.count()), window.canvas.update())
     stroke()
     assert window.undo_stack.count() == steps and len(session._queue) == 1  # still ending
     settle(qtbot, window)
@@ -231,11 +231,11 @@ def test_filling_a_selection_on_constant_q_goes_on_over_turns_with_the_same_resu
     settle(qtbot, window)
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     session, doc = window.session, window.doc
-    window.canvas.selection = Selection.rect(1.0, 5.0, 20.0, 400.0)
+    window.canvas.selection = Selection.rect(1.0, 5.0, f_lo=20.0, f_hi=400.0)
     original = doc.coefficients(0, doc.n_frames).clone()
     steps = window.undo_stack.count()
     turns = []
-    session.painted = lambda: (turns.append(window.undo_stack.count()), window.canvas.update())
+    session.turn_painted = lambda: (turns.append(window.undo_stack.count()), window.canvas.update())
     session.budget = 1e-4  # a step a turn, on any machine (the fill is a few steps)
     window.selection_panel.fill.click()
     assert window.undo_stack.count() == steps and len(session._queue) == 1  # going on

@@ -102,7 +102,7 @@ def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, 
     assert window.player.start_frame == int(times[0] * doc.sample_rate)
     rect = canvas.selection.cells(doc)
     expected = masked_audio(doc, rect, canvas.selection.mask(doc, rect),
-                            window.player.start_frame, window.player.stop_frame)
+                            sample0=window.player.start_frame, sample1=window.player.stop_frame)
     np.testing.assert_array_equal(window.player._pull(BLOCK).T, expected[:, :BLOCK])
     window.stop()
 

@@ -231,7 +231,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
 
     x = lambda t: int(t / view.duration * lane.width())  # noqa: E731
     assert ink(x(6.5), x(7.5)) > 50  # the sung vowel
-    window.set_selection(Selection.rect(6.0, 8.0, 0.0, window.doc.sample_rate / 2))
+    window.set_selection(Selection.rect(6.0, 8.0, f_lo=0.0, f_hi=window.doc.sample_rate / 2))
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     choose(window, "Edit > Fill selection with the brush")
     settle(qtbot, window)

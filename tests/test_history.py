@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from brushes.history import History
-from brushes.painter import Stroke, paint
+from brushes.path import StrokePoint
 from brushes.registry import BRUSHES, get_brush
-from brushes.stroke import StrokePoint
+from brushes.stroke import Stroke, paint
 from tests.conftest import document, fail_gain_at
 
 INNER = ["gain", "tone", "blur", "noise", "restore"]
@@ -40,7 +40,7 @@ def paint_by_events(doc, brush: str, points, params, history, seed) -> None:
     """One stroke as the GUI paints it: one ``Stroke.add`` per pen event."""
     b = get_brush(brush)
     resolved, _ = b.resolve(params, "params")
-    stroke = Stroke(doc, b, resolved, {}, history, seed=seed)
+    stroke = Stroke(doc, b, resolved, curves={}, history=history, seed=seed)
     for point in points:
         stroke.add([point])
     stroke.end()
@@ -51,7 +51,7 @@ def paint_undo_redo(doc, brush: str, strokes: int):
     after the stroke before, every redo the state after the stroke, bit for bit."""
     if brush == "restore":  # something to restore: a wide eraser stroke over the whole take
         paint(doc, "gain", [StrokePoint(0.0, 2000.0), StrokePoint(2.0, 2000.0)],
-              {"gain_db": -40.0, "radius_ms": 100.0, "radius_hz": 2500.0})
+              params={"gain_db": -40.0, "radius_ms": 100.0, "radius_hz": 2500.0})
     history = History(doc)
     states = [digest(doc)]
     r = random.Random(brush)
@@ -96,11 +96,11 @@ def test_one_stroke_is_one_step_and_a_new_stroke_drops_the_redo_tail(rng):
     doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
     history = History(doc)
     long_stroke = [StrokePoint(0.1 * i, 500 + 100 * i) for i in range(15)]
-    paint(doc, "gain", long_stroke, {"gain_db": -20.0}, history=history)
-    paint(doc, "blur", long_stroke, {}, history=history)
+    paint(doc, "gain", long_stroke, params={"gain_db": -20.0}, history=history)
+    paint(doc, "blur", long_stroke, params={}, history=history)
     assert len(history.steps) == 2
     history.undo()
-    paint(doc, "noise", long_stroke[:3], {}, history=history)
+    paint(doc, "noise", long_stroke[:3], params={}, history=history)
     assert [s.label for s in history.steps] == ["gain stroke", "noise stroke"]
     assert not history.can_redo
 
@@ -111,7 +111,7 @@ def test_memory_cap_drops_the_oldest_with_a_warning(rng):
     with pytest.warns(RuntimeWarning, match="oldest step .*can no longer be undone"):
         for i in range(20):
             paint(doc, "gain", [StrokePoint(0.1 * i, 300.0), StrokePoint(0.1 * i, 3000.0)],
-                  {"gain_db": -6.0}, history=history)
+                  params={"gain_db": -6.0}, history=history)
     assert history.nbytes <= 1_000_000 and history.dropped > 0
     assert len(history.steps) == 20 - history.dropped
 
@@ -125,7 +125,7 @@ def test_undo_is_heard_through_incremental_resynthesis(rng):
     clean = synth.full().numpy().copy()
     history = History(doc)
     paint(doc, "gain", [StrokePoint(0.5, 1000), StrokePoint(1.0, 1000)],
-          {"gain_db": float("-inf")}, history=history)
+          params={"gain_db": float("-inf")}, history=history)
     assert not np.array_equal(synth.waveform(), clean)
     history.undo()
     np.testing.assert_array_equal(synth.waveform(), clean)
@@ -137,7 +137,7 @@ def test_a_strokes_end_copies_no_cells_until_it_is_undone(rng):
     doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
     history = History(doc)
     step = paint(doc, "gain", [StrokePoint(0.1, 500.0), StrokePoint(1.5, 2500.0)],
-                 {"gain_db": -20.0}, history=history)
+                 params={"gain_db": -20.0}, history=history)
     painted = doc.coefficients(0, doc.n_frames).clone()
     assert step.patches and all(p.after is None for p in step.patches)
     assert step.nbytes == sum(p.before.numel() * p.before.element_size() for p in step.patches)
@@ -154,5 +154,5 @@ def test_a_heal_stroke_that_covers_nothing_changes_nothing(rng, mode):
     doc = document(rng.uniform(-0.5, 0.5, (1, 16000)))
     history, before = History(doc), digest(doc)
     paint(doc, "heal", [StrokePoint(0.5, 1000.0), StrokePoint(1.0, 1000.0)],
-          {"opacity": 0.0, "mode": mode}, history=history)
+          params={"opacity": 0.0, "mode": mode}, history=history)
     assert digest(doc) == before

@@ -327,7 +327,8 @@ def test_the_memory_estimate_holds_what_the_work_takes():
                   44100)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     doc = Document(audio, n_fft=4096, hop=2, device="cpu")
-    cost = estimate(doc.transform, 1, audio.frames, check_fits(audio, doc.transform))
+    cost = estimate(doc.transform, 1, frames=audio.frames, resident=check_fits(audio,
+                                                                               doc.transform))
     Resynthesizer(doc).full()
     grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     assert cost.per_sample == 1024.5 and grew <= cost.bytes, (grew, cost)

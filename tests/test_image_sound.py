@@ -30,7 +30,7 @@ def line_image(rows=128, cols=64, row=40):
 def test_a_horizontal_line_is_a_tone_at_its_pitch(analysis, log):
     doc = silent(**analysis)
     where = Placement(1.0, 3.0, 200.0, 2000.0, log=log)
-    paint_image(doc, line_image(row=40), where)
+    paint_image(doc, line_image(row=40), placement=where)
     audio = Resynthesizer(doc).full().numpy()[0]
     expected = where.row_hz(128)[40]
     measured = peak_hz(audio[int(1.2 * RATE):int(2.8 * RATE)], RATE)
@@ -47,7 +47,7 @@ def test_the_spectrogram_shows_the_image_where_it_was_placed():
     for r, c in diagonal:
         image[r, c] = 1.0
     where = Placement(0.5, 3.5, 300.0, 3000.0)
-    paint_image(doc, image, where)
+    paint_image(doc, image, placement=where)
     freqs = where.row_hz(rows)
     mag = doc.magnitude[0]
     for r, c in diagonal[2:-2]:  # at each column's centre, the loudest bin is the row's
@@ -59,10 +59,11 @@ def test_the_spectrogram_shows_the_image_where_it_was_placed():
 def test_levels_follow_brightness_in_db():
     where = Placement(0.0, 1.0, 100.0, 1000.0, level_db=-10.0, range_db=60.0)
     grey = np.full((1, 4), 0.5)  # half brightness: 30 dB under white
-    audio = image_audio(grey, where, RATE, 0, RATE)
+    audio = image_audio(grey, where, sample_rate=RATE, start=0, stop=RATE)
     rms = np.sqrt(np.mean(audio[RATE // 10:-RATE // 10] ** 2))
     assert 20 * np.log10(rms * np.sqrt(2)) == pytest.approx(-40.0, abs=0.2)
-    assert not image_audio(np.zeros((3, 3)), where, RATE, 0, RATE).any()  # black: silence
+    assert not image_audio(np.zeros((3, 3)), where, sample_rate=RATE, start=0,
+                           stop=RATE).any()  # black: silence
 
 
 def test_only_the_frames_the_image_reaches_change_and_undo_is_exact(rng):
@@ -70,7 +71,8 @@ def test_only_the_frames_the_image_reaches_change_and_undo_is_exact(rng):
     original = doc.coefficients(0, doc.n_frames).clone()
     history = History(doc)
     where = Placement(1.0, 2.0, 500.0, 4000.0)
-    step = paint_image(doc, line_image(), where, channel=1, history=history, label="image: x")
+    step = paint_image(doc, line_image(), placement=where, channel=1, history=history,
+                       label="image: x")
     now = doc.coefficients(0, doc.n_frames)
     changed = (now != original).any(dim=1)  # [ch, frames]
     assert not changed[0].any()  # the other channel is untouched
@@ -88,8 +90,10 @@ def test_rgba_pixels_are_read_as_brightness_and_transparent_is_silent():
     rgba[0, :, :3], rgba[0, :, 3] = 255, 255  # white, opaque
     rgba[1, :, :3], rgba[1, :, 3] = 255, 0  # white, transparent
     grey = np.array([[1.0, 1.0], [0.0, 0.0]])
-    np.testing.assert_array_equal(image_audio(rgba, where, RATE, 0, RATE // 2),
-                                  image_audio(grey, where, RATE, 0, RATE // 2))
+    np.testing.assert_array_equal(image_audio(rgba, where, sample_rate=RATE, start=0,
+                                              stop=RATE // 2),
+                                  image_audio(grey, where, sample_rate=RATE, start=0,
+                                              stop=RATE // 2))
 
 
 @pytest.mark.parametrize("where,words", [
@@ -103,7 +107,7 @@ def test_bad_placements_are_refused_before_anything_changes(where, words):
     doc = silent()
     before = doc.coefficients(0, doc.n_frames).clone()
     with pytest.raises(ParameterError, match=words):
-        paint_image(doc, line_image(), where)
+        paint_image(doc, line_image(), placement=where)
     with pytest.raises(ParameterError, match="rows x columns"):
-        paint_image(doc, np.zeros((0, 4)), Placement(0.0, 1.0, 100.0, 1000.0))
+        paint_image(doc, np.zeros((0, 4)), placement=Placement(0.0, 1.0, 100.0, 1000.0))
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)

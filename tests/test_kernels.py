@@ -10,8 +10,8 @@ import pytest
 import scipy.ndimage
 import torch
 
-from brushes.painter import paint
-from brushes.stroke import StrokePoint
+from brushes.path import StrokePoint
+from brushes.stroke import paint
 from engine.region import Rect
 from tests.conftest import document
 
@@ -41,7 +41,7 @@ def naive_mask(doc, t, f, radius_ms, radius_hz, hardness):
 def dab(doc, brush, t=0.5, f=1000.0, **params):
     before = doc.magnitude.clone(), doc.phase.clone()
     params = {"radius_ms": 80.0, "radius_hz": 200.0, "hardness": 1.0, **params}
-    paint(doc, brush, [StrokePoint(t, f)], params)
+    paint(doc, brush, [StrokePoint(t, f)], params=params)
     mask = naive_mask(doc, t, f, params["radius_ms"], params["radius_hz"], params["hardness"])
     return before, mask * params.get("opacity", 1.0)
 
@@ -126,7 +126,8 @@ def test_tone_coefficients_equal_the_stft_of_a_real_cosine():
     n = np.arange(8000)
     cosine = torch.from_numpy(0.3 * np.cos(2 * np.pi * 1234.5 * n / 8000)[None]).float()
     ref = doc.transform.forward(cosine)[0, 70:90, 10:40]
-    ours = doc.transform.sinusoid(1234.5, 0.3, 0.0, range(70, 90), 10, 40, 8000)
+    ours = doc.transform.sinusoid(1234.5, 0.3, 0.0, bins=range(70, 90), frame0=10, frame1=40,
+                                  length=8000)
     assert torch.max(torch.abs(ours - ref)) < 1e-3 * torch.max(torch.abs(ref))
 
 
@@ -135,7 +136,7 @@ def test_warp_moves_magnitude_by_the_brush_motion(doc):
     params = {"radius_ms": 80.0, "radius_hz": 200.0, "hardness": 0.0, "spacing": 1.0,
               "strength": 1.0}
     # two dabs one radius apart along time: the second moves content by 5 frames
-    paint(doc, "warp", [StrokePoint(0.4, 1000.0), StrokePoint(0.48, 1000.0)], params)
+    paint(doc, "warp", [StrokePoint(0.4, 1000.0), StrokePoint(0.48, 1000.0)], params=params)
     cov = naive_mask(doc, 0.48, 1000.0, 80.0, 200.0, 0.0)
     got = complex_of(doc.magnitude, doc.phase)
     shift = 0.08 / FRAME
@@ -171,7 +172,7 @@ def test_harmonic_applies_the_inner_brush_at_every_harmonic(doc):
     before = doc.magnitude.clone()
     params = {"inner": "gain", "gain_db": -math.inf, "harmonics": 3, "falloff": 0.5,
               "radius_ms": 80.0, "radius_hz": 50.0, "hardness": 1.0}
-    paint(doc, "harmonic", [StrokePoint(0.5, 500.0)], params)
+    paint(doc, "harmonic", [StrokePoint(0.5, 500.0)], params=params)
     for k, opacity in [(1, 1.0), (2, 0.5), (3, 0.25)]:
         cov = naive_mask(doc, 0.5, 500.0 * k, 80.0, 50.0, 1.0) * opacity
         inside = cov > 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine import views
+from engine import nnaudio_views as views
 from engine.render import colormap_lut
 from engine.transforms import make
 from tests.picture import check_steady, lut_levels, read_png, row_frequencies, steady_chord

@@ -7,8 +7,8 @@ import numpy as np
 
 from app.gui.playback import BLOCK, Player
 from brushes.history import History
-from brushes.painter import paint
-from brushes.stroke import StrokePoint
+from brushes.path import StrokePoint
+from brushes.stroke import paint
 from engine.resynth import Resynthesizer
 from tests.conftest import CallbackOutput, document
 
@@ -18,7 +18,8 @@ def test_a_reader_never_hears_a_half_spliced_block(rng):
     synth, history = Resynthesizer(doc), History(doc)
     before = synth.full().numpy().copy()
     paint(doc, "gain", [StrokePoint(1.0, 0.0), StrokePoint(9.0, 0.0)],
-          {"gain_db": float("-inf"), "radius_hz": 4000.0, "radius_ms": 100.0}, history=history)
+          params={"gain_db": float("-inf"), "radius_hz": 4000.0,
+                  "radius_ms": 100.0}, history=history)
     after = synth.waveform().copy()
     start, stop = 2 * 8000, 8 * 8000  # all of it changes between the two states
     assert (after[:, start:stop] != before[:, start:stop]).all(axis=0).mean() > 0.99

@@ -334,15 +334,15 @@ def historic(tmp_path_factory):
     before, after the first and after the second stroke)."""
     from app.project.history import keep_within
     from brushes.history import History
-    from brushes.painter import paint
-    from brushes.stroke import StrokePoint
+    from brushes.path import StrokePoint
+    from brushes.stroke import paint
 
     doc = document(np.random.default_rng(4).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
     history = History(doc)
     states = [doc.coefficients(0, doc.n_frames).clone()]
     for t, channel in ((0.2, None), (0.6, 1)):
         paint(doc, "gain", [StrokePoint(t, 1000.0), StrokePoint(t + 0.2, 1500.0)],
-              {"gain_db": -30.0, "radius_hz": 300.0, "channel": -1 if channel is None else
+              params={"gain_db": -30.0, "radius_hz": 300.0, "channel": -1 if channel is None else
                channel}, history=history)
         states.append(doc.coefficients(0, doc.n_frames).clone())
     history.undo()

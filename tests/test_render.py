@@ -35,8 +35,10 @@ def test_unknown_colormap():
 def test_db_scale():
     ref = 10.0
     mag = torch.tensor([10.0, 1.0, 1e-4, 0.0, 100.0])  # 0, -20, -100, -inf, +20 dB
-    np.testing.assert_allclose(to_unit(mag, ref, 0, 100).numpy(), [1, 0.8, 0, 0, 1], atol=1e-6)
-    np.testing.assert_allclose(to_unit(mag, ref, -20, 60).numpy()[:2], [1, 1], atol=1e-6)
+    np.testing.assert_allclose(to_unit(mag, ref, top_db=0, range_db=100).numpy(), [1, 0.8, 0, 0, 1],
+                               atol=1e-6)
+    np.testing.assert_allclose(to_unit(mag, ref, top_db=-20, range_db=60).numpy()[:2], [1, 1],
+                               atol=1e-6)
 
 
 def test_full_scale_sine_reads_zero_db():
@@ -62,7 +64,8 @@ def _naive_pool(x, out_len):
 @pytest.mark.parametrize("bins,height", [(50, 50), (50, 20), (20, 50)])
 def test_linear_pooling_matches_a_naive_loop(rng, frames, width, bins, height):
     mag = torch.from_numpy(rng.random((1, frames, bins)).astype(np.float32))
-    got = pooled_magnitude(mag, Rect(0, bins, 0, frames), width, height, LINEAR).numpy()
+    got = pooled_magnitude(mag, Rect(0, bins, 0, frames), width=width, height=height,
+                           transform=LINEAR).numpy()
     x = mag[0].numpy()
     along_time = np.stack([_naive_pool(x[:, b], width) for b in range(bins)])  # [bins, width]
     ref = np.stack([_naive_pool(along_time[:, c], height) for c in range(width)], axis=1)
@@ -74,7 +77,7 @@ def test_long_rects_keep_every_peak(rng):
     mag = torch.zeros(2, frames, 8)
     spikes = rng.choice(frames, 40, replace=False)
     mag[1, spikes, 3] = 1.0
-    got = pooled_magnitude(mag, Rect(0, 8, 0, frames), width, 8, LINEAR)
+    got = pooled_magnitude(mag, Rect(0, 8, 0, frames), width=width, height=8, transform=LINEAR)
     columns = set(np.nonzero(got[8 - 1 - 3].numpy())[0])
     assert {int(s * width / frames) for s in spikes} <= columns
     assert len(columns) <= 2 * len(spikes)  # a spike lights its column (or one neighbour) only
@@ -106,7 +109,8 @@ def test_a_document_renders_its_complex_store_in_chunks_as_its_magnitude(rng, wi
     assert doc.n_frames > 2 * render.CHUNK_FRAMES
     rect = Rect(3, 30, 7, doc.n_frames - 5)  # chunks start off the store's chunk grid
     got = doc.render(rect, width, 27, colormap="gray")
-    whole = render.render(doc.magnitude.transpose(1, 2), rect, width, 27, ref=doc.full_scale,
+    whole = render.render(doc.magnitude.transpose(1, 2), rect, width=width, height=27,
+                          ref=doc.full_scale,
                           transform=doc.transform, colormap="gray")
     np.testing.assert_array_equal(got, whole)
     levels = doc.level_tile_db(rect, 8)
@@ -125,7 +129,8 @@ def test_overviews_come_from_block_maxima_kept_up_to_date_with_edits(rng):
     rect = Rect(0, doc.n_bins, 16, doc.n_frames)  # on block edges; 200 px: 16 frames a column
 
     def direct():
-        return render.render(doc.magnitude.transpose(1, 2), rect, 200, 64, ref=doc.full_scale,
+        return render.render(doc.magnitude.transpose(1, 2), rect, width=200, height=64,
+                             ref=doc.full_scale,
                              transform=doc.transform)
 
     np.testing.assert_array_equal(doc.render(rect, 200, 64), direct())

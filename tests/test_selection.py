@@ -54,7 +54,7 @@ def test_a_lasso_holds_the_cells_qts_polygon_test_holds(rng):
 
 def test_a_rectangle_holds_exactly_the_cells_whose_centres_are_inside(rng):
     doc = noise_doc(rng)
-    sel = Selection.rect(1.3, 0.5, 2500.0, 1000.0)  # corners in any order
+    sel = Selection.rect(1.3, 0.5, f_lo=2500.0, f_hi=1000.0)  # corners in any order
     full = doc.full_rect()
     hz, t = centres(doc, full)
     expected = ((hz >= 1000) & (hz <= 2500))[:, None] & ((t >= 0.5) & (t <= 1.3))[None, :]
@@ -109,7 +109,7 @@ def test_a_low_harmonic_selection_is_every_cell_near_a_partial_cell_by_cell(rng,
 
 def test_feathering_ramps_the_edge_and_inverting_complements(rng):
     doc = noise_doc(rng)
-    hard = Selection.rect(0.5, 1.5, 2000.0, 4000.0)
+    hard = Selection.rect(0.5, 1.5, f_lo=2000.0, f_hi=4000.0)
     soft = hard.changed(feather_ms=100.0, feather_hz=400.0)
     full = doc.full_rect()
     m = soft.mask(doc, full).numpy()
@@ -132,7 +132,7 @@ def test_filling_a_selection_is_one_exact_undo_step(rng):
     before = doc.coefficients(0, doc.n_frames).clone()
     history = History(doc)
     sel = Selection("lasso", tuple(STAR))
-    step = fill(doc, sel, "gain", {"gain_db": -math.inf}, history=history)
+    step = fill(doc, sel, "gain", params={"gain_db": -math.inf}, history=history)
     full = doc.full_rect()
     mask = torch.from_numpy(sel.mask(doc, full).numpy())
     now = doc.coefficients(0, doc.n_frames)[0]
@@ -156,12 +156,12 @@ def test_a_fill_done_a_run_of_frames_a_step_equals_it_done_at_once(rng, monkeypa
     import brushes.selection as selection
 
     x = (0.1 * rng.standard_normal((1, 4 * RATE))).astype(np.float32)
-    sel = Selection.rect(0.5, 3.5, 300.0, 5000.0, feather_ms=50.0, inverted=inverted)
+    sel = Selection.rect(0.5, 3.5, f_lo=300.0, f_hi=5000.0, feather_ms=50.0, inverted=inverted)
 
     def filled(cells: int) -> torch.Tensor:
         monkeypatch.setattr(selection, "FILL_CELLS", cells)
         doc = document(x, RATE)
-        fill(doc, sel, brush, params)
+        fill(doc, sel, brush, params=params)
         return doc.coefficients(0, doc.n_frames)
 
     assert torch.equal(filled(500), filled(1 << 40))
@@ -170,8 +170,8 @@ def test_a_fill_done_a_run_of_frames_a_step_equals_it_done_at_once(rng, monkeypa
 def test_a_feathered_fill_gives_its_edge_part_of_the_effect(rng):
     doc = noise_doc(rng)
     before = doc.magnitude.clone()
-    sel = Selection.rect(0.5, 1.5, 2000.0, 4000.0, feather_ms=100.0)
-    fill(doc, sel, "gain", {"gain_db": -40.0})
+    sel = Selection.rect(0.5, 1.5, f_lo=2000.0, f_hi=4000.0, feather_ms=100.0)
+    fill(doc, sel, "gain", params={"gain_db": -40.0})
     full = doc.full_rect()
     weight = sel.mask(doc, full)
     ratio = doc.magnitude[0] / before[0]
@@ -197,7 +197,7 @@ def test_filling_with_heal_takes_a_burst_down_and_leaves_the_rest(rng):
     before_audio = synth.full().numpy()[0].copy()
     before = doc.coefficients(0, doc.n_frames).clone()
     history = History(doc)
-    step = fill(doc, Selection.rect(0.6, 1.2, 1000.0, 2000.0), "heal", history=history)
+    step = fill(doc, Selection.rect(0.6, 1.2, f_lo=1000.0, f_hi=2000.0), "heal", history=history)
     after = synth.waveform()[0]
     assert step.label == "fill selection: heal" and len(history.steps) == 1
 
@@ -215,8 +215,8 @@ def test_filling_with_heal_takes_a_burst_down_and_leaves_the_rest(rng):
 
 def test_filling_with_a_tone_draws_it_through_the_selection_only(rng):
     doc = document(np.zeros((1, 2 * RATE), np.float32), RATE)
-    sel = Selection.rect(0.5, 1.5, 900.0, 1100.0)
-    fill(doc, sel, "tone", {"level_db": -20.0})
+    sel = Selection.rect(0.5, 1.5, f_lo=900.0, f_hi=1100.0)
+    fill(doc, sel, "tone", params={"level_db": -20.0})
     from engine.resynth import Resynthesizer
 
     y = Resynthesizer(doc).full().numpy()[0]
@@ -238,7 +238,8 @@ def test_a_harmonic_selection_plays_the_partials_alone():
     doc = document((voice + whistle)[None].astype(np.float32), RATE)
     sel = Selection("harmonic", ((0.0, 220.0), (2.0, 220.0)), partials=4, width_cents=30)
     rect = sel.cells(doc)
-    alone = masked_audio(doc, rect, sel.mask(doc, rect), RATE // 2, 3 * RATE // 2)[0]
+    alone = masked_audio(doc, rect, sel.mask(doc, rect), sample0=RATE // 2,
+                         sample1=3 * RATE // 2)[0]
     spectrum = np.abs(np.fft.rfft(alone * np.hanning(len(alone))))
     level = lambda hz: 20 * np.log10(spectrum[round(hz * len(alone) / RATE)] + 1e-12)  # noqa
     assert abs(peak_hz(alone, RATE) - 220) < 2.2  # the fundamental is the loudest
@@ -267,8 +268,9 @@ def test_a_selection_of_the_whole_file_reaches_every_cell(analysis):
     rng = np.random.default_rng(5)
     seconds = float(rng.uniform(1.5, 3.5))
     doc = document(rng.uniform(-0.3, 0.3, (1, int(seconds * 16000))), 16000, **analysis)
-    whole = Selection.rect(0.0, doc.length / doc.sample_rate, 0.0, doc.sample_rate / 2)
+    whole = Selection.rect(0.0, doc.length / doc.sample_rate, f_lo=0.0, f_hi=doc.sample_rate / 2)
     assert whole.cells(doc) == doc.full_rect()
     assert bool(whole.mask(doc).all())
-    half = Selection.rect(0.0, 0.5 * doc.length / doc.sample_rate, 0.0, doc.sample_rate / 2)
+    half = Selection.rect(0.0, 0.5 * doc.length / doc.sample_rate, f_lo=0.0,
+                          f_hi=doc.sample_rate / 2)
     assert not bool(half.mask(doc).all())

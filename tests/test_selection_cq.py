@@ -1,6 +1,6 @@
 """Selections whose bands start and end at their own times (a lasso, a feathered
 or an inverted selection) filled on a constant-Q document: measured in dB,
-band by band, against the take before the fill (brushes.gate)."""
+band by band, against the take before the fill (brushes.locality.gate)."""
 
 import numpy as np
 import pytest
@@ -28,7 +28,7 @@ def filled(x: np.ndarray, selection: Selection, gain_db: float = -60.0):
     doc = Document(Audio(x[None].astype(np.float32), SR), transform="cq", device="cpu")
     synth, history = Resynthesizer(doc), History(doc)
     before = synth.full().numpy()[0].copy()
-    fill(doc, selection, "gain", {"gain_db": gain_db}, history=history)
+    fill(doc, selection, "gain", params={"gain_db": gain_db}, history=history)
     return before, synth.waveform()[0].copy(), doc, history
 
 
@@ -76,7 +76,7 @@ def test_an_inverted_feathered_rectangle_on_constant_q_keeps_what_it_holds(hz):
     it at -6 dB outside them. A gate in a short-time Fourier domain kept the 440 Hz
     tone but erased the 320 Hz one (its bins are within a main lobe of the erased
     bands below 300 Hz); weighing each group of bands alone keeps both."""
-    selection = Selection.rect(1.0, 4.0, 300.0, 600.0, feather_ms=50.0, inverted=True)
+    selection = Selection.rect(1.0, 4.0, f_lo=300.0, f_hi=600.0, feather_ms=50.0, inverted=True)
     before, after, doc, history = filled(tones(hz), selection)
     kept = levels(after - before, before, np.arange(1.1, 3.88, 0.02))
     assert max(kept) < -45  # measured -49 dB (320 Hz), -73 dB (440 Hz)
@@ -109,7 +109,7 @@ def test_a_lasso_fill_on_constant_q_undoes_to_every_cell():
     history = History(doc)
     cells = doc.coefficients(0, doc.n_frames).clone()
     fill(doc, Selection("lasso", ((0.5, 300.0), (2.0, 350.0), (1.5, 900.0))), "gain",
-         {"gain_db": -60.0}, history=history)
+         params={"gain_db": -60.0}, history=history)
     assert not torch.equal(doc.coefficients(0, doc.n_frames), cells)
     assert len(history.steps) == 1
     history.undo()
@@ -120,7 +120,7 @@ def test_a_gated_fill_done_in_parts_equals_it_done_whole(monkeypatch):
     """The end of a lasso's fill in parts of the stroke's span (so the GUI never waits
     on a long one) gives the whole's cells, to float rounding: a part decides which
     groups of bands are heard at one weight all through it."""
-    import brushes.confine as confine
+    import brushes.locality.confine as confine
 
     rng = np.random.default_rng(3)
     x = (0.1 * rng.standard_normal((1, 5 * SR))).astype(np.float32)
@@ -130,7 +130,7 @@ def test_a_gated_fill_done_in_parts_equals_it_done_whole(monkeypatch):
     def painted(part_samples: int) -> torch.Tensor:
         monkeypatch.setattr(confine, "PART_SAMPLES", part_samples)
         doc = Document(Audio(x, SR), transform="cq", device="cpu")
-        fill(doc, lasso, "gain", {"gain_db": -20.0})
+        fill(doc, lasso, "gain", params={"gain_db": -20.0})
         return doc.coefficients(0, doc.n_frames).clone()
 
     whole, parts = painted(1 << 30), painted(40000)

@@ -17,7 +17,7 @@ from engine.transforms.stft import STFT, WINDOWS
 @pytest.mark.parametrize("n", [1, 255, 1000, 22051])
 def test_forward_matches_librosa(rng, n_fft, hop, n):
     x = rng.standard_normal((2, n)).astype(np.float32)
-    ours = STFT(44100, n_fft, hop).forward(torch.from_numpy(x)).numpy()
+    ours = STFT(44100, n_fft, hop=hop).forward(torch.from_numpy(x)).numpy()
     ref = librosa.stft(x, n_fft=n_fft, hop_length=hop, window="hann", center=True,
                        pad_mode="constant")
     assert ours.shape == ref.shape
@@ -41,7 +41,7 @@ def test_windows_are_scipys_rounded_to_float32(name, scipy_name):
 @pytest.mark.parametrize("n_fft,hop", [(256, 64), (2048, 512), (4096, 1000), (16384, 8192)])
 def test_inverse_round_trip_above_100_db(rng, window, n_fft, hop):
     x = rng.uniform(-1, 1, (2, 30001)).astype(np.float32)
-    t = STFT(48000, n_fft, hop, window)
+    t = STFT(48000, n_fft, hop=hop, window=window)
     y = t.inverse(t.forward(torch.from_numpy(x)), x.shape[1]).numpy()
     assert y.shape == x.shape
     assert snr_db(x, y) >= 100
@@ -49,7 +49,7 @@ def test_inverse_round_trip_above_100_db(rng, window, n_fft, hop):
 
 def test_inverse_matches_librosa_istft(rng):
     x = rng.standard_normal((1, 10000)).astype(np.float32)
-    t = STFT(44100, 1024, 256)
+    t = STFT(44100, 1024, hop=256)
     coeffs = t.forward(torch.from_numpy(x))
     coeffs[:, 100:200, 10:20] *= 0.1  # an edited, no longer consistent spectrogram
     ours = t.inverse(coeffs, 10000).numpy()
@@ -60,16 +60,17 @@ def test_inverse_matches_librosa_istft(rng):
 @pytest.mark.parametrize("hop", [512, 300])
 @pytest.mark.parametrize("n", [1, 2, 511, 2048, 44101])
 def test_any_span_equals_the_full_inverse_bit_for_bit(rng, hop, n):
-    t = STFT(44100, 2048, hop)
+    t = STFT(44100, 2048, hop=hop)
     coeffs = t.forward(torch.from_numpy(rng.standard_normal((2, n)).astype(np.float32)))
     full = t.inverse(coeffs, n)
     for s0, s1 in [(0, n), (0, 1), (n - 1, n), (n // 3, max(n // 3 + 1, n // 2))]:
         fa, fb = t.frames_needed(s0, s1, n)
-        assert torch.equal(t.inverse_span(coeffs[..., fa:fb], fa, s0, s1, n), full[:, s0:s1])
+        assert torch.equal(t.inverse_span(coeffs[..., fa:fb], fa, sample0=s0, sample1=s1, length=n),
+                           full[:, s0:s1])
 
 
 def test_span_arithmetic_against_brute_force():
-    t = STFT(8000, 256, 64)
+    t = STFT(8000, 256, hop=64)
     n = 2000
     frames = t.n_frames(n)
     covers = [set(range(max(0, f * 64 - 128), min(n, f * 64 - 128 + 256))) for f in range(frames)]
@@ -83,7 +84,7 @@ def test_span_arithmetic_against_brute_force():
 
 def test_forward_frames_equal_the_full_forward(rng):
     x = torch.from_numpy(rng.standard_normal((2, 9999)).astype(np.float32))
-    t = STFT(44100, 1024, 256)
+    t = STFT(44100, 1024, hop=256)
     full = t.forward(x)
     for f0, f1 in [(0, 3), (10, 20), (t.n_frames(9999) - 4, t.n_frames(9999))]:
         part = t.forward_frames(x, f0, f1)
@@ -91,7 +92,7 @@ def test_forward_frames_equal_the_full_forward(rng):
 
 
 def test_axes_in_physical_units():
-    t = STFT(48000, 2048, 480)
+    t = STFT(48000, 2048, hop=480)
     assert t.bin_frequencies()[1].item() == pytest.approx(48000 / 2048)
     assert t.bin_frequencies()[-1].item() == pytest.approx(24000)
     assert t.frame_times(101)[100].item() == pytest.approx(1.0)
@@ -113,7 +114,7 @@ def test_bad_parameters_are_refused_clearly(kwargs, words):
 def test_span_arithmetic_is_consistent(n_fft, hop_div, n, data):
     """Every frame that frames_needed() returns overlaps the span, the frames just
     outside do not, and samples_affected() of those frames covers the span."""
-    t = STFT(44100, n_fft, max(1, n_fft // hop_div))
+    t = STFT(44100, n_fft, hop=max(1, n_fft // hop_div))
     s0 = data.draw(st.integers(0, n - 1))
     s1 = data.draw(st.integers(s0 + 1, n))
     fa, fb = t.frames_needed(s0, s1, n)

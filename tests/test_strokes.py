@@ -2,14 +2,14 @@
 
 import pytest
 
+from brushes.path import Spacer, StrokePoint, path_length
 from brushes.registry import BRUSHES
-from brushes.stroke import Spacer, StrokePoint, path_length
 
 
 def _spacer(curves=None, total=None, **params):
     brush = BRUSHES["gain"]
     values, _ = brush.resolve({"radius_ms": 100, "radius_hz": 100, "spacing": 0.5, **params}, "t")
-    return Spacer(brush, values, curves or {}, total)
+    return Spacer(brush, values, curves or {}, total_length=total)
 
 
 def test_dabs_every_spacing_radii_along_a_straight_line():

@@ -205,7 +205,7 @@ def cmd_render(args) -> None:
 
 
 def _render_view(args, style):
-    from engine import views
+    from engine import nnaudio_views as views
     from engine.audio import load
     from engine.device import pick_device
     from engine.errors import ParameterError
@@ -216,7 +216,7 @@ def _render_view(args, style):
         raise ParameterError(f"{args.file}: channel {args.channel} does not exist; the file "
                              f"has {audio.channels} channel(s), numbered 0 to {audio.channels - 1}")
     samples = audio.samples if args.channel is None else audio.samples[[args.channel]]
-    mag = views.magnitude(samples, audio.sample_rate, args.view, pick_device(args.device))
+    mag = views.magnitude(samples, audio.sample_rate, args.view, device=pick_device(args.device))
     return views.render_view(mag, args.width, args.height or mag.shape[1], **style)
 
 
@@ -241,9 +241,9 @@ def cmd_roundtrip(args) -> None:
                      n_fft=args.n_fft, hop=args.hop, window=args.window,
                      bins_per_octave=args.bins_per_octave, fmin=args.fmin)
     progress = TerminalProgress("round trip")
-    confirm_cost(audio, transform, check_fits(audio, transform, streamed=True),
-                 progress.warn_cost)
-    wave, snr = stream.roundtrip(audio.samples, transform, progress)
+    confirm_cost(audio, transform, resident=check_fits(audio, transform, streamed=True),
+                 confirm=progress.warn_cost)
+    wave, snr = stream.roundtrip(audio.samples, transform, progress=progress)
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
                     metadata=audio.metadata, layout=audio.layout,

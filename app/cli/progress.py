@@ -56,7 +56,7 @@ def device_memory() -> str:
 class Status:
     def __init__(self, total: int, skipped: int = 0, stream=None):
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty()
+        self.on_terminal = self.stream.isatty()
         self.total, self.skipped = total, skipped
         self.done = self.failed = 0
         self.bytes = 0
@@ -78,7 +78,7 @@ class Status:
         self.bytes += record.bytes
         self.peak_rss = max(self.peak_rss, rss_bytes())
         now = time.perf_counter()
-        if now - self.shown >= (LINE_EVERY_S if self.live else LOG_EVERY_S) or \
+        if now - self.shown >= (LINE_EVERY_S if self.on_terminal else LOG_EVERY_S) or \
                 self.done + self.failed == self.total:
             self.shown = now
             self._show(self.line())
@@ -96,17 +96,17 @@ class Status:
                 f"RSS {rss_bytes() / 2**20:,.0f} MiB  device {device_memory()}  ETA {eta}")
 
     def _show(self, text: str) -> None:
-        if self.live:
+        if self.on_terminal:
             self.stream.write("\r\x1b[K" + text)
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
 
     def _print(self, text: str) -> None:
-        self.stream.write(("\r\x1b[K" if self.live else "") + text + "\n")
+        self.stream.write(("\r\x1b[K" if self.on_terminal else "") + text + "\n")
         self.stream.flush()
 
     def close(self) -> None:
-        if self.live:
+        if self.on_terminal:
             self.stream.write("\n")
             self.stream.flush()

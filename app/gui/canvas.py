@@ -17,14 +17,14 @@ from app.gui.glutil import Uniforms, load_program
 from app.gui.overlays import OverlayPainter, brush_outline, cross
 from app.gui.selecting import TOOLS, SelectionDrag
 from app.gui.tiles import TileCache, level_for
-from app.gui.view import ViewState
+from app.gui.viewstate import ViewState
 from brushes.selection import Selection
 from engine.document import Document
 from engine.pitch import PitchGrid
 from engine.render import colormap_lut
 
 PRESS, MOVE, RELEASE = 0, 1, 2
-FRAME_BUDGET = 0.025  # seconds of tile work per frame; the rest waits for the next frame
+TILE_BUDGET_S = 0.025  # seconds of tile work per frame; the rest waits for the next frame
 WHEEL_ZOOM = 1.25
 
 
@@ -278,7 +278,7 @@ class SpectrogramCanvas(QOpenGLWidget):
             return
         if self._lut_dirty:
             self._upload_lut()
-        budget_end = time.perf_counter() + FRAME_BUDGET
+        budget_end = time.perf_counter() + TILE_BUDGET_S
         missing = False
         for lane, cache in enumerate(self.lane_tiles):
             missing |= self._draw_tiles(cache, lane, budget_end)

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QStatusBar
 
 from app.gui.canvas import SpectrogramCanvas
 from app.gui.panels import BrushPanel
-from app.gui.view import format_time
+from app.gui.viewstate import format_time
 
 LIMITS = {"offset_ms": 600000.0, "offset_hz": 96000.0}  # the clone kernel's ranges
 

@@ -13,13 +13,13 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.gui.canvas import MOVE, PRESS, RELEASE
 from brushes.history import DEFAULT_LIMIT, Step
-from brushes.painter import Stroke
+from brushes.path import StrokePoint
 from brushes.registry import get_brush
-from brushes.stroke import StrokePoint
+from brushes.stroke import Stroke
 from engine.document import Document
 from engine.resynth import Resynthesizer
 
-FRAME_BUDGET = 0.012  # seconds of painting and splicing per turn of the event loop
+PAINT_BUDGET_S = 0.012  # seconds of painting and splicing per turn of the event loop
 SLICE_DABS = 8  # dabs painted between looks at the clock (~3 ms on CPU)
 TURN_GAP_MS = 10  # between turns: the event loop handles input, timers and painting
 EVENT_SECONDS = 0.5  # a longer move is queued as several (planning its dabs is work too)
@@ -77,7 +77,7 @@ class PaintSession:
     """The document being edited, its history, live resynthesis and undo stack.
 
     Pen events are queued and painted within a time budget per turn of the event
-    loop (FRAME_BUDGET), the rest on the next turns: a stroke across minutes of
+    loop (PAINT_BUDGET_S), the rest on the next turns: a stroke across minutes of
     audio never freezes the window, and it is one undo step either way. Audio
     catches up the same way, behind the painting."""
 
@@ -96,11 +96,11 @@ class PaintSession:
         self.readers = 0  # workers reading the waveform (an export): splices wait for them
         # while this says so (playback running), every pen event is spliced into the audio
         # at once; otherwise the stroke's end does it (a constant-Q block costs ~10 ms)
-        self.live = lambda: True
-        self.budget: float | None = FRAME_BUDGET  # None: paint every event at once
+        self.splice_each_event = lambda: True
+        self.budget: float | None = PAINT_BUDGET_S  # None: paint every event at once
         self.failed = _raise  # called with (brush name, error) when a stroke fails
         self.notice = lambda text: None  # called with what a finished stroke tells the user
-        self.painted = lambda: None  # called after each turn that painted
+        self.turn_painted = lambda: None  # called after each turn that painted
         self._queue: deque[_PenEvent | _Job] = deque()
         self._last_point: StrokePoint | None = None  # the pen's last position
         self._scheduled = self._closed = False
@@ -195,11 +195,11 @@ class PaintSession:
             self.refresh_audio(deadline)
             self.failed(name, e)
             return
-        if self.live() or ended:
+        if self.splice_each_event() or ended:
             self.refresh_audio(deadline)  # edits are heard at once (only the touched samples)
         if self._queue:
             self._schedule()
-        self.painted()
+        self.turn_painted()
 
     def _step(self, event: "_PenEvent | _Job") -> bool:
         """Paint one slice of ``event``; True when it ended a stroke."""
@@ -216,7 +216,7 @@ class PaintSession:
             brush = get_brush(name)
             values, _ = brush.resolve({**params, "channel": -1 if event.channel is None
                                        else event.channel}, "brush")
-            self.stroke = Stroke(self.doc, brush, values, curves, None,
+            self.stroke = Stroke(self.doc, brush, values, curves=curves, history=None,
                                  seed=self._seed.randrange(2**31))
         if self.stroke is None:  # a move or release of a stroke that failed
             self._queue.popleft()
@@ -276,7 +276,7 @@ class PaintSession:
         else:
             self._scheduled = False
             self.catch_up()
-            self.painted()
+            self.turn_painted()
 
     def _keep_within_limit(self) -> None:
         """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""

@@ -16,7 +16,7 @@ from app.gui.overs import add_overs_row, ask_about_overs
 from app.gui.viewfit import content_top
 from app.gui.windowstate import SAME_AS_SOURCE
 from app.gui.workers import Worker
-from app.project.write import TILE, EditTracker, load_project, save_project, snapshot
+from app.project.write import SAVED_TILE, EditTracker, load_project, save_project, snapshot
 from brushes.presets import Preset, save_preset, user_dir
 from engine.audio import READ_SUFFIXES
 from engine.document import Document
@@ -378,7 +378,7 @@ class FileActions:
         def done(made):
             doc, synth = made
             new = (PaintSession(doc, self.undo_stack, synth), EditTracker(doc))
-            new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(TILE)
+            new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(SAVED_TILE)
                                 if self.tracker.tiles else ())  # edits live in every tile now
             self.undo_stack.push(AnalysisCommand(self, (session, self.tracker), new,
                                                  f"analysis: {describe_analysis(analysis)}"))

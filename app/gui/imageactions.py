@@ -138,12 +138,13 @@ class ImageActions:
             rect, added = made
             if self.session is not session:
                 return  # another document meanwhile
-            step = add_coefficients(doc, rect, added, channel, label=f"image: {path.name}")
+            step = add_coefficients(doc, rect, added, channel=channel, label=f"image: {path.name}")
             self.undo_stack.push(StrokeCommand(doc, step))
             session.catch_up()
             self.canvas.update()
 
         return self.run_worker(f"Importing {path.name}",
                                lambda progress, cancel: image_coefficients(
-                                   doc, pixels, placement, progress=progress, cancel=cancel),
+                                   doc, pixels, placement=placement, progress=progress,
+                                   cancel=cancel),
                                done, blocks_editing=True)

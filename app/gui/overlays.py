@@ -11,7 +11,7 @@ from OpenGL import GL
 
 from app.gui.glutil import Uniforms, load_program
 from app.gui.selecting import DASH_DARK, dashes, outlines, thin
-from app.gui.view import ViewState
+from app.gui.viewstate import ViewState
 from brushes.selection import Selection
 from engine.pitch import NOTE_NAMES, PitchGrid
 

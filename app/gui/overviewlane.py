@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from app.gui.view import ViewState
+from app.gui.viewstate import ViewState
 
 BLOCK = 512  # samples a block
 WAVE, SPAN, BACK = QColor(120, 200, 160), QColor(255, 255, 255), QColor(28, 28, 34)

@@ -5,7 +5,7 @@ repair is applied (undone: gone)."""
 
 from PySide6.QtGui import QColor
 
-from app.gui.view import format_time
+from app.gui.viewstate import format_time
 from engine.layout import channel_names
 
 MARK, CURRENT = QColor(90, 200, 255), QColor(255, 255, 255)

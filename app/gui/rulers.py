@@ -6,7 +6,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QWidget
 
-from app.gui.view import ViewState
+from app.gui.viewstate import ViewState
 from engine.pitch import NOTE_NAMES
 
 BACKGROUND, INK, NOTE_INK = QColor(40, 40, 46), QColor(210, 210, 215), QColor(255, 215, 90)

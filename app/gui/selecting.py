@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from app.gui.view import LOG_FLOOR_HZ, ViewState
+from app.gui.viewstate import LOG_FLOOR_HZ, ViewState
 from brushes.selection import Selection
 
 TOOLS = ("select", "time", "band", "lasso", "harmonic")
@@ -64,7 +64,7 @@ class SelectionDrag:
                 t0, t1 = 0.0, v.duration
             if t0 == t1 or f0 == f1:
                 return None
-            return Selection.rect(t0, t1, f0, f1)
+            return Selection.rect(t0, t1, f_lo=f0, f_hi=f1)
         if self.tool == "lasso":
             return Selection("lasso", tuple(p)) if len(p) >= 3 else None
         times = [t for t, _ in p]

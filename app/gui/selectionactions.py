@@ -35,13 +35,14 @@ class SelectionActions:
         """Every cell: the whole file, 0 Hz to Nyquist."""
         doc = self.doc
         if doc is not None:
-            self.set_selection(Selection.rect(0.0, doc.length / doc.sample_rate, 0.0,
-                                              doc.sample_rate / 2,
+            self.set_selection(Selection.rect(0.0, doc.length / doc.sample_rate, f_lo=0.0,
+                                              f_hi=doc.sample_rate / 2,
                                               **self.selection_panel.options()))
 
     def _span_typed(self, t0: float, t1: float, f_lo: float, f_hi: float) -> None:
         """Numbers typed in the panel: a rectangle of exactly that span."""
-        self.set_selection(Selection.rect(t0, t1, f_lo, f_hi, **self.selection_panel.options()))
+        self.set_selection(Selection.rect(t0, t1, f_lo=f_lo, f_hi=f_hi,
+                                          **self.selection_panel.options()))
 
     def _harmonic_changed(self) -> None:
         self.canvas.harmonic = self.selection_panel.harmonic()
@@ -74,7 +75,8 @@ class SelectionActions:
         brush, params, _ = self.brush_panel.current()
         label = f"fill selection: {self.brush_panel.label()}"
         try:
-            steps = filling(self.doc, sel, brush, params, self.paint_channel(), label=label)
+            steps = filling(self.doc, sel, brush, params=params, channel=self.paint_channel(),
+                            label=label)
         except SpectroPaintError as e:
             self.show_error(str(e))
             return

@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QPainter, QPolygonF
 from PySide6.QtWidgets import QWidget
 
 from app.gui.rulers import BACKGROUND, INK, hz_label, nice_step
-from app.gui.view import LOG_FLOOR_HZ, ViewState
+from app.gui.viewstate import LOG_FLOOR_HZ, ViewState
 from engine.document import Document
 from engine.region import Rect
 

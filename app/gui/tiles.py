@@ -20,8 +20,8 @@ from OpenGL import GL
 from engine.document import Document
 from engine.region import Rect
 
-TILE = 256
-PYRAMID_ROWS = 2 * TILE  # shaders/spectrogram.frag reads this layout
+TEXTURE_TILE = 256
+PYRAMID_ROWS = 2 * TEXTURE_TILE  # shaders/spectrogram.frag reads this layout
 MAX_TILES = 384  # 192 MiB of R32F textures
 
 
@@ -36,12 +36,12 @@ class Tile:
 
 
 def bin_pyramid(db: np.ndarray) -> np.ndarray:
-    """``db`` (up to TILE bins x columns) stacked with its maxima over 2, 4, ... TILE
-    bins: level k's rows start at ``PYRAMID_ROWS - PYRAMID_ROWS >> k``, row i the max
-    of bins ``[i * 2**k, (i + 1) * 2**k)`` (the last over what is left)."""
+    """``db`` (up to TEXTURE_TILE bins x columns) stacked with its maxima over 2, 4,
+    ... TEXTURE_TILE bins: level k's rows start at ``PYRAMID_ROWS - PYRAMID_ROWS >> k``,
+    row i the max of bins ``[i * 2**k, (i + 1) * 2**k)`` (the last over what is left)."""
     pyramid = np.full((PYRAMID_ROWS, db.shape[1]), -np.inf, np.float32)
     level = db
-    for k in range(TILE.bit_length()):
+    for k in range(TEXTURE_TILE.bit_length()):
         offset = PYRAMID_ROWS - (PYRAMID_ROWS >> k)
         pyramid[offset:offset + len(level)] = level
         if len(level) % 2 and len(level) > 1:
@@ -75,16 +75,16 @@ class TileCache:
         self.tiles.clear()
 
     def tile_rect(self, level: int, tx: int, ty: int) -> Rect:
-        span = TILE << level
-        return Rect(ty * TILE, (ty + 1) * TILE, tx * span, (tx + 1) * span) \
+        span = TEXTURE_TILE << level
+        return Rect(ty * TEXTURE_TILE, (ty + 1) * TEXTURE_TILE, tx * span, (tx + 1) * span) \
             .clip(self.doc.n_bins, self.doc.n_frames)
 
     def visible(self, level: int, frames: tuple[float, float], bins: tuple[float, float]):
-        span = TILE << level
+        span = TEXTURE_TILE << level
         f0, f1 = max(0, int(frames[0])), min(self.doc.n_frames, int(math.ceil(frames[1])) + 1)
         b0, b1 = max(0, int(bins[0])), min(self.doc.n_bins, int(math.ceil(bins[1])) + 1)
         for tx in range(f0 // span, (max(f1, f0 + 1) - 1) // span + 1):
-            for ty in range(b0 // TILE, (max(b1, b0 + 1) - 1) // TILE + 1):
+            for ty in range(b0 // TEXTURE_TILE, (max(b1, b0 + 1) - 1) // TEXTURE_TILE + 1):
                 yield (level, tx, ty)
 
     def on_edit(self, rect: Rect, channels: tuple[int, ...]) -> None:

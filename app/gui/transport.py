@@ -42,7 +42,7 @@ class Transport:
         if self.band_action.isChecked() if alone is None else alone:
             self.session.finish()
             rect = sel.cells(doc)
-            held = masked_audio(doc, rect, sel.mask(doc, rect), start, stop)
+            held = masked_audio(doc, rect, sel.mask(doc, rect), sample0=start, sample1=stop)
             source = lambda a, b: held[:, a - start:b - start]  # noqa: E731
         self._play(source, start, stop, loop=self.loop_action.isChecked())
 

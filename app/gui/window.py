@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from app.assets import DEMO
 from app.gui.autosave import Autosaver
 from app.gui.canvas import PRESS
+from app.gui.canvas_area import CanvasArea
 from app.gui.clonesource import CloneSource
 from app.gui.compare_ab import CompareActions
 from app.gui.demohint import DemoHint
@@ -29,6 +30,7 @@ from app.gui.history_file import restore
 from app.gui.imageactions import ImageActions
 from app.gui.levelmeter import LevelMeter
 from app.gui.messages import MessageLog, messages_button, pointer_toolbar
+from app.gui.nnaudio_dock import AnalysisView
 from app.gui.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.gui.playback import Player
 from app.gui.repairactions import RepairActions
@@ -36,9 +38,7 @@ from app.gui.selectionactions import TOOL_NAMES, SelectionActions
 from app.gui.selectionpanel import SelectionPanel
 from app.gui.spectrumview import SpectrumView
 from app.gui.transport import Transport
-from app.gui.view import format_time
-from app.gui.viewdock import AnalysisView
-from app.gui.viewport import CanvasArea
+from app.gui.viewstate import format_time
 from app.gui.windowstate import SAME_AS_SOURCE, WindowState
 from app.gui.workers import JobStatus, Worker
 from app.project.history import Kept
@@ -315,7 +315,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         of it), or one analysis swapped for another, which keeps the view as it is."""
         self.stop()
         self.session, self.tracker = session, tracker
-        session.live = lambda: self.player.playing
+        session.splice_each_event = lambda: self.player.playing
         session.failed = self._stroke_failed
         session.notice = lambda text: self.statusBar().showMessage(text, 15000)
         doc = session.doc

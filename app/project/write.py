@@ -32,7 +32,7 @@ from engine.errors import Cancelled, ParameterError
 from engine.metadata import Metadata
 from engine.region import Rect
 
-TILE = 64
+SAVED_TILE = 64  # bins and frames per side of a tile an edit touched, as a project stores it
 
 
 class EditTracker:
@@ -43,10 +43,10 @@ class EditTracker:
         doc.add_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels) -> None:
-        self.tiles.update(rect.tiles(TILE))
+        self.tiles.update(rect.tiles(SAVED_TILE))
 
     def rects(self) -> list[Rect]:
-        return [Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE)
+        return [Rect(tb * SAVED_TILE, (tb + 1) * SAVED_TILE, tf * SAVED_TILE, (tf + 1) * SAVED_TILE)
                 .clip(self.doc.n_bins, self.doc.n_frames) for tb, tf in sorted(self.tiles)]
 
 

@@ -6,9 +6,9 @@ from functools import cached_property
 
 import torch
 
-from brushes.canvas import StrokeCanvas
 from brushes.dab import Dab
 from brushes.params import Param
+from brushes.stroke_canvas import StrokeCanvas
 from engine.coeffs import magnitude
 from engine.document import Document
 from engine.region import Rect
@@ -49,7 +49,7 @@ class DabContext:
 
 class Kernel:
     """A brush's effect. ``wash`` kernels compute their rect from the
-    before-stroke state and the coverage (see brushes.canvas); ``batchable``
+    before-stroke state and the coverage (see brushes.stroke_canvas); ``batchable``
     ones do not depend on where a dab is, so one event's dabs are one call;
     ``local`` ones make each cell from the cells near it, so a rect done in parts
     is the rect done at once, to rounding (a selection is filled a run of frames at
@@ -79,7 +79,7 @@ class Kernel:
     def finishing(self, doc: Document, canvas: StrokeCanvas, params: dict
                   ) -> Generator[None, None, Rect | None]:
         """Run once when the stroke ends, with all it covered, in steps (as
-        :meth:`brushes.painter.Stroke.ending`); returns the rect rewritten (most
+        :meth:`brushes.stroke.Stroke.ending`); returns the rect rewritten (most
         kernels: nothing to do)."""
         yield from ()
         return None

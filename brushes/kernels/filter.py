@@ -6,7 +6,7 @@ from brushes.params import Param
 ORDER = 2  # Butterworth-like order of the smooth response: no brick wall, no ringing
 
 
-def response(rho: torch.Tensor, mode: str, cutoff: float, bandwidth: float) -> torch.Tensor:
+def response(rho: torch.Tensor, mode: str, *, cutoff: float, bandwidth: float) -> torch.Tensor:
     def lowpass(c):
         return 1.0 / (1.0 + (rho / c) ** (2 * ORDER))
 
@@ -35,6 +35,7 @@ class Filter(Kernel):
         fu = torch.fft.fftfreq(bins, device=mag.device) * 2  # -1 .. 1 of Nyquist
         fv = torch.fft.rfftfreq(frames, device=mag.device) * 2
         rho = torch.sqrt(fu[:, None] ** 2 + fv[None, :] ** 2)
-        spectrum = torch.fft.rfft2(mag) * response(rho, p["mode"], p["cutoff"], p["bandwidth"])
+        spectrum = torch.fft.rfft2(mag) * response(rho, p["mode"], cutoff=p["cutoff"],
+                                                   bandwidth=p["bandwidth"])
         filtered = torch.fft.irfft2(spectrum, s=(bins, frames)).clamp_(min=0.0)
         return with_magnitude(ctx, blend_magnitude(mag, filtered, ctx.coverage))

@@ -24,9 +24,9 @@ from collections.abc import Generator
 import numpy as np
 import torch
 
-from brushes.confine import confining, covered_frames, frame_parts
 from brushes.dab import radius_hz
 from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
+from brushes.locality.confine import confining, covered_frames, frame_parts
 from brushes.params import Param
 from engine.progress import off_thread
 from engine.region import Rect
@@ -111,8 +111,9 @@ class Heal(Kernel):
         written = yield from _written_in_parts(
             doc, canvas, rect, lambda cols: torch.polar(mag[..., cols], phase[..., cols]))
         # heard only within the stroke's time, on any transform: an attenuation's atoms
-        # reach half a window (or, on constant-Q, up to a slice) beyond it
-        return written.union((yield from confining(doc, canvas, rect, frames)))
+        # reach half a window (or, on constant-Q, up to its reach) beyond it
+        kept = yield from confining(doc=doc, canvas=canvas, rect=rect, frames=frames)
+        return written.union(kept)
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
@@ -186,7 +187,8 @@ def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor
     fa, fb = t.frames_needed(lo, hi, doc.length)
     coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), channel)
     wave = torch.zeros(coeffs.shape[0], stop - start, dtype=torch.float64)
-    wave[:, lo - start:hi - start] = t.inverse_span(coeffs, fa, lo, hi, doc.length).double().cpu()
+    wave[:, lo - start:hi - start] = t.inverse_span(coeffs, fa, sample0=lo, sample1=hi,
+                                                    length=doc.length).double().cpu()
     return wave, start
 
 
@@ -199,8 +201,9 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
     z = canvas.complex_before(rect)
-    partials = steady.find(z, coverage > 0, hz, span, 1 / t.seconds_of(1), rect.bin0,
-                           rect.frame0)
+    partials = steady.find(z, coverage > 0, hz, span_hz=span, frames_per_second=1 / t.seconds_of(1),
+                           bin0=rect.bin0,
+                           frame0=rect.frame0)
     groups = steady.tones(partials, TONE_TOLERANCE_HZ, 1 / t.seconds_of(1))
     chosen = []
     for hz_line, reach in sorted(painted):
@@ -218,7 +221,7 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
     wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
     for g in groups:
         ab = steady.fit(g, t, doc.length)
-        wave -= steady.waveform(g, ab, t, wave, start)
+        wave -= steady.waveform(g, ab, t, audio=wave, sample0=start)
     return region, t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
 
 
@@ -251,7 +254,7 @@ def _tracked_removed(doc, canvas, painted: list) -> tuple[Rect, torch.Tensor] | 
     wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
     times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
     x = wave.numpy()
-    removed = track.remove(x, sr, times - start / sr, freqs, reach)
+    removed = track.remove(x, sr, path_t=times - start / sr, path_f=freqs, reach=reach)
     if removed is None:
         return None
     safe, _ = guard.safe(x, removed, sr, neighbours=2)
@@ -268,7 +271,8 @@ def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
     covered = (canvas.coverage(wide) > 0).cpu().numpy()
     hz = doc.transform.bin_frequencies()[wide.bins].numpy()
     target = attenuate.target(canvas.magnitude_before(wide).cpu().numpy(), covered, hz,
-                              frame_seconds, k, params["direction"])
+                              frame_seconds=frame_seconds, context_frames=k,
+                              direction=params["direction"])
     inner = (slice(None), slice(rect.bin0 - wide.bin0, rect.bin1 - wide.bin0),
              slice(rect.frame0 - wide.frame0, rect.frame1 - wide.frame0))
     mag, phase = canvas.before(rect)

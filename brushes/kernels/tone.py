@@ -21,8 +21,8 @@ class Tone(Kernel):
         amplitude = 10 ** (ctx.params["level_db"] / 20)
         phase = self._continued_phase(ctx, dab.freq, doc.frame_of(dab.time),
                                       doc.frame_of(ctx.params["radius_ms"] / 1000))
-        lines = doc.transform.sinusoid(dab.freq, amplitude, phase, range(r.bin0, r.bin1),
-                                       r.frame0, r.frame1, doc.length)
+        lines = doc.transform.sinusoid(dab.freq, amplitude, phase, bins=range(r.bin0, r.bin1),
+                                       frame0=r.frame0, frame1=r.frame1, length=doc.length)
         # the level follows the stroke's coverage over time, not the dab's round
         # shape across frequency, which would cut into the tone's spectral peak
         return add_complex(ctx, lines, ctx.coverage.amax(0, keepdim=True))

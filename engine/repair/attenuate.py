@@ -50,7 +50,7 @@ def _across(mag: np.ndarray, covered: np.ndarray, context: int, lengths: np.ndar
             levels[:, row, a:b] = means[0][:, None] + (means[-1] - means[0])[:, None] * t
 
 
-def target(mag: np.ndarray, covered: np.ndarray, hz: np.ndarray, frame_seconds: float,
+def target(mag: np.ndarray, covered: np.ndarray, hz: np.ndarray, *, frame_seconds: float,
            context_frames: int, direction: str) -> np.ndarray:
     """``mag [ch, bins, frames]`` with each covered cell brought down to its
     context level (see the module notes); ``hz``: each row's centre frequency."""

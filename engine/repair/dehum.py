@@ -74,7 +74,7 @@ def _prominence_db(mono: np.ndarray, sr: int) -> tuple[float, np.ndarray]:
     return df, np.median(stands, axis=0)
 
 
-def find(mono: np.ndarray, sr: int, fundamental: str, max_harmonics: int, *,
+def find(mono: np.ndarray, sr: int, *, fundamental: str, max_harmonics: int,
          search_hz: float = SEARCH_HZ) -> tuple[float, list[int]] | None:
     """The fundamental and the harmonic numbers that stand out, or None: at least two
     harmonics must stand out ``STANDS_DB`` above the spectrum around them most of the
@@ -185,24 +185,24 @@ def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics
         progress=None, cancel=None) -> Outcome:
     sr = sample_rate
     mono = x.mean(0)
-    found = find(mono, sr, fundamental, int(harmonics))
+    found = find(mono, sr, fundamental=fundamental, max_harmonics=int(harmonics))
     if found is None:
         return Outcome(x)
     f0, ks = found
-    out = removed(x, sr, f0, ks, progress=progress, cancel=cancel)
+    out = removed(x, sr, f0=f0, ks=ks, progress=progress, cancel=cancel)
     step(1.0, progress, None)
     level = 10 * math.log10(float(np.mean((out - x) ** 2)) + 1e-300)
     return Outcome(out, f"hum at {f0:.2f} Hz, {len(ks)} harmonic(s) up to {ks[-1] * f0:.0f} Hz: "
                         f"{level:.1f} dBFS RMS removed")
 
 
-def removed(x: np.ndarray, sr: int, f0: float, ks: list[int], *, progress=None,
+def removed(x: np.ndarray, sr: int, *, f0: float, ks: list[int], progress=None,
             cancel=None) -> np.ndarray:
     """``x`` ``[ch, n]`` less the harmonics ``ks`` of ``f0`` (near it: tracked),
     followed at a reduced rate and brought back to ``sr``."""
     rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
     hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
-    return x - resample(hum, rate, sr, x.shape[-1])
+    return x - resample(hum, rate, sr, length=x.shape[-1])
 
 
 def _analysis_rate(sr: int, top_hz: float) -> int:
@@ -214,7 +214,7 @@ def _analysis_rate(sr: int, top_hz: float) -> int:
     return rate
 
 
-def resample(x: np.ndarray, sr_in: int, sr_out: int, length: int | None = None) -> np.ndarray:
+def resample(x: np.ndarray, sr_in: int, sr_out: int, *, length: int | None = None) -> np.ndarray:
     """``x`` ``[ch, n]`` at ``sr_out`` (soxr, high quality), ``length`` samples if given."""
     if sr_in == sr_out:
         return x

@@ -61,7 +61,8 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 12.0,
         noise, source = profile_power(np.asarray(profile, np.float64), x.shape[0], n_fft)
         noise, centers = np.broadcast_to(noise[:, None, :], (x.shape[0], 1, noise.shape[1])), None
     else:
-        noise, centers, source = learnt_power(x, silent, n_fft, sample_rate, adaptive)
+        noise, centers, source = learnt_power(x, silent, n_fft=n_fft, sample_rate=sample_rate,
+                                              adaptive=adaptive)
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
         return Outcome(samples=x)

@@ -60,7 +60,7 @@ def profile_power(profile: np.ndarray, channels: int, n_fft: int):
     return power.mean(axis=1), "profile from the selection"
 
 
-def learnt_power(x, silent, n_fft, sample_rate, adaptive):
+def learnt_power(x, silent, *, n_fft, sample_rate, adaptive):
     """The noise power ``[channels, frames, bins]`` (one frame when stationary), the
     centres of those frames in samples (None when stationary), and where it came
     from; learnt from the frames of ``x`` free of digital silence."""

@@ -87,7 +87,7 @@ class Partial:
     weights: torch.Tensor  # [frames]: how much each frame counts in ``value``
 
 
-def find(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, span_hz: torch.Tensor,
+def find(z: torch.Tensor, covered: torch.Tensor, hz: torch.Tensor, *, span_hz: torch.Tensor,
          frames_per_second: float, bin0: int = 0, frame0: int = 0) -> list[Partial]:
     """The steady partial of each covered run of ``z [ch, bins, frames]`` (whose
     first cell is bin ``bin0``, frame ``frame0``); ``hz`` each bin's centre and
@@ -168,7 +168,8 @@ def fit(group: list[Partial], transform, length: int) -> torch.Tensor:
     rate = transform.phase_advance(f) / (2 * math.pi)  # cycles per frame
     bins = range(min(p.bin for p in group), max(p.bin for p in group) + 1)
     frame0, frame1 = min(p.frame0 for p in group), max(p.frame1 for p in group)
-    models = [transform.sinusoid(f, 1.0, phase, bins, frame0, frame1, length)
+    models = [transform.sinusoid(f, 1.0, phase, bins=bins, frame0=frame0, frame1=frame1,
+                                 length=length)
               for phase in (0.0, -math.pi / 2)]  # cos, sin
     rows, seen = [], []
     for p in group:
@@ -188,7 +189,7 @@ def fit(group: list[Partial], transform, length: int) -> torch.Tensor:
                               target[..., None]).solution[..., 0]
 
 
-def waveform(group: list[Partial], ab: torch.Tensor, transform, audio: torch.Tensor,
+def waveform(group: list[Partial], ab: torch.Tensor, transform, *, audio: torch.Tensor,
              sample0: int) -> torch.Tensor:
     """``[ch, n]``: the group's sinusoid over the samples of ``audio`` (``[ch, n]`` from
     ``sample0``), where the strongest partial's presence says it is; each start and

@@ -67,7 +67,7 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     return centres, found, near
 
 
-def remove(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
+def remove(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
            reach: np.ndarray) -> np.ndarray | None:
     """``x`` ``[ch, n]`` with the tone along the path (seconds from ``x``'s first sample,
     Hz, and Hz of reach) removed; None when no tone stands out along it."""

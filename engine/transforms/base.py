@@ -26,7 +26,7 @@ class Transform(ABC):
     chunk_frames: int = 256  # frames per analysis chunk (a unit the transform computes well)
     # whether an edit written as coefficients is heard well outside its frames (atoms
     # far longer than a stroke's dabs): strokes are then confined to their time when
-    # they end (brushes.confine)
+    # they end (brushes.locality.confine)
     confined_edits: bool = False
     reach: int  # samples a frame's atom reaches either side of its centre
 
@@ -55,7 +55,7 @@ class Transform(ABC):
 
     @abstractmethod
     def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
-                        bins: slice | None = None) -> torch.Tensor:
+                        *, bins: slice | None = None) -> torch.Tensor:
         """Frames ``[frame0, frame1)`` from ``seg``, the samples of :meth:`frame_span`."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -63,7 +63,7 @@ class Transform(ABC):
         return self.forward_frames(x, 0, self.n_frames(x.shape[-1]))
 
     def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int,
-                       bins: slice | None = None) -> torch.Tensor:
+                       *, bins: slice | None = None) -> torch.Tensor:
         """Frames ``[frame0, frame1)`` (and ``bins``) of ``forward(x)``, computed
         from the samples they need."""
         start, stop = self.frame_span(frame0, frame1)
@@ -72,17 +72,17 @@ class Transform(ABC):
             seg = F.pad(x[..., lo:hi], (lo - start, stop - hi))
         else:
             seg = x.new_zeros(x.shape[:-1] + (stop - start,))
-        return self.forward_segment(seg, frame0, frame1, bins)
+        return self.forward_segment(seg, frame0, frame1, bins=bins)
 
     @abstractmethod
-    def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+    def inverse_span(self, frames: torch.Tensor, frame0: int, *, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
         """Samples ``[sample0, sample1)`` of ``inverse(coeffs, length)``, given
         ``frames = coeffs[..., frame0:frame0 + k]`` that include at least
         ``frames_needed(sample0, sample1)``. Equal, sample for sample, to the
         same span of the full inverse."""
 
-    def given_frames(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+    def given_frames(self, frames: torch.Tensor, frame0: int, *, sample0: int, sample1: int,
                      length: int) -> tuple[int, int]:
         """:meth:`frames_needed` for the span, checked against the frames given."""
         fa, fb = self.frames_needed(sample0, sample1, length)
@@ -93,7 +93,7 @@ class Transform(ABC):
 
     def inverse(self, coeffs: torch.Tensor, length: int) -> torch.Tensor:
         """complex ``[ch, bins, frames]`` -> float32 ``[ch, length]``."""
-        return self.inverse_span(coeffs, 0, 0, length, length)
+        return self.inverse_span(coeffs, 0, sample0=0, sample1=length, length=length)
 
     @abstractmethod
     def samples_affected(self, frame0: int, frame1: int, length: int) -> tuple[int, int]:
@@ -147,7 +147,7 @@ class Transform(ABC):
         """Radians per frame that a steady sinusoid at ``hz`` advances by."""
         return 2 * math.pi * hz * self.hop / self.sample_rate
 
-    def sinusoid(self, freq: float, amplitude: float, phase: float, bins: range,
+    def sinusoid(self, freq: float, amplitude: float, phase: float, *, bins: range,
                  frame0: int, frame1: int, length: int) -> torch.Tensor:
         """Coefficients ``[bins, frames]`` of ``amplitude * cos(2 pi freq t + phase)``
         (t from sample 0, zero outside ``[0, length)``): what painting a tone adds."""
@@ -156,5 +156,5 @@ class Transform(ABC):
         n = torch.arange(start, stop, dtype=torch.float64, device=device)
         wave = amplitude * torch.cos(2 * math.pi * freq / self.sample_rate * n + phase)
         wave = torch.where((n >= 0) & (n < length), wave, 0.0).float()
-        coeffs = self.forward_segment(wave[None], frame0, frame1, slice(bins.start, bins.stop))
+        coeffs = self.forward_segment(wave[None], frame0, frame1, bins=slice(bins.start, bins.stop))
         return coeffs[0]

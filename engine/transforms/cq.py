@@ -49,7 +49,7 @@ class ConstantQ(Transform):
     kind = "cq"
     confined_edits = True
 
-    def __init__(self, sample_rate: int, bins_per_octave: int = 48, fmin: float = 32.7,
+    def __init__(self, sample_rate: int, bins_per_octave: int = 48, *, fmin: float = 32.7,
                  device: torch.device | str = "cpu"):
         if sample_rate <= 0:
             raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
@@ -140,7 +140,7 @@ class ConstantQ(Transform):
     def to(self, device: torch.device | str) -> "ConstantQ":
         if torch.device(device) == self.device:
             return self  # building the filterbank takes ~60 ms
-        return ConstantQ(self.sample_rate, self.bpo, self.fmin, device)
+        return ConstantQ(self.sample_rate, self.bpo, fmin=self.fmin, device=device)
 
     def settings(self) -> dict:
         return {"transform": "cq", "bins_per_octave": self.bpo, "fmin": self.fmin}
@@ -164,7 +164,7 @@ class ConstantQ(Transform):
         return b0 * self.block - self.reach, b1 * self.block + self.reach
 
     def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
-                        bins: slice | None = None) -> torch.Tensor:
+                        *, bins: slice | None = None) -> torch.Tensor:
         b0, b1 = self._blocks(frame0, frame1)
         if b0 == 0:  # before sample 0: its mirror image
             r = self.reach
@@ -192,7 +192,7 @@ class ConstantQ(Transform):
         first = b0 * m
         return out.flatten(-2)[..., frame0 - first:frame1 - first]
 
-    def sinusoid(self, freq: float, amplitude: float, phase: float, bins: range,
+    def sinusoid(self, freq: float, amplitude: float, phase: float, *, bins: range,
                  frame0: int, frame1: int, length: int) -> torch.Tensor:
         """As :meth:`Transform.sinusoid`, in closed form: the frame is time-invariant, so a
         cosine's coefficients are each band's response at ``freq`` (and at its mirror,
@@ -238,9 +238,9 @@ class ConstantQ(Transform):
             :, self.reach:self.reach + self.block]
         return y.reshape(lead + (-1,)).flatten(-2)
 
-    def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+    def inverse_span(self, frames: torch.Tensor, frame0: int, *, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
-        self.given_frames(frames, frame0, sample0, sample1, length)
+        self.given_frames(frames, frame0, sample0=sample0, sample1=sample1, length=length)
         total = self.n_frames(length)
         b0, b1 = sample0 // self.block, -(-sample1 // self.block)
         pieces = [self._inverse_blocks(self._window(frames, frame0, b, total)[..., None, :])

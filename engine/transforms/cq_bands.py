@@ -53,7 +53,7 @@ def _blackman_harris_spread() -> float:
 SPREAD = math.sqrt(2) * _blackman_harris_spread()  # sigma over width: 0.143
 
 
-def centre_frequencies(sample_rate: int, bpo: int, fmin: float,
+def centre_frequencies(sample_rate: int, bpo: int, *, fmin: float,
                        max_spacing: float) -> tuple[np.ndarray, np.ndarray, int]:
     """The bands' centres (Hz) below Nyquist, their Q factors, and how many are log-spaced.
 
@@ -106,7 +106,7 @@ class Bands:
         self.sample_rate = sr = sample_rate
         ref = reference_length(sr)
         freqs, q, self.n_log = centre_frequencies(
-            sr, bpo, fmin, FRAMES_PER_REFERENCE / 2 * sr / ref)
+            sr, bpo, fmin=fmin, max_spacing=FRAMES_PER_REFERENCE / 2 * sr / ref)
         narrowest = SPREAD * MIN_WIDTH * sr / ref
         reach_s = ATOM_REACH / (2 * math.pi * narrowest)
         # as wide as nsgt's bands, and wide enough for their neighbours: where bands

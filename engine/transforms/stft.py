@@ -43,7 +43,7 @@ WINDOWS = {
 class STFT(Transform):
     kind = "stft"
 
-    def __init__(self, sample_rate: int, n_fft: int = 2048, hop: int | None = None,
+    def __init__(self, sample_rate: int, n_fft: int = 2048, *, hop: int | None = None,
                  window: str = "hann", device: torch.device | str = "cpu"):
         if not N_FFT_RANGE[0] <= n_fft <= N_FFT_RANGE[1] or n_fft % 2:
             raise ParameterError(f"FFT size {n_fft} is not supported; use an even size from "
@@ -68,7 +68,8 @@ class STFT(Transform):
     def to(self, device: torch.device | str) -> "STFT":
         if torch.device(device) == self.device:
             return self
-        return STFT(self.sample_rate, self.n_fft, self.hop, self.window_name, device)
+        return STFT(self.sample_rate, self.n_fft, hop=self.hop, window=self.window_name,
+                    device=device)
 
     def settings(self) -> dict:
         return {"transform": "stft", "n_fft": self.n_fft, "hop": self.hop,
@@ -89,7 +90,7 @@ class STFT(Transform):
                           pad_mode="constant", return_complex=True)
 
     def forward_segment(self, seg: torch.Tensor, frame0: int, frame1: int,
-                        bins: slice | None = None) -> torch.Tensor:
+                        *, bins: slice | None = None) -> torch.Tensor:
         coeffs = torch.stft(seg, self.n_fft, self.hop, window=self.window.to(seg.device),
                             center=False, return_complex=True)
         return coeffs if bins is None else coeffs[..., bins, :]
@@ -103,9 +104,9 @@ class STFT(Transform):
         end = -(-(sample1 + self.pad) // self.hop)
         return max(0, first), min(self.n_frames(length), end)
 
-    def inverse_span(self, frames: torch.Tensor, frame0: int, sample0: int, sample1: int,
+    def inverse_span(self, frames: torch.Tensor, frame0: int, *, sample0: int, sample1: int,
                      length: int) -> torch.Tensor:
-        fa, fb = self.given_frames(frames, frame0, sample0, sample1, length)
+        fa, fb = self.given_frames(frames, frame0, sample0=sample0, sample1=sample1, length=length)
         # frames-major [..., count, n_fft]: contiguous when coefficients are stored that way
         x = frames[..., fa - frame0:fb - frame0].transpose(-1, -2)
         w = self.window.to(x.device)

@@ -1,5 +1,5 @@
 """A read-only nnAudio view (Mel, CQT or VQT) of what the canvas shows, under it,
-in its time axis (app.gui.viewstrip).
+in its time axis (app.gui.nnaudio_strip).
 
 Painting stays on the document's own transform in the canvas; this view is
 recomputed from the edited audio of the visible span (at most ``MAX_SECONDS``)
@@ -13,8 +13,8 @@ import numpy as np
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QVBoxLayout, QWidget
 
-from app.gui.viewstrip import ViewStrip
-from engine import views
+from app.gui.nnaudio_strip import ViewStrip
+from engine import nnaudio_views as views
 
 MAX_SECONDS = 60.0
 DELAY_MS = 250  # after the last view change or edit

@@ -18,7 +18,8 @@ from collections.abc import Callable, Generator
 
 import torch
 
-from brushes.canvas import StrokeCanvas
+from brushes.locality.gate import BandGate
+from brushes.stroke_canvas import StrokeCanvas
 from engine.document import Document
 from engine.progress import drain
 from engine.region import Rect
@@ -40,37 +41,38 @@ def covered_frames(canvas: StrokeCanvas) -> tuple[int, int] | None:
     return rect.frame0 + int(covered[0]), rect.frame0 + int(covered[-1]) + 1
 
 
-def confine(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int]
+def confine(*, doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int]
             ) -> Rect | None:
     """Take the sound of the stroke's change over ``rect`` (the document now against
     ``canvas``'s before-stroke state) off outside frames ``[frames[0], frames[1])``;
     the rect rewritten, or None when nothing needed to be."""
-    return drain(confining(doc, canvas, rect, frames))
+    return drain(confining(doc=doc, canvas=canvas, rect=rect, frames=frames))
 
 
-def confining(doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
-              gate=None, envelope: Callable[[int, int], torch.Tensor] | None = None
+def confining(*, doc: Document, canvas: StrokeCanvas, rect: Rect, frames: tuple[int, int],
+              gate: BandGate | None = None,
+              envelope: Callable[[int, int], torch.Tensor] | None = None
               ) -> Generator[None, None, Rect | None]:
     """:func:`confine` in steps, each over a part of the stroke's span (the sound of
     ``PART_SAMPLES``, or a forward transform and a write of as many), so a long
     stroke's end can be spread over turns of the GUI. ``gate``: a
-    :class:`brushes.gate.BandGate` keeps the change's sound where a selection is,
+    :class:`brushes.locality.gate.BandGate` keeps the change's sound where a selection is,
     band by band, in place of the fade outside ``frames``. ``envelope(a, b)``: the
-    share of the change kept at samples ``[a, b)`` within them (brushes.ends)."""
+    share of the change kept at samples ``[a, b)`` within them (brushes.locality.ends)."""
     t, sr, n = doc.transform, doc.sample_rate, doc.length
     s0, s1 = t.samples_affected(rect.frame0, rect.frame1, n)
     fade = max(round(FADE_S * sr), 1)
     first, last = round(t.seconds_of(frames[0]) * sr), round(t.seconds_of(frames[1] - 1) * sr)
 
     def change(fa: int, fb: int) -> torch.Tensor:
-        return changed_cells(doc, canvas, rect, fa, fb)
+        return changed_cells(doc, canvas, rect, fa=fa, fb=fb)
 
     outside = None
     for a, b in sample_parts(s0, s1):
         if gate is not None:
             wanted, heard = yield from _gated(doc, canvas, rect, gate, a, b)
         else:
-            heard = inverse_part(t, change, a, b, n).double()
+            heard = inverse_part(t, change, a=a, b=b, n=n).double()
             s = torch.arange(a, b, dtype=torch.float64, device=heard.device)
             ramp = torch.clamp(torch.minimum(s - (first - fade), (last + fade) - s) / fade, 0, 1)
             kept = 0.5 - 0.5 * torch.cos(math.pi * ramp)
@@ -105,8 +107,8 @@ def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, a: int, b: int
     def sound_of(bands: slice, weights: torch.Tensor | None) -> torch.Tensor:
         """The sound of the change in ``bands``, times ``weights`` per band if given."""
         def cells(fa: int, fb: int) -> torch.Tensor:
-            return changed_cells(doc, canvas, rect, fa, fb, bands, weights)
-        return inverse_part(doc.transform, cells, a, b, doc.length).double()
+            return changed_cells(doc, canvas, rect, fa=fa, fb=fb, bands=bands, weights=weights)
+        return inverse_part(doc.transform, cells, a=a, b=b, n=doc.length).double()
 
     heard = sound_of(slice(None), None)
     yield
@@ -123,7 +125,7 @@ def _gated(doc: Document, canvas: StrokeCanvas, rect: Rect, gate, a: int, b: int
     return wanted, heard
 
 
-def changed_cells(doc: Document, canvas: StrokeCanvas, rect: Rect, fa: int, fb: int,
+def changed_cells(doc: Document, canvas: StrokeCanvas, rect: Rect, *, fa: int, fb: int,
                   bands: slice = slice(None), weights: torch.Tensor | None = None
                   ) -> torch.Tensor:
     """The stroke's change (the document now minus before it) over all bins of frames
@@ -159,24 +161,24 @@ def _correct(doc: Document, canvas: StrokeCanvas, fa: int, delta: torch.Tensor,
     return rect.union(written)
 
 
-def heard_in_parts(t, frames_of: Callable[[int, int], torch.Tensor], s0: int, s1: int,
+def heard_in_parts(t, frames_of: Callable[[int, int], torch.Tensor], *, s0: int, s1: int,
                    n: int) -> Generator[None, None, torch.Tensor]:
     """Samples ``[s0, s1)`` of the coefficients ``frames_of(fa, fb)`` gives, a part a
     step (see :func:`inverse_part`)."""
     pieces = []
     for a, b in sample_parts(s0, s1):
-        pieces.append(inverse_part(t, frames_of, a, b, n))
+        pieces.append(inverse_part(t, frames_of, a=a, b=b, n=n))
         yield
     return torch.cat(pieces, -1)
 
 
-def inverse_part(t, frames_of: Callable[[int, int], torch.Tensor], a: int, b: int, n: int
+def inverse_part(t, frames_of: Callable[[int, int], torch.Tensor], *, a: int, b: int, n: int
                  ) -> torch.Tensor:
     """Samples ``[a, b)`` of the coefficients ``frames_of(fa, fb)`` gives for the
     frames they need. The transform's inverse is local: parts are the whole bit for
     bit."""
     fa, fb = t.frames_needed(a, b, n)
-    return t.inverse_span(frames_of(fa, fb), fa, a, b, n)
+    return t.inverse_span(frames_of(fa, fb), fa, sample0=a, sample1=b, length=n)
 
 
 def sample_parts(s0: int, s1: int) -> list[tuple[int, int]]:

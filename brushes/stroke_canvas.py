@@ -15,7 +15,7 @@ from engine.coeffs import magnitude, polar_parts
 from engine.document import Document
 from engine.region import Rect
 
-TILE = 64  # bins and frames per tile side
+UNDO_TILE = 64  # bins and frames per side of a tile kept as it was before the stroke
 
 
 class StrokeCanvas:
@@ -26,12 +26,12 @@ class StrokeCanvas:
         self.state: dict = {}  # what a kernel carries from dab to dab within the stroke
 
     def _tiles(self, rect: Rect):
-        for key in rect.tiles(TILE):
+        for key in rect.tiles(UNDO_TILE):
             yield key, self.tile_rect(key)
 
     def tile_rect(self, key: tuple[int, int]) -> Rect:
         tb, tf = key
-        return Rect(tb * TILE, (tb + 1) * TILE, tf * TILE, (tf + 1) * TILE) \
+        return Rect(tb * UNDO_TILE, (tb + 1) * UNDO_TILE, tf * UNDO_TILE, (tf + 1) * UNDO_TILE) \
             .clip(self.doc.n_bins, self.doc.n_frames)
 
     def touch(self, rect: Rect) -> None:

@@ -71,7 +71,7 @@ def frequencies(kind: str, sr: int) -> np.ndarray:
     return FMIN * 2.0 ** (np.arange(_rows(sr)) / BINS_PER_OCTAVE)
 
 
-def magnitude(samples: np.ndarray, sr: int, kind: str, device="cpu") -> torch.Tensor:
+def magnitude(samples: np.ndarray, sr: int, kind: str, *, device="cpu") -> torch.Tensor:
     """The view of float32 ``[ch, n]`` audio: magnitude ``[ch, rows, frames]`` (mel:
     the square root of mel power, so every view is in amplitude units)."""
     if kind not in VIEWS:
@@ -91,5 +91,6 @@ def render_view(mag: torch.Tensor, width: int, height: int, **style) -> np.ndarr
     """RGBA image of a view (0 dB at its loudest cell; ``style`` as engine.render)."""
     fb = mag.transpose(1, 2).contiguous()  # frames-major, as documents store it
     ref = float(mag.max()) or 1.0
-    return render.render(fb, Rect(0, mag.shape[1], 0, mag.shape[2]), width, height, ref=ref,
+    return render.render(fb, Rect(0, mag.shape[1], 0, mag.shape[2]), width=width, height=height,
+                         ref=ref,
                          transform=Rows, **style)

@@ -5,7 +5,7 @@ There a cell's atom sounds far from its frame (up to the transform's ``reach``,
 just after it still carry what it erases into its first and last moments. As
 for a filled rectangle (brushes.selection), each end is painted beyond the
 stroke by every frame that sounds in its time, and the stroke is heard only in
-its own frames (brushes.confine takes the rest off).
+its own frames (brushes.locality.confine takes the rest off).
 
 An end is painted with the bands the stroke has there: per band, the most it
 covered within a dab's length of that end, held out to the frames beyond and
@@ -21,7 +21,7 @@ from collections.abc import Generator
 import numpy as np
 import torch
 
-from brushes.confine import covered_frames
+from brushes.locality.confine import covered_frames
 from engine.region import Rect
 
 
@@ -40,7 +40,7 @@ class Ends:
 
 
 def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
-    """Paint ``stroke`` (a :class:`brushes.painter.Stroke` of a kernel whose cells
+    """Paint ``stroke`` (a :class:`brushes.stroke.Stroke` of a kernel whose cells
     depend only on its coverage) beyond its first and last covered frame, over the
     frames that sound within its time (its samples widened by the transform's
     ``reach``), an end a step; returns where it is heard, or None if it covered
@@ -53,7 +53,7 @@ def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
     c0, c1 = frames
     s0, s1 = (round(t.seconds_of(f) * sr) for f in (c0, c1))
     f0, f1 = t.frames_heard_in(s0, s1, n)
-    dabs = sorted((d for call in stroke.painted for d in call), key=lambda d: d.time)
+    dabs = sorted(stroke.record.dabs(), key=lambda d: d.time)
     bins = canvas.covered_rect()
     profile = np.ones(c1 - c0)
     ends = []

@@ -3,7 +3,7 @@ confines edits (constant-Q).
 
 There a cell's atom sounds up to the transform's ``reach`` (0.62 s at
 44.1 kHz) from its frame, so a fill must paint beyond a selection's time and
-keep the change's sound only inside it (brushes.confine). A hard-edged rectangle's
+keep the change's sound only inside it (brushes.locality.confine). A hard-edged rectangle's
 bands all start and end at the same times, and a fade in time does that
 (brushes.selection). A lasso's bands, or a feathered or inverted selection's,
 start and end at their own times: filled where it was, a -60 dB lasso left a
@@ -39,7 +39,7 @@ class BandGate:
     zero. ``sharp``: its time edges are hard (a band's sound is whole to its edge
     and fades out past it)."""
 
-    def __init__(self, doc: Document, weight, rect: Rect, sharp: bool):
+    def __init__(self, doc: Document, weight, rect: Rect, *, sharp: bool):
         t = doc.transform
         self.doc, self.weight = doc, weight
         self.margin = math.ceil(t.reach / t.hop)  # frames an atom reaches
