@@ -58,7 +58,7 @@ def test_a_bare_picture_is_the_engine_render_exactly(window):
     image = spectrogram_image(doc, picture).convertToFormat(QImage.Format.Format_RGBA8888)
     got = np.frombuffer(image.constBits(), np.uint8).reshape(320, 640, 4)
     np.testing.assert_array_equal(got, doc.render(Rect(0, doc.n_bins, 0, doc.n_frames), 640,
-                                                  width=320, top_db=0.0, range_db=100.0))
+                                                  320, top_db=0.0, range_db=100.0))
 
 
 def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_path):

@@ -35,7 +35,7 @@ def cmd_compare(args) -> None:
             raise ParameterError(f"{args.test} is at {test.sample_rate} Hz and {args.ref} at "
                                  f"{ref.sample_rate} Hz; resampling needs soxr "
                                  "(pip install 'spectropaint[metrics]')") from e
-        samples = soxr.resample(samples.T, test.sample_rate, ref.sample_rate, length="VHQ").T
+        samples = soxr.resample(samples.T, test.sample_rate, ref.sample_rate, "VHQ").T
         notes.append(f"TEST resampled from {test.sample_rate} to {ref.sample_rate} Hz (soxr)")
     x, y, cut = aligned(ref.samples, samples, ref_name="REF", test_name="TEST",
                         channel=args.channel)

@@ -1,6 +1,6 @@
 """A stroke heard where it was painted, on a transform whose atoms sound beyond
 their frame (``Transform.confined_edits``: constant-Q, whose low bands' atoms reach
-0.62 s at 44.1 kHz either side). On the STFT nothing here runs.
+0.62 s at 44.1 kHz either side). On a short-time Fourier document nothing here runs.
 
 One entry point, :func:`keeping_local`, is a stroke's end there, in steps:
 
