@@ -6,8 +6,14 @@ from pathlib import Path
 
 from engine.transforms.settings import markdown, with_table
 
-if len(sys.argv) > 1:
-    page = Path(sys.argv[1])
-    page.write_text(with_table(page.read_text()))
-else:
-    print(markdown(), end="")
+
+def main(argv: list[str]) -> None:
+    if argv:
+        page = Path(argv[0])
+        page.write_text(with_table(page.read_text()))
+    else:
+        print(markdown(), end="")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
