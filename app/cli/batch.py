@@ -51,9 +51,9 @@ def add_parser(sub, analysis_args) -> None:
 
 
 def analysis(args) -> dict:
-    return {"transform": args.transform, "n_fft": args.n_fft, "hop": args.hop,
-            "window": args.window, "bins_per_octave": args.bins_per_octave, "fmin": args.fmin,
-            "device": args.device}
+    from engine.transforms.settings import from_args
+
+    return {**from_args(args), "device": args.device}
 
 
 def default_jobs(device: str | None) -> int:

@@ -45,14 +45,16 @@ def _print_report(report, prefix: str = "") -> None:
 
 
 def _analysis_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--transform", choices=("stft", "cq"), default="stft",
-                   help="what to paint on: stft (default) or cq, a constant-Q transform "
-                        "(fine low frequencies, sharp high-frequency timing)")
-    p.add_argument("--bins-per-octave", type=int, default=48, help="cq: bins per octave (48)")
-    p.add_argument("--fmin", type=float, default=32.7, help="cq: lowest band, Hz (32.7)")
-    p.add_argument("--n-fft", type=int, default=2048, help="FFT size, 256-16384 (default 2048)")
-    p.add_argument("--hop", type=int, default=None, help="hop in samples (default n_fft/4)")
-    p.add_argument("--window", default="hann", help="hann, hamming, blackman, blackman-harris")
+    """The analysis options, one per setting of engine.transforms.settings."""
+    from engine.transforms.settings import SETTINGS
+
+    for s in SETTINGS:
+        notes = [] if s.name == "transform" else [s.allowed()]
+        notes += [] if s.default is None else [f"default {s.default}"]
+        p.add_argument(s.flag, type=s.kind, default=s.default,
+                       choices=s.choices if s.name == "transform" else None,
+                       help=f"{s.transform + ': ' if s.transform else ''}{s.help} "
+                            f"({'; '.join(notes)})")
     p.add_argument("--allow-truncated", action="store_true",
                    help="open the readable part of a cut-off file instead of refusing it")
 
@@ -129,10 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _open(args):
     from engine.document import Document
+    from engine.transforms.settings import from_args
 
-    doc = Document.open(args.file, transform=args.transform, n_fft=args.n_fft, hop=args.hop,
-                        window=args.window, bins_per_octave=args.bins_per_octave, fmin=args.fmin,
-                        device=args.device, allow_truncated=args.allow_truncated,
+    doc = Document.open(args.file, **from_args(args), device=args.device,
+                        allow_truncated=args.allow_truncated,
                         progress=(progress := TerminalProgress("analyzing")),
                         confirm=progress.warn_cost)
     for note in doc.audio.notes:
@@ -230,6 +232,7 @@ def cmd_roundtrip(args) -> None:
     from engine.document import check_fits
     from engine.export import check_destination, export
     from engine.transforms import make
+    from engine.transforms.settings import from_args
 
     clip = _clip_mode(args)
     check_destination(Path(args.output), Path(args.file), args.force)
@@ -237,9 +240,7 @@ def cmd_roundtrip(args) -> None:
                  progress=TerminalProgress("reading"))
     for note in audio.notes:
         print(f"specpaint: warning: {args.file}: {note}", file=sys.stderr)
-    transform = make(audio.sample_rate, args.transform, pick_device(args.device),
-                     n_fft=args.n_fft, hop=args.hop, window=args.window,
-                     bins_per_octave=args.bins_per_octave, fmin=args.fmin)
+    transform = make(audio.sample_rate, device=pick_device(args.device), **from_args(args))
     progress = TerminalProgress("round trip")
     confirm_cost(audio, transform, resident=check_fits(audio, transform, streamed=True),
                  confirm=progress.warn_cost)
@@ -328,6 +329,7 @@ def cmd_presets(args) -> None:
 def cmd_demo(args) -> None:
     from engine.audio import AudioError
     from engine.errors import OutputError
+    from engine.transforms.settings import defaults
 
     if not DEMO.exists():
         raise AudioError(f"{DEMO}: the bundled demo is missing; run `make demo` to make it")
@@ -340,9 +342,7 @@ def cmd_demo(args) -> None:
     if not os.access(out, os.W_OK | os.X_OK):
         raise OutputError(f"{out}: cannot write in this folder (read-only or not yours); give "
                           "-o a folder you can write to")
-    common = dict(file=str(DEMO), transform="stft", n_fft=2048, hop=None, window="hann",
-                  bins_per_octave=48, fmin=32.7, allow_truncated=False,
-                  device=args.device)
+    common = dict(file=str(DEMO), **defaults(), allow_truncated=False, device=args.device)
     cmd_info(argparse.Namespace(**common))
     cmd_render(argparse.Namespace(**common, output=str(out / "demo.png"), width=1600,
                                   height=800, channel=None, colormap="magma", top_db=0.0,

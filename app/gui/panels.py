@@ -24,8 +24,7 @@ from brushes.presets import Preset, all_presets
 from brushes.registry import BRUSHES
 from engine.colormaps import COLORMAPS
 from engine.pitch import A4_RANGE, NOTE_NAMES, SCALES, PitchGrid
-from engine.transforms.cq import BPO_RANGE, FMIN_RANGE
-from engine.transforms.stft import WINDOWS
+from engine.transforms.settings import DEFAULT_OVERLAP, SETTINGS, Setting
 
 SLIDER_STEPS = 1000
 NEG_INF_FLOOR = -120.0  # a -inf minimum shows as "-inf" at this end of the spin box
@@ -293,66 +292,95 @@ class ViewPanel(QWidget):
 
 class AnalysisPanel(QWidget):
     """What the document is painted on: an STFT (FFT size, overlap, window) or the
-    sliced constant-Q transform (bins per octave, lowest frequency)."""
+    constant-Q transform (bins per octave, lowest frequency). One control per setting of
+    engine.transforms.settings, its range, default and tooltip from the declaration;
+    the hop shows as the overlap, FFT size / hop."""
 
     applyRequested = Signal(dict)  # {"transform": ..., its settings}
 
     def __init__(self, parent=None):
         super().__init__(parent)
         form = QFormLayout(self)
-        self.transform = QComboBox()
-        self.transform.addItem("STFT", "stft")
-        self.transform.addItem("Constant-Q", "cq")
-        self.n_fft = QComboBox()
-        self.n_fft.addItems([str(1 << k) for k in range(8, 15)])
-        self.n_fft.setCurrentText("2048")
-        self.overlap = QComboBox()
-        self.overlap.addItems(["2", "4", "8"])
-        self.overlap.setCurrentText("4")
-        self.window = QComboBox()
-        self.window.addItems(list(WINDOWS))
-        self.bins_per_octave = QSpinBox()
-        self.bins_per_octave.setRange(*BPO_RANGE)
-        self.bins_per_octave.setValue(48)
-        self.fmin = _spin(FMIN_RANGE[0], FMIN_RANGE[1], 32.7, " Hz")
+        self.controls = {s.name: _setting_control(s) for s in SETTINGS}
+        c = self.controls
+        self.transform, self.n_fft, self.overlap = c["transform"], c["n_fft"], c["hop"]
+        self.window, self.bins_per_octave, self.fmin = c["window"], c["bins_per_octave"], c["fmin"]
+        for s in SETTINGS:
+            form.addRow("Overlap ×" if s.name == "hop" else s.label[:1].upper() + s.label[1:],
+                        c[s.name])
         self.apply = QPushButton("Re-analyze")
-        form.addRow("Transform", self.transform)
-        form.addRow("FFT size", self.n_fft)
-        form.addRow("Overlap ×", self.overlap)
-        form.addRow("Window", self.window)
-        form.addRow("Bins / octave", self.bins_per_octave)
-        form.addRow("Lowest", self.fmin)
         form.addRow(self.apply)
         self.apply.clicked.connect(lambda: self.applyRequested.emit(self.settings()))
         self.transform.currentIndexChanged.connect(self._enable)
         self._enable()
 
     def _enable(self) -> None:
-        cq = self.transform.currentData() == "cq"
-        for w in (self.n_fft, self.overlap, self.window):
-            w.setEnabled(not cq)
-        for w in (self.bins_per_octave, self.fmin):
-            w.setEnabled(cq)
+        kind = self.transform.currentData()
+        for s in SETTINGS:
+            if s.transform:
+                self.controls[s.name].setEnabled(s.transform == kind)
 
     def settings(self) -> dict:
-        if self.transform.currentData() == "cq":
-            return {"transform": "cq", "bins_per_octave": self.bins_per_octave.value(),
-                    "fmin": self.fmin.value()}
-        n_fft = int(self.n_fft.currentText())
-        return {"transform": "stft", "n_fft": n_fft,
-                "hop": n_fft // int(self.overlap.currentText()),
-                "window": self.window.currentText()}
+        kind = self.transform.currentData()
+        chosen = {s.name: _value(self.controls[s.name]) for s in SETTINGS
+                  if s.transform in ("", kind)}
+        if kind == "stft":
+            chosen["hop"] = chosen["n_fft"] // chosen["hop"]  # the control shows the overlap
+        return chosen
 
     def show_settings(self, settings: dict) -> None:
         """Show a transform's ``settings()``."""
-        self.transform.setCurrentIndex(self.transform.findData(settings["transform"]))
-        if settings["transform"] == "cq":
-            self.bins_per_octave.setValue(settings["bins_per_octave"])
-            self.fmin.setValue(settings["fmin"])
-        else:
-            self.n_fft.setCurrentText(str(settings["n_fft"]))
-            self.overlap.setCurrentText(str(max(2, settings["n_fft"] // settings["hop"])))
-            self.window.setCurrentText(settings["window"])
+        shown = dict(settings)
+        if shown["transform"] == "stft":
+            shown["hop"] = max(2, shown["n_fft"] // shown["hop"])
+        for name, value in shown.items():
+            _show(self.controls[name], value)
+
+
+OVERLAPS = (2, 4, 8)  # FFT size / hop offered for the STFT
+
+
+def _setting_control(setting: Setting) -> QWidget:
+    """A control for an analysis setting: a menu of its choices (the FFT size: powers of
+    two; the hop: overlaps), else a spin box over its range; at its default."""
+    if setting.name == "hop":
+        control = _menu([(f"{k}", k) for k in OVERLAPS], DEFAULT_OVERLAP)
+    elif setting.choices:
+        control = _menu(list(zip(setting.labels or setting.choices, setting.choices,
+                                 strict=True)),
+                        setting.default)
+    elif setting.name == "n_fft":
+        sizes = [1 << k for k in range(int(setting.low).bit_length() - 1,
+                                       int(setting.high).bit_length())]
+        control = _menu([(str(n), n) for n in sizes], setting.default)
+    elif setting.kind is int:
+        control = QSpinBox()
+        control.setRange(int(setting.low), int(setting.high))
+        control.setValue(setting.default)
+    else:
+        control = _spin(setting.low, setting.high, setting.default, f" {setting.unit}")
+    shown = "FFT size / hop, the hop: " if setting.name == "hop" else ""
+    control.setToolTip(f"{shown}{setting.help} ({setting.allowed()})")
+    return control
+
+
+def _menu(items, default) -> QComboBox:
+    box = QComboBox()
+    for label, data in items:
+        box.addItem(label, data)
+    box.setCurrentIndex(box.findData(default))
+    return box
+
+
+def _value(control: QWidget):
+    return control.currentData() if isinstance(control, QComboBox) else control.value()
+
+
+def _show(control: QWidget, value) -> None:
+    if isinstance(control, QComboBox):
+        control.setCurrentIndex(control.findData(value))
+    else:
+        control.setValue(value)
 
 
 def _explained(preset: Preset) -> str:

@@ -26,7 +26,7 @@ from brushes.selection import Selection
 from engine.errors import ParameterError, SpectroPaintError
 from engine.memory import available_memory
 from engine.metadata import Metadata
-from engine.transforms import DEFAULTS
+from engine.transforms.settings import checked
 
 FORMAT, VERSION = "spectropaint-project", 3
 # what each version stores of an edited rect (3 adds the undo history)
@@ -170,12 +170,12 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     if type(rate) is not int or not RATE_RANGE[0] <= rate <= RATE_RANGE[1]:
         raise bad(f"sample rate {rate!r} (use {RATE_RANGE[0]} to {RATE_RANGE[1]} Hz)")
     analysis = manifest.get("analysis")
-    if not isinstance(analysis, dict) or analysis.get("transform", "stft") not in DEFAULTS:
-        raise bad(f"analysis settings {analysis!r}")
-    for key, value in analysis.items():
-        if key != "transform" and (isinstance(value, bool) or
-                                   not isinstance(value, int | float | str)):
-            raise bad(f"analysis setting {key} = {value!r}")
+    if not isinstance(analysis, dict):
+        raise bad(f"analysis settings {analysis!r:.80}")
+    try:
+        checked(analysis)
+    except ParameterError as e:
+        raise bad(f"analysis settings ({e})") from None
     for key in ("source", "project"):
         value = manifest.get(key)
         if not (value is None or isinstance(value, str) and len(value) <= PATH_CHARS):

@@ -31,6 +31,7 @@ from engine.document import Document
 from engine.errors import Cancelled, ParameterError
 from engine.metadata import Metadata
 from engine.region import Rect
+from engine.transforms.settings import checked
 
 SAVED_TILE = 64  # bins and frames per side of a tile an edit touched, as a project stores it
 
@@ -157,7 +158,7 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     if hashlib.sha256(audio.tobytes()).hexdigest() != manifest.get("audio_sha256"):
         raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
                            "the file is damaged")
-    analysis = dict(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
+    analysis = checked(manifest["analysis"])  # {"transform": ..., its settings}; stft if none
     source = Path(manifest["source"]) if manifest.get("source") else None
     kind = manifest.get("source_kind", {})  # the source's format, depth and speakers
     try:

@@ -38,9 +38,8 @@ import torch
 from engine.errors import ParameterError
 from engine.transforms.base import Transform
 from engine.transforms.cq_bands import SPREAD, Bands
+from engine.transforms.settings import BY_NAME
 
-BPO_RANGE = (4, 96)
-FMIN_RANGE = (5.0, 1000.0)
 WINDOW_OVER_REACH = 2  # a block's FFT over both its margins: T = 76288 samples at 44.1 kHz
 BLOCKS_AT_ONCE = 2  # blocks a batch of the forward: about 15 MB of buffers for stereo
 
@@ -49,16 +48,15 @@ class ConstantQ(Transform):
     kind = "cq"
     confined_edits = True
 
-    def __init__(self, sample_rate: int, bins_per_octave: int = 48, *, fmin: float = 32.7,
-                 device: torch.device | str = "cpu"):
+    def __init__(self, sample_rate: int, bins_per_octave: int = BY_NAME["bins_per_octave"].default,
+                 *, fmin: float = BY_NAME["fmin"].default, device: torch.device | str = "cpu"):
         if sample_rate <= 0:
             raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
-        if not BPO_RANGE[0] <= bins_per_octave <= BPO_RANGE[1]:
-            raise ParameterError(f"{bins_per_octave} bins per octave is not supported; use "
-                                 f"{BPO_RANGE[0]} to {BPO_RANGE[1]} (48 is usual)")
-        if not (FMIN_RANGE[0] <= fmin <= FMIN_RANGE[1] and fmin < sample_rate / 4):
-            raise ParameterError(f"lowest frequency {fmin} Hz is not supported; use "
-                                 f"{FMIN_RANGE[0]:g} to {min(FMIN_RANGE[1], sample_rate / 4):g} Hz")
+        bins_per_octave = BY_NAME["bins_per_octave"].check(bins_per_octave)
+        fmin = BY_NAME["fmin"].check(fmin)
+        if fmin >= sample_rate / 4:
+            raise ParameterError(f"lowest frequency {fmin} Hz is not supported at {sample_rate} "
+                                 f"Hz; use {BY_NAME['fmin'].low:g} to below {sample_rate / 4:g} Hz")
         self.sample_rate, self.bpo, self.fmin = int(sample_rate), int(bins_per_octave), float(fmin)
         self.device = torch.device(device)
         self.bands = Bands(self.sample_rate, self.bpo, self.fmin)

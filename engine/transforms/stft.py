@@ -15,8 +15,8 @@ import torch.nn.functional as F
 
 from engine.errors import ParameterError
 from engine.transforms.base import Transform
+from engine.transforms.settings import BY_NAME, DEFAULT_OVERLAP
 
-N_FFT_RANGE = (256, 16384)
 # half-width of each window's main lobe, in bins: a sinusoid spreads over +-this
 MAIN_LOBE_BINS = {"hann": 2, "hamming": 2, "blackman": 3, "blackman-harris": 4}
 
@@ -43,17 +43,15 @@ WINDOWS = {
 class STFT(Transform):
     kind = "stft"
 
-    def __init__(self, sample_rate: int, n_fft: int = 2048, *, hop: int | None = None,
-                 window: str = "hann", device: torch.device | str = "cpu"):
-        if not N_FFT_RANGE[0] <= n_fft <= N_FFT_RANGE[1] or n_fft % 2:
-            raise ParameterError(f"FFT size {n_fft} is not supported; use an even size from "
-                                 f"{N_FFT_RANGE[0]} to {N_FFT_RANGE[1]} (e.g. 2048)")
-        hop = n_fft // 4 if hop is None else hop
-        if not 1 <= hop <= n_fft // 2:
+    def __init__(self, sample_rate: int, n_fft: int = BY_NAME["n_fft"].default, *,
+                 hop: int | None = None, window: str = BY_NAME["window"].default,
+                 device: torch.device | str = "cpu"):
+        n_fft, hop, window = (BY_NAME[name].check(value) for name, value in
+                              (("n_fft", n_fft), ("hop", hop), ("window", window)))
+        hop = n_fft // DEFAULT_OVERLAP if hop is None else hop
+        if hop > n_fft // 2:
             raise ParameterError(f"hop {hop} is not supported with FFT size {n_fft}; use 1 to "
                                  f"{n_fft // 2} samples (windows must overlap by half or more)")
-        if window not in WINDOWS:
-            raise ParameterError(f"unknown window '{window}'; use one of {', '.join(WINDOWS)}")
         if sample_rate <= 0:
             raise ParameterError(f"sample rate {sample_rate} Hz is not valid")
         self.sample_rate = int(sample_rate)
