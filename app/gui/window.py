@@ -137,8 +137,9 @@ class MainWindow(QMainWindow):
                                  self.analysis_panel, self.brush_panel, status, self.device)
         self.images = ImageActions(self, self.opened, self.canvas, self.view_panel, self.state,
                                    self.jobs, self.paint_channel, status)
+        marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
-                                     self.paint_channel, ClickMarks(self), status)
+                                     self.paint_channel, marks, status)
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.cursorMoved.connect(self._cursor_moved)
