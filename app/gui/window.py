@@ -1,10 +1,9 @@
-"""The main window: the canvas area, panels, menus, painting and the readout.
-File work lives in app.gui.fileactions, playback in app.gui.transport."""
+"""The main window: the canvas area, the panels, the controllers that act on them
+(docs/gui.md, "How the window is built"), the menus, the document swap and painting."""
 
-import math
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -41,6 +40,7 @@ from app.gui.selectionpanel import SelectionPanel
 from app.gui.spectrumview import SpectrumView
 from app.gui.transport import Transport
 from app.gui.view import format_time
+from app.gui.viewcontrols import ViewControls
 from app.gui.viewdock import AnalysisView
 from app.gui.viewport import CanvasArea
 from app.gui.windowstate import WindowState
@@ -49,7 +49,6 @@ from app.project.history import Kept
 from app.project.write import EditTracker
 from engine.document import Document
 from engine.layout import channel_names
-from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
@@ -62,7 +61,7 @@ class MainWindow(QMainWindow):
     """Composition: the window makes the open document (:class:`OpenDocument`), the
     canvas and panels, and the controllers, each handed what it needs, then builds the
     menus from their entries and wires the signals. It keeps the document swap, the
-    painting and the readout."""
+    painting."""
 
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
@@ -71,7 +70,6 @@ class MainWindow(QMainWindow):
         self.opened = OpenDocument(self.undo_stack)
         self.player = Player()
         self.settings = QSettings("SpectroPaint", "SpectroPaint")
-        self._pointer = (0.0, 0.0)  # where the readout was asked for
         self._closing = False  # the user agreed to close with unsaved edits
         self._build()
         self.setAcceptDrops(True)
@@ -119,8 +117,6 @@ class MainWindow(QMainWindow):
         self._arrange_docks()
         self.readout = QLabel()
         self.readout.setObjectName("readout")
-        self.readout_timer = QTimer(self, singleShot=True, interval=50,
-                                    timeout=self._show_readout)
         status = self.statusBar()
         self.jobs = Jobs(self, status)
         status.addPermanentWidget(messages_button(self.docks[5]))
@@ -137,21 +133,18 @@ class MainWindow(QMainWindow):
                                  self.analysis_panel, self.brush_panel, status, self.device)
         self.images = ImageActions(self, self.opened, self.canvas, self.view_panel, self.state,
                                    self.jobs, self.paint_channel, status)
+        self.view_controls = ViewControls(self.area, self.view_panel, self.selection,
+                                          self.opened, self.readout, self.spectrum)
         marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
                                      self.paint_channel, marks, status)
 
         self.canvas.strokePoint.connect(self._pen)
-        self.canvas.cursorMoved.connect(self._cursor_moved)
         self.canvas.playToggled.connect(self.transport.toggle_play)
         self.area.time_ruler.scrubbed.connect(self.transport.scrub)
         self.area.time_ruler.scrubEnded.connect(self.transport.end_scrub)
         self.brush_panel.changed.connect(self._brush_changed)
         self.brush_panel.saveRequested.connect(self.files.save_preset_dialog)
-        self.view_panel.styleChanged.connect(self._style_changed)
-        self.view_panel.logChanged.connect(self._log_changed)
-        self.view_panel.gridChanged.connect(self._grid_changed)
-        self.view_panel.viewChannelChanged.connect(self._view_channel_changed)
         self.analysis_panel.applyRequested.connect(self.files.reanalyze)
         self.selection_panel.playRequested.connect(self.transport.play_selection_alone)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
@@ -286,7 +279,7 @@ class MainWindow(QMainWindow):
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
         self.selection.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
-            self._apply_view(view)
+            self.view_controls.apply_view(view)
         if history is not None and history.steps:
             self.autosaver.holding = True  # the steps were saved: nothing new to autosave
             try:
@@ -316,7 +309,7 @@ class MainWindow(QMainWindow):
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
         self.area.overview.set_session(session)
-        self._lanes_changed()
+        self.view_controls.lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()
 
@@ -384,85 +377,15 @@ class MainWindow(QMainWindow):
         self.canvas.brush_cents = params.get("radius_cents", 0.0)
         self.canvas.update()
 
-    def _style_changed(self) -> None:
-        p = self.view_panel
-        self.canvas.set_style(floor_db=p.floor.value(), ceiling_db=p.ceiling.value(),
-                              gamma=p.gamma.value(), colormap=p.colormap.currentText())
-
-    def _view_channel_changed(self, choice) -> None:
-        self.canvas.set_view_channel(choice)
-        self._lanes_changed()
-
-    def _lanes_changed(self) -> None:
-        self.area.freq_ruler.lanes = len(self.canvas.lanes)
-        self.area.view_changed()
-
     def paint_channel(self) -> int | None:
         """Where a stroke goes: the lane it began in, all channels, or one chosen."""
         if self.view_panel.paint_channel.currentData() == "lane":
             return self.canvas.lanes[self.canvas.press_lane]
         return self.view_panel.channel(self.view_panel.paint_channel)
 
-    def _grid_changed(self) -> None:
-        p = self.view_panel
-        self.canvas.set_grid(p.grid(), p.show_grid.isChecked(), p.snap.isChecked())
-        self.area.freq_ruler.grid = self.canvas.grid if p.show_grid.isChecked() else None
-        self.area.freq_ruler.update()
-
-    def _log_changed(self, on: bool) -> None:
-        self.canvas.view.set_log(on)
-        self.area.view_changed()
-
-    def _cursor_moved(self, seconds: float, hz: float) -> None:
-        """The readout follows the pointer at most 20 times a second: redrawing the
-        status bar on every move costs a frame's worth of llvmpipe time."""
-        self._pointer = (seconds, hz)
-        if not self.readout_timer.isActive():
-            self.readout_timer.start()
-
-    def _show_readout(self) -> None:
-        seconds, hz = self._pointer
-        doc = self.doc
-        if doc is None:
-            return
-        frame, b = round(doc.frame_of(seconds)), round(doc.bin_of(hz))
-        level = "-"
-        if 0 <= frame < doc.n_frames and 0 <= b < doc.n_bins:
-            channel = self.canvas.pointer_channel()
-            mags, _ = doc.read(Rect(b, b + 1, frame, frame + 1), channel)
-            value = float(mags.max()) / doc.full_scale
-            level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
-        note = self.canvas.grid.name(hz)
-        self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
-        if 0 <= frame < doc.n_frames and self.spectrum.isVisible():
-            self._show_spectrum(frame, seconds)
-
-    def _show_spectrum(self, frame: int, seconds: float) -> None:
-        """The frame under the pointer, every bin, in the Spectrum panel."""
-        p = self.view_panel
-        self.spectrum.show_frame(self.doc, frame, self.canvas.pointer_channel(),
-                                 (p.floor.value(), p.ceiling.value()), format_time(seconds))
-
     def view_state(self) -> dict:
-        v, p = self.canvas.view, self.view_panel
-        return {"t0": v.t0, "t1": v.t1, "f_lo": v.f_lo, "f_hi": v.f_hi, "log_freq": v.log_freq,
-                "colormap": p.colormap.currentText(), "floor_db": p.floor.value(),
-                "ceiling_db": p.ceiling.value(), "gamma": p.gamma.value(),
-                "selection": self.selection.selection_state()}
-
-    def _apply_view(self, state: dict) -> None:
-        p = self.view_panel
-        p.colormap.setCurrentText(state.get("colormap", "viridis"))
-        p.floor.setValue(float(state.get("floor_db", -100)))
-        p.ceiling.setValue(float(state.get("ceiling_db", 0)))
-        p.gamma.setValue(float(state.get("gamma", 1.0)))
-        p.log.setChecked(bool(state.get("log_freq", False)))
-        self.selection.restore_selection(state.get("selection"))
-        v = self.canvas.view
-        for key in ("t0", "t1", "f_lo", "f_hi"):
-            if isinstance(state.get(key), (int, float)):
-                setattr(v, key, float(state[key]))
-        self.area.view_changed()
+        """The view as a project and an autosave keep it."""
+        return self.view_controls.view_state()
 
     # -- window events ---------------------------------------------------------------
     def closeEvent(self, event) -> None:
