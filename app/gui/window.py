@@ -60,8 +60,8 @@ SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
 class MainWindow(QMainWindow):
     """Composition: the window makes the open document (:class:`OpenDocument`), the
     canvas and panels, and the controllers, each handed what it needs, then builds the
-    menus from their entries and wires the signals. It keeps the document swap, the
-    painting."""
+    menus from their entries and wires the signals. It keeps the document swap and
+    the painting."""
 
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
