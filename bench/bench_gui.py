@@ -170,7 +170,7 @@ def main() -> None:
         wait_for(lambda: window.session is not None)
         settle()
         first_frame = time.perf_counter() - opened
-        wait_for(lambda: window.worker is not None and not window.worker.isRunning())
+        wait_for(lambda: window.jobs.worker is not None and not window.jobs.worker.isRunning())
         opening = {"first complete frame": first_frame,
                    "audio ready": time.perf_counter() - opened}
         stalls["open (worker)"] = beat.worst
@@ -223,8 +223,8 @@ def main() -> None:
 
         beat.reset()
         out = Path(tmp) / "export.wav"
-        window.export_audio(out)
-        wait_for(lambda: out.exists() and not window.worker.isRunning())
+        window.files.export_audio(out)
+        wait_for(lambda: out.exists() and not window.jobs.worker.isRunning())
         stalls["export (worker)"] = beat.worst
         window.undo_stack.setClean()
         window.close()

@@ -19,15 +19,15 @@ def main() -> None:
     from PySide6.QtTest import QTest
 
     app, window = demo_window()
-    window.tool_actions["select"].trigger()
+    window.selection.tool_actions["select"].trigger()
     view, canvas = window.canvas.view, window.canvas
     start = QPoint(round(view.x_of(1.0)), round(view.y_of(9000)))
     end = QPoint(round(view.x_of(7.0)), round(view.y_of(200)))
     QTest.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
     QTest.mouseMove(canvas, end)
     QTest.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=end)
-    window.repair_actions["denoise"].trigger()
-    dialog = window.repair_dialog
+    window.repairs.repair_actions["denoise"].trigger()
+    dialog = window.repairs.repair_dialog
     dialog.learn.click()
     dialog.controls["amount_db"].set_value(18.0)
     for _ in range(40):

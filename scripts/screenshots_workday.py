@@ -50,7 +50,7 @@ def main() -> None:
         window.resize(1400, 860)
         window.show()
         window.open_path(path)
-        wait(lambda: window.session is not None and not window.worker.isRunning())
+        wait(lambda: window.session is not None and not window.jobs.worker.isRunning())
         wait(lambda: window.area.overview.peaks is not None)
         return window
 
@@ -77,18 +77,18 @@ def main() -> None:
     w.analysis_view.choice.setCurrentIndex(w.analysis_view.choice.findData("cqt"))
     wait(lambda: w.analysis_view.last_image is not None)
     w.canvas.playhead = 6.4
-    w.toggle_play()
+    w.transport.toggle_play()
     pause(1.0)
     hover(w, 5.0, 9000)
     save(w, "screenshot-views.png")
-    w.stop()
+    w.transport.stop()
     pause(3.0)  # the level meter falls
 
     # a time selection, its span in numbers in the Selection panel
-    w.set_selection(Selection.rect(3.0, 8.0, f_lo=0.0, f_hi=w.doc.sample_rate / 2))
+    w.selection.set_selection(Selection.rect(3.0, 8.0, f_lo=0.0, f_hi=w.doc.sample_rate / 2))
     next(d for d in w.docks if d.windowTitle() == "Selection").raise_()
     save(w, "screenshot-selection-span.png")
-    w.clear_selection()
+    w.selection.clear_selection()
 
     # the harmonic eraser: its description, and its outline at every harmonic
     w.brush_panel.preset_box.setCurrentText("harmonic-eraser")
@@ -113,7 +113,7 @@ def main() -> None:
     save(w, "screenshot-pitch-grid.png")
     w.selection_panel.partials.setValue(6)
     w.selection_panel.width_cents.setValue(60.0)
-    w.tool_actions["harmonic"].trigger()
+    w.selection.tool_actions["harmonic"].trigger()
     start, end = at(w, 6.6, 196.0), at(w, 11.0, 196.0)
     QTest.mousePress(w.canvas, Qt.MouseButton.LeftButton, pos=start)
     for i in range(1, 21):
@@ -122,7 +122,7 @@ def main() -> None:
     save(w, "screenshot-harmonic-selection.png")
 
     # the export dialog: overs are handled here
-    w.export_dialog()
+    w.files.export_dialog()
     wait(lambda: w.findChild(QFileDialog, "file-dialog") is not None)
     dialog = w.findChild(QFileDialog, "file-dialog")
     pause(0.3)

@@ -118,7 +118,8 @@ def report():
     if w.session is None:
         return QTimer.singleShot(50, report)
     state = w.doc.magnitude.numpy().tobytes() + w.doc.phase.numpy().tobytes()
-    print("recovered", hashlib.sha1(state).hexdigest(), w.modified, w.project_path, flush=True)
+    print("recovered", hashlib.sha1(state).hexdigest(), w.modified, w.opened.project_path,
+          flush=True)
     w.undo_stack.setClean()
     w.close()
 
@@ -200,11 +201,11 @@ def stroke(w, t):
 
 def drive():
     w = window()
-    if w.session is None or w.worker.isRunning():
+    if w.session is None or w.jobs.worker.isRunning():
         return QTimer.singleShot(50, drive)
     w.brush_panel.preset_box.setCurrentText("hard-eraser")
     stroke(w, 0.5)
-    w.save_project(path=project)
+    w.files.save_project(path=project)
     QTimer.singleShot(50, more)
 
 def more():
@@ -223,7 +224,7 @@ run(None, "cpu")
 RECOVER_AND_UNDO = ANSWER_YES + """
 def report():
     w = window()
-    if w.session is None or w.worker.isRunning():
+    if w.session is None or w.jobs.worker.isRunning():
         return QTimer.singleShot(50, report)
     stack = w.undo_stack
     print("title", w.windowTitle(), flush=True)

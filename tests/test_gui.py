@@ -208,12 +208,12 @@ def answer_file_dialog(qtbot, window, path):
 def test_export_through_the_menu_writes_the_engines_resynthesis(qtbot, window, tmp_path):
     paint_whistle(qtbot, window)
     out = tmp_path / "edited.wav"
-    window.depth_actions["float"].trigger()  # bit for bit (the default is the source's 16)
+    window.files.depth_actions["float"].trigger()  # bit for bit (the default is the source's 16)
     action = next(a for a in window.menuBar().actions()[0].menu().actions()
                   if a.text().startswith("&Export audio"))
     action.trigger()
     answer_file_dialog(qtbot, window, out)
-    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
     written, rate = sf.read(out, dtype="float32", always_2d=True)
     assert rate == window.doc.sample_rate
     np.testing.assert_array_equal(written.T, window.session.synth.waveform())
@@ -226,26 +226,26 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
     mag, phase = window.doc.magnitude.clone(), window.doc.phase.clone()
     window.canvas.view.log_freq = False
     project = tmp_path / "take.spp"
-    window.save_project(path=project)
+    window.files.save_project(path=project)
     qtbot.waitUntil(lambda: window.undo_stack.isClean(), timeout=20000)
     assert project.exists() and window.windowTitle() == "SpectroPaint — take.spp"
     window.open_path(DEMO)  # something else in between (and its audio made)
-    qtbot.waitUntil(lambda: window.project_path is None and not window.worker.isRunning(),
-                    timeout=20000)
+    qtbot.waitUntil(lambda: window.opened.project_path is None and
+                    not window.jobs.worker.isRunning(), timeout=20000)
     window.open_path(project)
-    qtbot.waitUntil(lambda: window.project_path == project, timeout=20000)
+    qtbot.waitUntil(lambda: window.opened.project_path == project, timeout=20000)
     assert torch.equal(window.doc.magnitude, mag) and torch.equal(window.doc.phase, phase)
     assert window.undo_stack.count() == 2 and not window.modified  # the history is kept
 
 
 def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
     window.canvas.selection = Selection.rect(1.0, 3.0, f_lo=500.0, f_hi=2000.0)
-    window.band_action.setChecked(True)
-    window.play_selection()
+    window.transport.band_action.setChecked(True)
+    window.transport.play_selection()
     qtbot.waitUntil(lambda: window.canvas.playhead is not None and window.canvas.playhead > 1.05,
                     timeout=5000)
     assert 1.0 <= window.canvas.playhead <= 3.0
-    window.stop()
+    window.transport.stop()
     assert not window.player.playing
 
 
@@ -264,7 +264,7 @@ def test_scroll_bars_follow_and_move_the_view(qtbot, window):
 
 def test_unsaved_edits_are_asked_about_before_opening(qtbot, window):
     paint_whistle(qtbot, window)
-    window.open_dialog()
+    window.files.open_dialog()
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)
     box = window.findChild(QMessageBox, "question")
     assert "unsaved edits" in box.text()
@@ -278,10 +278,11 @@ def test_export_refuses_the_source_without_confirmation(qtbot, window, tmp_path)
     source = tmp_path / "take.wav"
     sf.write(source, np.zeros((8000, 1), np.float32), 8000)
     window.open_path(source)
-    qtbot.waitUntil(lambda: window.audio_path == source and not window.worker.isRunning(),
-                    timeout=20000)  # shown, and its audio made: export is possible
+    # shown, and its audio made: export is possible
+    qtbot.waitUntil(lambda: window.opened.audio_path == source and
+                    not window.jobs.worker.isRunning(), timeout=20000)
     before = source.read_bytes()
-    window.export_audio(source)
+    window.files.export_audio(source)
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)
     box = window.findChild(QMessageBox, "question")
     assert "Overwrite the original recording?" in box.text()
@@ -300,9 +301,9 @@ def test_dropping_a_file_opens_it_and_it_is_remembered(qtbot, window, tmp_path):
     event = QDropEvent(QPointF(100, 100), Qt.DropAction.CopyAction, mime,
                        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     window.dropEvent(event)
-    qtbot.waitUntil(lambda: window.audio_path == dropped, timeout=20000)
+    qtbot.waitUntil(lambda: window.opened.audio_path == dropped, timeout=20000)
     assert window.doc.sample_rate == 16000 and "dropped.flac" in window.windowTitle()
-    recent = [a.text() for a in window.recent_menu.actions()]
+    recent = [a.text() for a in window.files.recent_menu.actions()]
     assert recent[0] == str(dropped) and str(DEMO) in recent
 
 

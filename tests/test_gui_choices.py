@@ -56,8 +56,8 @@ def test_dragging_in_the_time_ruler_plays_what_is_under_the_pointer(qtbot, windo
 
 def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbot, window,
                                                                              tmp_path):
-    assert window.depth_actions["source"].isChecked()
-    window.export_dialog()
+    assert window.files.depth_actions["source"].isChecked()
+    window.files.export_dialog()
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     dialog = window.findChild(QFileDialog, "file-dialog")
     assert dialog.selectedFiles()[0].endswith("demo-edited.flac")
@@ -66,9 +66,9 @@ def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbo
     out = folder / "demo-edited.flac"
     dialog.selectFile(str(out))
     dialog.accept()
-    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
     assert sf.info(out).subtype == sf.info(DEMO).subtype == "PCM_16"
-    window.export_dialog()  # the next dialog opens where the last one wrote
+    window.files.export_dialog()  # the next dialog opens where the last one wrote
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     assert window.findChild(QFileDialog, "file-dialog").directory().absolutePath() == \
         str(folder)
@@ -82,17 +82,17 @@ def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, wi
     source = tmp_path / "take.mp3"
     sf.write(source, 0.1 * np.sin(np.arange(44100) / 5.0), 44100)
     window.open_path(source)
-    qtbot.waitUntil(lambda: window.audio_path == source and not window.worker.isRunning(),
-                    timeout=20000)
-    window.export_dialog()
+    qtbot.waitUntil(lambda: window.opened.audio_path == source and
+                    not window.jobs.worker.isRunning(), timeout=20000)
+    window.files.export_dialog()
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     dialog = window.findChild(QFileDialog, "file-dialog")
     assert dialog.selectedFiles()[0].endswith("take-edited.wav")
     assert "*.mp3" not in dialog.nameFilters()[0] and "*.oga" in dialog.nameFilters()[0]
     dialog.reject()
-    window.depth_actions["16"].trigger()
+    window.files.depth_actions["16"].trigger()
     out = tmp_path / "take-edited.oga"
-    worker = window.export_audio(out)
+    worker = window.files.export_audio(out)
     qtbot.waitUntil(worker.isFinished, timeout=20000)
     qtbot.wait(50)  # its result (or failure) delivered
     assert (sf.info(out).format, sf.info(out).subtype) == ("OGG", "VORBIS")
@@ -102,8 +102,8 @@ def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, wi
 def test_export_of_a_document_with_no_file_behind_it_opens_the_dialog(qtbot, window):
     """A recovered document has neither an audio file nor a project: no name to
     suggest (the MP3 check then raised on the empty name and no dialog opened)."""
-    window.audio_path = window.project_path = None
-    window.export_dialog()
+    window.opened.audio_path = window.opened.project_path = None
+    window.files.export_dialog()
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     window.findChild(QFileDialog, "file-dialog").reject()
 
@@ -133,7 +133,7 @@ def test_the_view_menu_toggles_every_panel_and_the_layout_persists(qtbot, window
     qtbot.waitExposed(again)
     assert again.size().width() == 1100 and again.size().height() == 700
     assert not next(d for d in again.docks if d.windowTitle() == "History").isVisible()
-    assert again.depth_actions["source"].isChecked()
+    assert again.files.depth_actions["source"].isChecked()
     again.close()
 
 
@@ -168,7 +168,7 @@ def test_a_truncated_file_offers_its_readable_part_and_keeps_the_open_document(q
     button = next(b for b in box.buttons() if b.text() == "Open the readable part")
     button.click()
     qtbot.waitUntil(lambda: window.doc is not before, timeout=20000)
-    assert window.doc.length == readable and window.audio_path == path
+    assert window.doc.length == readable and window.opened.audio_path == path
 
 
 def test_repaired_samples_show_the_note_the_cli_prints(qtbot, window, tmp_path):
@@ -177,7 +177,7 @@ def test_repaired_samples_show_the_note_the_cli_prints(qtbot, window, tmp_path):
     path = tmp_path / "nan.wav"
     sf.write(path, samples, 8000, subtype="FLOAT")
     window.open_path(path)
-    qtbot.waitUntil(lambda: window.audio_path == path, timeout=20000)
+    qtbot.waitUntil(lambda: window.opened.audio_path == path, timeout=20000)
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None)
     text = window.findChild(QMessageBox, "error").text()
     assert "nan.wav" in text and "10 samples were NaN or infinite" in text
@@ -222,8 +222,8 @@ def test_the_toolbar_buttons_are_the_menus_actions(qtbot, window):
     assert {"Paint", "Rectangle", "Lasso", "Harmonic", "Undo", "Redo", "Play", "Stop",
             "Zoom in", "Zoom out", "Fit"} <= set(button)
     qtbot.mouseClick(button["Lasso"], Qt.MouseButton.LeftButton)
-    assert window.canvas.tool == "lasso" and window.tool_actions["lasso"].isChecked()
-    assert not window.tool_actions["paint"].isChecked()
+    assert window.canvas.tool == "lasso" and window.selection.tool_actions["lasso"].isChecked()
+    assert not window.selection.tool_actions["paint"].isChecked()
     qtbot.mouseClick(button["Paint"], Qt.MouseButton.LeftButton)
     assert window.canvas.tool == "paint"
     before = window.doc.magnitude.clone()
@@ -258,12 +258,12 @@ def test_help_lists_the_menus_shortcuts_and_about_names_the_device(qtbot, window
 
 
 def test_the_play_button_says_pause_while_playing(qtbot, window):
-    button = window.toolbar.widgetForAction(window.play_action)
+    button = window.toolbar.widgetForAction(window.transport.play_action)
     assert button.text() == "Play"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert window.player.playing and button.text() == "Pause"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert not window.player.playing and button.text() == "Play"
-    window.play_from(11.8)  # 0.2 s before the demo's end: it stops by itself
+    window.transport.play_from(11.8)  # 0.2 s before the demo's end: it stops by itself
     assert button.text() == "Pause"
     qtbot.waitUntil(lambda: not window.player.playing and button.text() == "Play", timeout=3000)

@@ -24,7 +24,7 @@ def read_png(path) -> np.ndarray:
 def test_the_whole_file_exports_at_the_chosen_size_with_axes_and_colour_bar(qtbot, window,
                                                                           tmp_path):
     window.canvas.view.t0, window.canvas.view.t1 = 2.0, 3.0  # zoomed in: the PNG is not
-    window.export_png_dialog()
+    window.images.export_png_dialog()
     dialog = window.findChild(QDialog, "picture-dialog")
     dialog.width_px.setValue(1200)
     dialog.height_px.setValue(500)
@@ -35,11 +35,11 @@ def test_the_whole_file_exports_at_the_chosen_size_with_axes_and_colour_bar(qtbo
     out = tmp_path / "demo.png"
     files.selectFile(str(out))
     files.accept()
-    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
     png = read_png(out)
     assert png.shape == (500, 1200, 4)
     doc = window.doc
-    picture = window.picture("Whole file", 1200, 500)
+    picture = window.images.picture("Whole file", 1200, 500)
     assert picture.t0 == 0 and picture.t1 == doc.length / doc.sample_rate
     plot = picture.plot()
     plain = doc.render(Rect(0, doc.n_bins, 0, doc.n_frames), plot.width(), plot.height(),
@@ -72,7 +72,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
     window.canvas.selection = Selection.rect(2.0, 4.0, f_lo=1000.0, f_hi=3000.0)
     before = doc.coefficients(0, doc.n_frames).clone()
     audio = window.session.synth.waveform().copy()
-    window.import_image(path)
+    window.images.import_image(path)
     qtbot.waitUntil(lambda: window.undo_stack.count() == 1, timeout=20000)
     settle(qtbot, window)
     assert window.undo_stack.text(0) == "image: line.png"
@@ -89,7 +89,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
 def test_a_file_that_is_not_an_image_is_refused_and_nothing_changes(qtbot, window, tmp_path):
     bad = tmp_path / "notes.png"
     bad.write_text("not a picture")
-    assert window.import_image(bad) is None
+    assert window.images.import_image(bad) is None
     from PySide6.QtWidgets import QMessageBox
     text = window.findChild(QMessageBox, "error").text()
     assert "notes.png" in text and "not an image" in text

@@ -19,7 +19,7 @@ def open_file(window, path) -> None:
     its audio made."""
     save_as(window, path)
     choose(window, "File > Open audio…")
-    run_until(lambda: window.audio_path == path and not window.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == path and not window.jobs.worker.isRunning())
 
 
 def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_path):
@@ -36,7 +36,7 @@ def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_
     when_shown(window, QDialog, "picture-dialog", settings)
     save_as(window, out)
     choose(window, "File > Export spectrogram image…")
-    run_until(lambda: out.exists() and not window.worker.isRunning())
+    run_until(lambda: out.exists() and not window.jobs.worker.isRunning())
     png = read_png(out)
     assert png.shape == (300, 800, 4)
     assert len(np.unique(png[..., 1])) > 50
@@ -53,7 +53,7 @@ def test_file_export_audio_keeps_the_speaker_layout(qtbot, window, tmp_path):
     out = tmp_path / "surround-edited.wav"
     save_as(window, out)
     choose(window, "File > Export audio…")
-    run_until(lambda: out.exists() and not window.worker.isRunning())
+    run_until(lambda: out.exists() and not window.jobs.worker.isRunning())
     assert channel_mask(out) == 0x60F
     assert load(out).layout == ("FL", "FR", "FC", "LFE", "SL", "SR")
     flac = tmp_path / "surround-edited.flac"
@@ -123,7 +123,7 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
     open_file(window, take)
     open_file(window, other / "other.wav")  # the last folder a dialog used: elsewhere/
     choose(window, f"File > Open recent > {take}")
-    run_until(lambda: window.audio_path == take and not window.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == take and not window.jobs.worker.isRunning())
     folders = []
 
     def look(dialog):
@@ -143,7 +143,7 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
     choose(window, "File > Export audio…")  # another document: its own folder
     run_until(lambda: len(folders) == 2)
     choose(window, f"File > Open recent > {take}")
-    run_until(lambda: window.audio_path == take and not window.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == take and not window.jobs.worker.isRunning())
     when_shown(window, QFileDialog, "file-dialog", look)
     choose(window, "File > Export audio…")  # this one: where it was exported last
     run_until(lambda: len(folders) == 3)
@@ -173,14 +173,14 @@ def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, t
     project = tmp_path / "take.spp"
     save_as(window, project)
     choose(window, "File > Save project as…")
-    run_until(lambda: window.project_path == project and window.undo_stack.isClean())
+    run_until(lambda: window.opened.project_path == project and window.undo_stack.isClean())
     other = tmp_path / "other.wav"
     sf.write(other, np.zeros(8000), 8000)
     open_file(window, other)  # another document in between
     assert window.undo_stack.count() == 0
     save_as(window, project)
     choose(window, "File > Open project…")
-    run_until(lambda: window.project_path == project and not window.worker.isRunning())
+    run_until(lambda: window.opened.project_path == project and not window.jobs.worker.isRunning())
     stack = window.undo_stack
     assert [stack.text(i) for i in range(stack.count())] == ["hard-eraser stroke"] * 3
     assert stack.index() == 2 and stack.isClean() and not window.modified
@@ -201,7 +201,7 @@ def test_file_save_project_asks_where_the_first_time_then_saves_in_place(qtbot, 
     project = tmp_path / "first.spp"
     save_as(window, project)
     choose(window, "File > Save project")  # none yet: the dialog asks where
-    run_until(lambda: window.project_path == project and window.undo_stack.isClean())
+    run_until(lambda: window.opened.project_path == project and window.undo_stack.isClean())
     strokes(qtbot, window, 1)
     assert window.modified
     choose(window, "File > Save project")  # in place, no dialog
@@ -274,7 +274,7 @@ def test_file_open_with_unsaved_edits_can_save_them_first(qtbot, window, tmp_pat
     run_until(lambda: project.exists() and window.findChild(QDialog, "file-dialog") is not None
               and any(d.isVisible() for d in window.findChildren(QDialog, "file-dialog")))
     save_as(window, other)  # then what to open
-    run_until(lambda: window.audio_path == other)
+    run_until(lambda: window.opened.audio_path == other)
     assert load_project_history(project) == 1
 
 
@@ -326,7 +326,7 @@ def test_edit_tools_invert_and_clear_selection(qtbot, window):
     choose(window, "Edit > Clear selection")
     assert window.canvas.selection is None
     choose(window, "Edit > Paint tool")
-    assert window.canvas.tool == "paint" and window.tool_actions["paint"].isChecked()
+    assert window.canvas.tool == "paint" and window.selection.tool_actions["paint"].isChecked()
     before = window.undo_stack.count()
     qtbot.mouseClick(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 3.0, 2000))
     run_until(lambda: window.session.idle)
@@ -376,7 +376,7 @@ def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone
     assert abs(player.start_frame / rate - 4.0) <= 2 * window.canvas.view.seconds_per_pixel
     choose(window, "Play > Stop")
     assert not player.playing
-    window.set_selection(Selection.rect(2.0, 2.3, f_lo=5500.0, f_hi=6500.0))
+    window.selection.set_selection(Selection.rect(2.0, 2.3, f_lo=5500.0, f_hi=6500.0))
     choose(window, "Play > Loop selection")
     choose(window, "Play > Play selection")
     assert (player.start_frame, player.stop_frame) == (int(2.0 * rate), int(2.3 * rate))

@@ -30,7 +30,7 @@ def chord(qtbot, window, tmp_path):
     panel.transform.setCurrentIndex(panel.transform.findData("cq"))
     window.open_path(path)
     qtbot.waitUntil(lambda: window.doc is not None and window.doc.audio.path == path
-                    and not window.worker.isRunning(), timeout=60000)
+                    and not window.jobs.worker.isRunning(), timeout=60000)
     assert window.doc.transform.kind == "cq"
     return freqs
 
@@ -66,10 +66,10 @@ def test_the_canvas_draws_a_steady_chord_as_steady_lines_at_every_zoom(qtbot, wi
 def test_an_exported_picture_of_a_steady_chord_shows_steady_lines(qtbot, window, chord,
                                                                   tmp_path, log, width):
     window.view_panel.log.setChecked(log)
-    picture = window.picture("Whole file", width, 400, axes=False, colorbar=False)
+    picture = window.images.picture("Whole file", width, 400, axes=False, colorbar=False)
     out = tmp_path / "chord.png"
-    window.export_picture(out, picture)
-    qtbot.waitUntil(lambda: out.exists() and not window.worker.isRunning(), timeout=30000)
+    window.images.export_picture(out, picture)
+    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=30000)
     doc = window.doc
     db = lut_levels(read_png(out), colormap_lut(picture.colormap).numpy(), picture.floor_db,
                     picture.ceiling_db)

@@ -52,7 +52,7 @@ def opened(qtbot, window, tmp_path, samples, name="take.wav"):
     sf.write(path, np.asarray(samples, np.float32).T, SR, subtype="FLOAT")
     window.open_path(path)
     qtbot.waitUntil(lambda: window.doc is not None and window.doc.audio.path == path and
-                    not window.worker.isRunning(), timeout=30000)
+                    not window.jobs.worker.isRunning(), timeout=30000)
     settle(qtbot, window)
     return window.doc
 
@@ -64,14 +64,14 @@ def dialog_for(qtbot, window, name):
         {"dehum": "De-hum", "declick": "De-click", "denoise": "De-noise",
          "declip": "De-clip"}[name]))
     action.trigger()
-    qtbot.waitUntil(lambda: window.repair_dialog is not None and
-                    window.repair_dialog.isVisible())
-    return window.repair_dialog
+    qtbot.waitUntil(lambda: window.repairs.repair_dialog is not None and
+                    window.repairs.repair_dialog.isVisible())
+    return window.repairs.repair_dialog
 
 
 def apply(qtbot, window, dialog):
     qtbot.mouseClick(dialog.apply, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.worker.isRunning(), timeout=120000)
+    qtbot.waitUntil(lambda: not window.jobs.worker.isRunning(), timeout=120000)
     qtbot.wait(50)  # its done signal, then finished (the splices resume)
     settle(qtbot, window)
 
@@ -117,7 +117,7 @@ def test_declick_on_a_selection_changes_only_its_lane_and_time(qtbot, window, tm
     assert canvas.lanes == [0, 1]  # a stereo file opens in lanes
     canvas.update()  # the view's height is a lane's from the next frame
     qtbot.waitUntil(lambda: canvas.view.height == canvas.lane_height())
-    window.tool_actions["select"].trigger()
+    window.selection.tool_actions["select"].trigger()
     a = point_in_lane(window, 1.0, SR / 2 * 0.98, 1)
     b = point_in_lane(window, 2.0, 1.0, 1)
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=a)
@@ -136,21 +136,21 @@ def test_declick_on_a_selection_changes_only_its_lane_and_time(qtbot, window, tm
     reference = np.roll(clean, 500)[span]
     error_before = np.sum((before[1, span] - reference) ** 2)
     assert np.sum((after[1, span] - reference) ** 2) < 0.5 * error_before  # clicks went
-    events = window.click_marks.shown()
+    events = window.repairs.click_marks.shown()
     assert events and all(e[2] == 1 and 0.99 <= e[0] <= 2.01 for e in events)
-    window.event_actions[0].trigger()
+    window.repairs.event_actions[0].trigger()
     assert window.canvas.playhead == pytest.approx(events[0][0])
     assert window.statusBar().currentMessage().startswith(f"click 1 of {len(events)}")
-    window.event_actions[1].trigger()
+    window.repairs.event_actions[1].trigger()
     assert window.canvas.playhead == pytest.approx(events[-1][0])
     ruler = window.area.time_ruler.grab().toImage()
     x = round(window.canvas.view.x_of(events[-1][0]) * ruler.width() / window.canvas.view.width)
     assert any(ruler.pixelColor(x + dx, 2).getRgb()[:3] == (255, 255, 255) for dx in (-1, 0, 1))
     window.undo_action.trigger()  # the clicks are back: no marks
     settle(qtbot, window)
-    assert window.click_marks.shown() == []
+    assert window.repairs.click_marks.shown() == []
     assert window.statusBar().currentMessage() != ""
-    window.event_actions[0].trigger()
+    window.repairs.event_actions[0].trigger()
     assert window.statusBar().currentMessage().startswith("No repaired clicks")
 
 
@@ -182,10 +182,10 @@ def test_cancel_during_a_long_repair_leaves_the_document_unchanged(qtbot, window
     dialog = dialog_for(qtbot, window, "denoise")
     qtbot.mouseClick(dialog.apply, Qt.MouseButton.LeftButton)
     # de-noise of this takes about a second on a quiet machine: cancel as soon as it runs
-    qtbot.waitUntil(lambda: window.job_status.isVisible() and window.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.jobs.job_status.isVisible() and window.jobs.worker.isRunning(),
                     timeout=30000)
-    qtbot.mouseClick(window.job_status.cancel, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.worker.isRunning(), timeout=60000)
+    qtbot.mouseClick(window.jobs.job_status.cancel, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.jobs.worker.isRunning(), timeout=60000)
     qtbot.wait(50)
     assert window.statusBar().currentMessage() == "De-noise: cancelled"
     assert window.undo_stack.count() == 0
@@ -198,13 +198,13 @@ def test_compare_switches_playback_to_the_original_at_the_same_playhead(qtbot, w
     x = speech(4.0, rng) + hum(n, rng)
     doc = opened(qtbot, window, tmp_path, x)
     apply(qtbot, window, dialog_for(qtbot, window, "dehum"))
-    window.repair_dialog.close()
+    window.repairs.repair_dialog.close()
     edited = window.session.synth.waveform().copy()
     original = doc.audio.samples
     assert not np.allclose(edited, original, atol=1e-3)
     player = window.player
     player.output = CallbackOutput()  # the test pulls the blocks a device's callback would
-    window.play_from(1.0)
+    window.transport.play_from(1.0)
     start = round(1.0 * SR)
     assert np.array_equal(player._pull(BLOCK)[:, 0], edited[0, start:start + BLOCK])
     compare = next(a for a in window.menuBar().actions() if a.text() == "&Play").menu()
@@ -222,7 +222,7 @@ def test_compare_switches_playback_to_the_original_at_the_same_playhead(qtbot, w
     player._pull(BLOCK)
     at += 2 * BLOCK
     assert np.array_equal(player._pull(BLOCK)[:, 0], edited[0, at:at + BLOCK])
-    window.stop()
+    window.transport.stop()
 
 
 def test_preview_loops_the_processed_selection_and_changes_nothing(qtbot, window, tmp_path,
@@ -231,7 +231,7 @@ def test_preview_loops_the_processed_selection_and_changes_nothing(qtbot, window
     doc = opened(qtbot, window, tmp_path, speech(3.0, rng) + hum(n, rng))
     before = doc.coefficients(0, doc.n_frames).clone()
     edited = window.session.synth.waveform().copy()
-    window.tool_actions["select"].trigger()
+    window.selection.tool_actions["select"].trigger()
     a, b = point(window, 1.0, 4000), point(window, 2.0, 1.0)
     qtbot.mousePress(window.canvas, Qt.MouseButton.LeftButton, pos=a)
     qtbot.mouseMove(window.canvas, b)
@@ -239,7 +239,7 @@ def test_preview_loops_the_processed_selection_and_changes_nothing(qtbot, window
     t0, t1 = window.canvas.selection.span()[:2]
     dialog = dialog_for(qtbot, window, "dehum")
     qtbot.mouseClick(dialog.preview, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.preview_dialog is dialog and window.player.playing,
+    qtbot.waitUntil(lambda: window.repairs.preview_dialog is dialog and window.player.playing,
                     timeout=30000)
     player = window.player
     player.output.stop()
@@ -257,8 +257,8 @@ def test_preview_loops_the_processed_selection_and_changes_nothing(qtbot, window
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
     assert window.undo_stack.count() == 0
     qtbot.mouseClick(dialog.preview, Qt.MouseButton.LeftButton)  # stop: normal playback
-    assert not window.player.playing and window.preview_dialog is None
-    window.play_from(1.0)
+    assert not window.player.playing and window.repairs.preview_dialog is None
+    window.transport.play_from(1.0)
     player.output.stop()
     assert np.array_equal(player._pull(BLOCK)[:, 0], edited[0, SR:SR + BLOCK])
-    window.stop()
+    window.transport.stop()

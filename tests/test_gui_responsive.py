@@ -70,7 +70,7 @@ def test_a_long_job_runs_in_the_status_bar_and_the_window_stays_usable(qtbot, wi
     doc = window.doc
     window.analysis_panel.transform.setCurrentIndex(1)  # constant-Q: a second or two
     window.analysis_panel.apply.click()
-    status = window.job_status
+    status = window.jobs.job_status
     assert status.isVisible() and status.label.text() == "Re-analyzing…"
     assert QApplication.activeModalWidget() is None  # nothing modal
     span = window.canvas.view.t1 - window.canvas.view.t0
@@ -116,8 +116,8 @@ def test_job_progress_is_painted_with_the_next_frame_not_at_once(qtbot, window):
                 progress(fraction)
 
     done = []
-    window.run_worker("Counting", work, done.append)
-    status, bar = window.job_status, window.job_status.bar
+    window.jobs.run("Counting", work, done.append)
+    status, bar = window.jobs.job_status, window.jobs.job_status.bar
     log = PaintLog(bar)
     for fraction in steps[:-1]:  # each step the job reports is shown, rising
         step.release()
@@ -138,7 +138,7 @@ def test_an_opened_file_is_painted_on_while_its_audio_is_made(qtbot, window, wri
     states = []
     worker = window.open_path(path)
     worker.partial.connect(lambda made: states.append(worker.blocks_editing))
-    qtbot.waitUntil(lambda: window.audio_path == path, timeout=30000)
+    qtbot.waitUntil(lambda: window.opened.audio_path == path, timeout=30000)
     choose_brush(window)
     canvas = window.canvas
     start = QPoint(100, 200)
@@ -166,7 +166,7 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
     w.show()
     qtbot.waitExposed(w)
     w.open_path(DEMO)
-    qtbot.waitUntil(lambda: w.session is not None and not w.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: w.session is not None and not w.jobs.worker.isRunning(), timeout=20000)
     choose_brush(w, "soft-eraser")
     w.brush_panel.set_param("radius_ms", 20.0)
     assert flick(qtbot, w) > 0 and not w.session.idle  # turns are scheduled

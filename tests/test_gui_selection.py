@@ -16,7 +16,7 @@ from tests.test_gui import pixels, point, settle
 
 def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, steps=40):
     canvas = window.canvas
-    window.tool_actions["lasso"].trigger()
+    window.selection.tool_actions["lasso"].trigger()
     at = [point(window, centre_t + rt * math.cos(2 * math.pi * k / steps),
                 centre_hz + rf * math.sin(2 * math.pi * k / steps)) for k in range(steps + 1)]
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=at[0])
@@ -80,7 +80,7 @@ def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, 
     window.view_panel.log.setChecked(True)
     window.selection_panel.partials.setValue(4)
     window.selection_panel.width_cents.setValue(40.0)
-    window.tool_actions["harmonic"].trigger()
+    window.selection.tool_actions["harmonic"].trigger()
     canvas = window.canvas
     start, end = point(window, 2.0, 440.0), point(window, 4.0, 440.0)
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
@@ -104,11 +104,11 @@ def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, 
     expected = masked_audio(doc, rect, canvas.selection.mask(doc, rect),
                             sample0=window.player.start_frame, sample1=window.player.stop_frame)
     np.testing.assert_array_equal(window.player._pull(BLOCK).T, expected[:, :BLOCK])
-    window.stop()
+    window.transport.stop()
 
 
 def test_feather_and_invert_apply_to_the_selection(qtbot, window):
-    window.tool_actions["select"].trigger()
+    window.selection.tool_actions["select"].trigger()
     from tests.test_gui import drag
     drag(qtbot, window.canvas, point(window, 3.0, 5000.0), point(window, 5.0, 2000.0))
     sel = window.canvas.selection
@@ -126,16 +126,16 @@ def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
                     feather_ms=20.0)
     window.canvas.selection = sel
     project = tmp_path / "take.spp"
-    window.save_project(path=project)
-    qtbot.waitUntil(lambda: project.exists() and not window.worker.isRunning(), timeout=20000)
-    window.clear_selection()
+    window.files.save_project(path=project)
+    qtbot.waitUntil(lambda: project.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    window.selection.clear_selection()
     before = window.session
     window.open_path(project)
     # the project's document is in once its session is (the worker's thread ends before its
     # result reaches the window: the project path, set by the save, says nothing)
-    qtbot.waitUntil(lambda: window.session is not before and not window.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.session is not before and not window.jobs.worker.isRunning(),
                     timeout=20000)
-    assert window.project_path == project
+    assert window.opened.project_path == project
     assert window.canvas.selection == sel
     assert window.selection_panel.partials.value() == 5
     assert window.selection_panel.feather_ms.value() == 20.0

@@ -74,8 +74,8 @@ def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(
     press(w, "error", QMessageBox.StandardButton.Ok)
     save_as(w, bad)
     choose(w, "File > Open audio…")
-    run_until(lambda: w.findChild(QMessageBox, "error") is None and w.worker is not None
-              and not w.worker.isRunning() and "bad.wav" in w.statusBar().currentMessage())
+    run_until(lambda: w.findChild(QMessageBox, "error") is None and w.jobs.worker is not None
+              and not w.jobs.worker.isRunning() and "bad.wav" in w.statusBar().currentMessage())
     for ruler in (w.area.time_ruler, w.area.freq_ruler):
         image = ruler.grab().toImage()
         colours = {image.pixel(x, y) for x in range(0, image.width(), 3)
@@ -231,7 +231,8 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
 
     x = lambda t: int(t / view.duration * lane.width())  # noqa: E731
     assert ink(x(6.5), x(7.5)) > 50  # the sung vowel
-    window.set_selection(Selection.rect(6.0, 8.0, f_lo=0.0, f_hi=window.doc.sample_rate / 2))
+    window.selection.set_selection(Selection.rect(6.0, 8.0, f_lo=0.0,
+                                                  f_hi=window.doc.sample_rate / 2))
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     choose(window, "Edit > Fill selection with the brush")
     settle(qtbot, window)
@@ -305,7 +306,7 @@ def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
         w.show()
         qtbot.waitExposed(w)
         w.open_path(DEMO)
-        run_until(lambda: w.session is not None and not w.worker.isRunning())
+        run_until(lambda: w.session is not None and not w.jobs.worker.isRunning())
         return w, w.findChild(QFrame, "demo-hint")
 
     w, hint = started()
@@ -315,10 +316,10 @@ def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
     other = tmp_path / "other.wav"
     sf.write(other, np.zeros(8000), 8000)
     w.open_path(other)
-    run_until(lambda: w.audio_path == other)
+    run_until(lambda: w.opened.audio_path == other)
     assert not hint.isVisible()  # the demo's guide, not another file's
     w.open_path(DEMO)
-    run_until(lambda: w.audio_path == DEMO and not w.worker.isRunning())
+    run_until(lambda: w.opened.audio_path == DEMO and not w.jobs.worker.isRunning())
     qtbot.mouseClick(hint.findChild(QToolButton, "dismiss-demo-hint"), Qt.MouseButton.LeftButton)
     assert not hint.isVisible()
     w.close()

@@ -60,8 +60,8 @@ def describe(orphan: Path) -> str:
 
 
 class Autosaver:
-    """Autosaves ``window``'s document (a MainWindow: session, tracker, undo_stack,
-    modified, _view_state) to ``where``."""
+    """Autosaves ``window``'s document (a MainWindow: its ``opened`` document,
+    ``undo_stack`` and ``view_state()``) to ``where``."""
 
     def __init__(self, window, where: Path | None = None):
         self.window = window
@@ -88,17 +88,19 @@ class Autosaver:
     def save(self) -> None:
         """Write the edits now, in a thread (the snapshot is copied here, cheaply)."""
         w = self.window
+        opened = w.opened
         if self.error:  # the last one failed (a full disk, say): tell the user, once
             w.statusBar().showMessage(f"autosave failed: {self.error}", 15000)
             self.error = None
-        if w.session is None or not w.modified:
+        if opened.session is None or not opened.modified:
             return
-        if not self.idle.is_set() or w.session.stroke is not None:
+        if not self.idle.is_set() or opened.session.stroke is not None:
             # one at a time, and never half a stroke: try again later
             self.timer.start()
             return
-        snap = snapshot(w.doc, w.tracker, collect(w.undo_stack, w.doc), w.project_path)
-        view, self.changes = w._view_state(), 0
+        doc = opened.doc
+        snap = snapshot(doc, opened.tracker, collect(w.undo_stack, doc), opened.project_path)
+        view, self.changes = w.view_state(), 0
         self.idle.clear()
         threading.Thread(target=self._write, args=(snap, view), daemon=True).start()
 

@@ -4,6 +4,11 @@ playhead and without a gap: the player keeps its position and asks the source fo
 the next block, and the block after a switch crosses from one to the other."""
 
 import numpy as np
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QStatusBar
+
+from app.gui.menuaction import menu_action
+from app.gui.opened import OpenDocument
 
 
 class Bypass:
@@ -47,11 +52,16 @@ def reader(samples: np.ndarray, length: int, offset: int = 0):
 
 
 class CompareActions:
-    """Mixed into MainWindow (which provides session, doc, player, statusBar)."""
+    """Play > Compare: original, and what play and scrub read from the ``opened``
+    document."""
 
-    def build_compare_action(self, menu) -> None:
+    def __init__(self, opened: OpenDocument, status: QStatusBar):
+        self.opened, self.status = opened, status
         self.bypass = Bypass()
-        self.compare_action = self._action(  # menu actions pass no "checked": read it
+        self.compare_action: QAction | None = None  # made by build_action
+
+    def build_action(self, menu: QMenu) -> None:
+        self.compare_action = menu_action(  # menu actions pass no "checked": read it
             menu, "&Compare: original", lambda: self.set_compare(self.compare_action.isChecked()),
             "Ctrl+B", checkable=True)
         self.compare_action.setToolTip("Play the original recording instead of the edited "
@@ -60,13 +70,13 @@ class CompareActions:
     def playback_source(self):
         """What play and scrub read: the edited audio, or the original while Compare
         is on (switchable while playing)."""
-        doc = self.doc
-        return Switch(self.session.synth.cached, reader(doc.audio.samples, doc.length),
+        doc = self.opened.doc
+        return Switch(self.opened.session.synth.cached, reader(doc.audio.samples, doc.length),
                       self.bypass)
 
     def set_compare(self, on: bool) -> None:
         """Play the original recording (``on``) or the edited audio, from now on."""
         self.bypass.on = bool(on)
         self.compare_action.setChecked(bool(on))
-        self.statusBar().showMessage("Compare: hearing the original recording" if on else
-                                     "Compare off: hearing the edited audio", 4000)
+        self.status.showMessage("Compare: hearing the original recording" if on else
+                                "Compare off: hearing the edited audio", 4000)

@@ -14,10 +14,18 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QSpinBox,
+    QStatusBar,
+    QWidget,
 )
 
+from app.gui.canvas import SpectrogramCanvas
 from app.gui.editing import StrokeCommand
 from app.gui.imageexport import Picture, save_png, spectrogram_image
+from app.gui.jobs import Jobs
+from app.gui.opened import OpenDocument
+from app.gui.panels import ViewPanel
+from app.gui.prompts import file_dialog
+from app.gui.windowstate import WindowState
 from app.gui.workers import Worker
 from brushes.image import Placement, add_coefficients, image_coefficients
 from engine.render import MAX_SIDE
@@ -65,27 +73,35 @@ class PictureDialog(QDialog):
 
 
 class ImageActions:
-    """Mixed into MainWindow (which provides doc, canvas, view_panel, run_worker...)."""
+    """File > Export spectrogram image and Import image as sound, for the ``opened``
+    document as ``canvas`` and ``view_panel`` show it; dialogs over ``parent``."""
+
+    def __init__(self, parent: QWidget, opened: OpenDocument, canvas: SpectrogramCanvas,
+                 view_panel: ViewPanel, state: WindowState, jobs: Jobs, paint_channel,
+                 status: QStatusBar):
+        self.parent, self.opened, self.canvas, self.view_panel = parent, opened, canvas, view_panel
+        self.state, self.jobs, self.paint_channel, self.status = state, jobs, paint_channel, status
+
 
     def export_png_dialog(self) -> None:
-        if self.session is None:
+        if self.opened.session is None:
             return
-        dialog = PictureDialog(self, self.canvas.selection is not None)
+        dialog = PictureDialog(self.parent, self.canvas.selection is not None)
         dialog.accepted.connect(lambda: self._ask_picture_path(self.picture(*dialog.choice())))
         dialog.open()
 
     def _ask_picture_path(self, picture: Picture) -> None:
         """The settings were read when they were accepted: the dialog is gone by the
         time a file is chosen (it deletes itself on closing)."""
-        self._file_dialog("Export spectrogram image", "PNG image (*.png)",
-                          lambda p: self.export_picture(p.with_suffix(".png"), picture),
-                          save=True, name=self.suggested_name(".png", ""))
+        file_dialog(self.parent, self.state, "Export spectrogram image", "PNG image (*.png)",
+                    lambda p: self.export_picture(p.with_suffix(".png"), picture),
+                    save=True, name=self.state.suggested_name(".png", ""))
 
     def picture(self, scope: str, width: int, height: int, axes: bool = True,
                 colorbar: bool = True) -> Picture:
         """A Picture of the document in the view's style: the whole file, the
         selection or the visible area."""
-        doc, view, panel = self.doc, self.canvas.view, self.view_panel
+        doc, view, panel = self.opened.doc, self.canvas.view, self.view_panel
         if scope == "Selection" and self.canvas.selection is not None:
             t0, t1, f_lo, f_hi = self.canvas.selection.span()
         elif scope == "Visible area":
@@ -97,19 +113,19 @@ class ImageActions:
                        view.log_freq, panel.channel(panel.view_channel))
 
     def export_picture(self, path: Path, picture: Picture) -> Worker | None:
-        doc = self.doc
+        doc = self.opened.doc
 
         def work(**_):
             save_png(spectrogram_image(doc, picture), path)
             return path
 
-        return self.run_worker(f"Exporting {path.name}", work,
-                               lambda p: self.statusBar().showMessage(f"wrote {p}", 5000))
+        return self.jobs.run(f"Exporting {path.name}", work,
+                               lambda p: self.status.showMessage(f"wrote {p}", 5000))
 
     def import_image_dialog(self) -> None:
-        if self.session is not None:
-            self._file_dialog("Import image as sound", IMAGE_FILTER, self.import_image,
-                              save=False)
+        if self.opened.session is not None:
+            file_dialog(self.parent, self.state, "Import image as sound", IMAGE_FILTER,
+                        self.import_image, save=False)
 
     def import_image(self, path: Path, placement: Placement | None = None) -> Worker | None:
         """Add ``path``'s picture as sound over ``placement`` (default: the selection,
@@ -117,13 +133,13 @@ class ImageActions:
         paint channel; one undo step named after the file."""
         image = QImage(str(path))
         if image.isNull():
-            self.show_error(f"{path}: not an image SpectroPaint can read; use PNG, JPEG, "
+            self.jobs.show_error(f"{path}: not an image SpectroPaint can read; use PNG, JPEG, "
                             "BMP, GIF, TIFF or WebP")
             return None
         image = image.convertToFormat(QImage.Format.Format_RGBA8888)
         pixels = np.frombuffer(image.constBits(), np.uint8).reshape(
             image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
-        doc, view = self.doc, self.canvas.view
+        doc, view = self.opened.doc, self.canvas.view
         if placement is None:
             sel = self.canvas.selection
             t0, t1, f_lo, f_hi = sel.span() if sel else (view.t0, view.t1, view.f_lo, view.f_hi)
@@ -132,19 +148,19 @@ class ImageActions:
                                   max(f_lo, 20.0 if view.log_freq else 1.0),
                                   min(f_hi, nyquist), log=view.log_freq)
         channel = self.paint_channel()
-        session = self.session
+        session = self.opened.session
 
         def done(made):
             rect, added = made
-            if self.session is not session:
+            if self.opened.session is not session:
                 return  # another document meanwhile
             step = add_coefficients(doc, rect, added, channel=channel, label=f"image: {path.name}")
-            self.undo_stack.push(StrokeCommand(doc, step))
+            self.opened.undo_stack.push(StrokeCommand(doc, step))
             session.catch_up()
             self.canvas.update()
 
-        return self.run_worker(f"Importing {path.name}",
-                               lambda progress, cancel: image_coefficients(
-                                   doc, pixels, placement=placement, progress=progress,
-                                   cancel=cancel),
-                               done, blocks_editing=True)
+        return self.jobs.run(f"Importing {path.name}",
+                             lambda progress, cancel: image_coefficients(
+                                 doc, pixels, placement=placement, progress=progress,
+                                 cancel=cancel),
+                             done, blocks_editing=True)

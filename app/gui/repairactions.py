@@ -11,11 +11,17 @@ The clicks de-click repaired are marked in the time ruler (app.gui.repairmarks).
 """
 
 import numpy as np
+from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar, QStatusBar
 
+from app.gui.canvas import SpectrogramCanvas
 from app.gui.compare_ab import Switch, reader
 from app.gui.editing import StrokeCommand
+from app.gui.jobs import Jobs
+from app.gui.menuaction import menu_action
+from app.gui.opened import OpenDocument
 from app.gui.repairdialog import RepairDialog
 from app.gui.repairmarks import ClickMarks
+from app.gui.transport import Transport
 from brushes.repairs import FULL_SCALE, MODULES, _band, repair, settings_of
 from engine.layout import channel_names
 from engine.repair import guard
@@ -44,31 +50,42 @@ class _KeptWrites:
 
 
 class RepairActions:
-    """Mixed into MainWindow (which provides session, doc, canvas, run_worker...)."""
+    """The Repair menu over the ``opened`` document: dialogs over ``window``, the
+    region from ``canvas``'s selection and ``paint_channel()``, work through ``jobs``,
+    previews through ``transport``."""
 
-    def build_repair_menu(self, bar) -> None:
-        menu = bar.addMenu("&Repair")
+    def __init__(self, window: QMainWindow, opened: OpenDocument, canvas: SpectrogramCanvas,
+                 jobs: Jobs, transport: Transport, paint_channel, click_marks: ClickMarks,
+                 status: QStatusBar):
+        self.window, self.opened, self.canvas, self.jobs = window, opened, canvas, jobs
+        self.transport, self.paint_channel, self.status = transport, paint_channel, status
+        self.click_marks = click_marks
         self.repair_dialog: RepairDialog | None = None
-        self.click_marks = ClickMarks(self)
         self.preview_dialog: RepairDialog | None = None  # the dialog whose preview plays
+        self.repair_actions: dict = {}  # made by build_menu, with event_actions
+        self.event_actions: list = []
+        transport.stopped.connect(self._stopped)
+
+    def build_menu(self, bar: QMenuBar) -> QMenu:
+        menu = bar.addMenu("&Repair")
         self.repair_actions = {
-            name: self._action(menu, f"{m.title}…", lambda _=False, n=name: self.open_repair(n))
+            name: menu_action(menu, f"{m.title}…", lambda n=name: self.open_repair(n))
             for name, m in MODULES.items()}
         menu.addSeparator()
         self.event_actions = [
-            self._action(menu, "&Next repaired click", lambda: self.click_marks.step(1),
-                         "Ctrl+]"),
-            self._action(menu, "&Previous repaired click", lambda: self.click_marks.step(-1),
-                         "Ctrl+[")]
-        self.document_actions += list(self.repair_actions.values())
+            menu_action(menu, "&Next repaired click", lambda: self.click_marks.step(1),
+                        "Ctrl+]"),
+            menu_action(menu, "&Previous repaired click", lambda: self.click_marks.step(-1),
+                        "Ctrl+[")]
+        return menu
 
     # -- the dialog ------------------------------------------------------------------
     def open_repair(self, name: str) -> RepairDialog | None:
-        if self.session is None:
+        if self.opened.session is None:
             return None
         if self.repair_dialog is not None:
             self.repair_dialog.close()
-        dialog = self.repair_dialog = RepairDialog(MODULES[name], self)
+        dialog = self.repair_dialog = RepairDialog(MODULES[name], self.window)
         dialog.show_scope(self.describe_region())
         dialog.applyRequested.connect(lambda: self.apply_repair(dialog))
         dialog.previewToggled.connect(lambda on: self.preview_repair(dialog, on))
@@ -82,14 +99,14 @@ class RepairActions:
     def _dialog_closed(self, dialog: RepairDialog, refresh) -> None:
         self.canvas.selectionChanged.disconnect(refresh)
         if self.preview_dialog is dialog:
-            self.stop()
+            self.transport.stop()
         if self.repair_dialog is dialog:
             self.repair_dialog = None
 
     def region(self) -> dict:
         """Where a repair acts: the selection's time range and band (an inverted
         selection: the whole file), the paint channel (the selected lane)."""
-        doc, sel = self.doc, self.canvas.selection
+        doc, sel = self.opened.doc, self.canvas.selection
         region = {"channel": self.paint_channel()}
         if sel is not None and not sel.inverted:
             t0, t1, f_lo, f_hi = sel.span()
@@ -101,7 +118,7 @@ class RepairActions:
         return region
 
     def describe_region(self) -> str:
-        r, doc = self.region(), self.doc
+        r, doc = self.region(), self.opened.doc
         names = list(doc.audio.layout) or list(channel_names(doc.channels))
         where = "all channels" if r["channel"] is None else f"channel {names[r['channel']]}"
         if "start" not in r:
@@ -114,22 +131,23 @@ class RepairActions:
         """De-noise learns the noise from the selection's time range (RX's Learn)."""
         sel = self.canvas.selection
         if sel is None or sel.inverted:
-            self.statusBar().showMessage("De-noise: select a stretch of noise alone first, "
+            self.status.showMessage("De-noise: select a stretch of noise alone first, "
                                          "then learn it", 8000)
             return
         t0, t1 = sel.span()[:2]
-        dialog.show_profile((max(t0, 0.0), min(t1, self.doc.length / self.doc.sample_rate)))
+        doc = self.opened.doc
+        dialog.show_profile((max(t0, 0.0), min(t1, doc.length / doc.sample_rate)))
 
     # -- apply -----------------------------------------------------------------------
     def apply_repair(self, dialog: RepairDialog):
         """Run the dialog's module over the region in a worker: one undo step."""
-        if self.session is None or self.editing_blocked(dialog.module.title):
+        if self.opened.session is None or self.jobs.editing_blocked(dialog.module.title):
             return None
         if self.preview_dialog is not None:
-            self.stop()
+            self.transport.stop()
         name, title = dialog.module.name, dialog.module.title
         settings, profile, region = dialog.settings(), dialog.profile, self.region()
-        session, doc = self.session, self.doc
+        session, doc = self.opened.session, self.opened.doc
         edited = session.start_reading()  # the splices wait while the worker reads it
         kept = _KeptWrites(doc)
 
@@ -138,18 +156,18 @@ class RepairActions:
                           progress=progress, cancel=cancel, **region)
 
         def done(report):
-            if self.session is not session:
+            if self.opened.session is not session:
                 return  # another document meanwhile
             if report.changed:
                 kept.write_to(doc)
                 command = StrokeCommand(doc, report.step)
-                self.undo_stack.push(command)
+                self.opened.undo_stack.push(command)
                 self.canvas.update()
                 if name == "declick":
                     self.click_marks.set(doc, command, report.events)
-            self.statusBar().showMessage(report.line(), SHOWN_MS)
+            self.status.showMessage(report.line(), SHOWN_MS)
 
-        worker = self.run_worker(title, work, done, blocks_editing=True)
+        worker = self.jobs.run(title, work, done, blocks_editing=True)
         if worker is None:
             session.done_reading()
         else:
@@ -162,12 +180,12 @@ class RepairActions:
         not touched); ``on`` False stops it and normal playback is back."""
         if not on:
             if self.preview_dialog is dialog:
-                self.stop()
+                self.transport.stop()
             return None
-        if self.session is None or not self.session.synth.ready:
+        if self.opened.session is None or not self.opened.session.synth.ready:
             dialog.preview_stopped()
             return None
-        session, doc, module = self.session, self.doc, dialog.module
+        session, doc, module = self.opened.session, self.opened.doc, dialog.module
         region = self.region()
         sr, n = doc.sample_rate, doc.length
         if "start" in region:
@@ -205,19 +223,20 @@ class RepairActions:
 
         def done(made):
             processed, summary = made
-            if self.session is not session or self.repair_dialog is not dialog or \
+            if self.opened.session is not session or self.repair_dialog is not dialog or \
                     not dialog.preview.isChecked():
                 self._preview_off(dialog)
                 return
             self.preview_dialog = dialog
-            source = Switch(reader(processed, s1, s0), reader(edited, a1, a0), self.bypass)
-            self._play(source, s0, s1, loop=True)
-            self.statusBar().showMessage(
+            source = Switch(reader(processed, s1, s0), reader(edited, a1, a0),
+                            self.transport.compare.bypass)
+            self.transport.play(source, s0, s1, loop=True)
+            self.status.showMessage(
                 f"Preview of {module.title}, {s0 / sr:.2f}-{s1 / sr:.2f} s, looped: " +
                 (summary or "found nothing to repair here") +
                 " (Compare plays it unprocessed)", SHOWN_MS)
 
-        worker = self.run_worker(f"Preview {module.title}", work, done)
+        worker = self.jobs.run(f"Preview {module.title}", work, done)
         if worker is None:
             dialog.preview_stopped()
         else:
@@ -229,9 +248,8 @@ class RepairActions:
         if self.repair_dialog is dialog:  # else closed (and deleted)
             dialog.preview_stopped()
 
-    def stop(self) -> None:
-        """Playback stops; a preview playing ends with it (its button says so)."""
-        super().stop()
+    def _stopped(self) -> None:
+        """Playback stopped: a preview playing ends with it (its button says so)."""
         if self.preview_dialog is not None:
             dialog, self.preview_dialog = self.preview_dialog, None
             dialog.preview_stopped()

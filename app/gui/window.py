@@ -1,10 +1,9 @@
-"""The main window: the canvas area, panels, menus, painting and the readout.
-File work lives in app.gui.fileactions, playback in app.gui.transport."""
+"""The main window: the canvas area, the panels, the controllers that act on them
+(docs/gui.md, "How the window is built"), the menus, the document swap and painting."""
 
-import math
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -28,24 +27,28 @@ from app.gui.fileactions import FileActions
 from app.gui.helpdialog import show_about, show_shortcuts
 from app.gui.history_file import restore
 from app.gui.imageactions import ImageActions
+from app.gui.jobs import Jobs
 from app.gui.levelmeter import LevelMeter
+from app.gui.menuaction import menu_action
 from app.gui.messages import MessageLog, messages_button, pointer_toolbar
 from app.gui.nnaudio_dock import AnalysisView
+from app.gui.opened import OpenDocument
 from app.gui.panels import AnalysisPanel, BrushPanel, ViewPanel
 from app.gui.playback import Player
 from app.gui.repairactions import RepairActions
-from app.gui.selectionactions import TOOL_NAMES, SelectionActions
+from app.gui.repairmarks import ClickMarks
+from app.gui.selectionactions import SelectionActions
 from app.gui.selectionpanel import SelectionPanel
 from app.gui.spectrumview import SpectrumView
 from app.gui.transport import Transport
+from app.gui.viewcontrols import ViewControls
 from app.gui.viewstate import format_time
-from app.gui.windowstate import SAME_AS_SOURCE, WindowState
-from app.gui.workers import JobStatus, Worker
+from app.gui.windowstate import WindowState
+from app.gui.workers import Worker
 from app.project.history import Kept
 from app.project.write import EditTracker
 from engine.document import Document
 from engine.layout import channel_names
-from engine.region import Rect
 from engine.resynth import Resynthesizer
 
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
@@ -54,27 +57,27 @@ SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
 
-class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, CompareActions,
-                 Transport, WindowState, QMainWindow):
+class MainWindow(QMainWindow):
+    """Composition: the window makes the open document (:class:`OpenDocument`), the
+    canvas and panels, and the controllers, each handed what it needs, then builds the
+    menus from their entries and wires the signals. It keeps the document swap and
+    the painting."""
+
     def __init__(self, device: str | None = None, autosave_folder: Path | None = None):
         super().__init__()
         self.device = device
-        self.session: PaintSession | None = None
-        self.tracker: EditTracker | None = None
-        self.audio_path: Path | None = None
-        self.project_path: Path | None = None
-        self.worker: Worker | None = None
         self.undo_stack = QUndoStack(self)
+        self.opened = OpenDocument(self.undo_stack)
         self.player = Player()
         self.settings = QSettings("SpectroPaint", "SpectroPaint")
+        self._closing = False  # the user agreed to close with unsaved edits
         self._build()
         self.setAcceptDrops(True)
         self.resize(1280, 800)
-        self.restore_state()
-        self.restore_view_settings()
-        self._update_title()
-        self._enable_document_actions()
-        self.playhead_timer = QTimer(self, interval=30, timeout=self._tick_playhead)
+        self.state.restore_state()
+        self.state.restore_view_settings()
+        self.update_title()
+        self.enable_document_actions()
         self.autosaver = Autosaver(self, autosave_folder)
 
     # -- layout ----------------------------------------------------------------
@@ -114,34 +117,41 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         self._arrange_docks()
         self.readout = QLabel()
         self.readout.setObjectName("readout")
-        self.readout_timer = QTimer(self, singleShot=True, interval=50,
-                                    timeout=self._show_readout)
-        self.job_status = JobStatus()
-        self.statusBar().addPermanentWidget(self.job_status)
-        self.statusBar().addPermanentWidget(messages_button(self.docks[5]))
+        status = self.statusBar()
+        self.jobs = Jobs(self, status)
+        status.addPermanentWidget(messages_button(self.docks[5]))
+        self.level_meter = LevelMeter(self.player)
+
+        # the controllers, each handed what it uses
+        self.state = WindowState(self, self.settings, self.view_panel, self.opened)
+        self.compare = CompareActions(self.opened, status)
+        self.transport = Transport(self.player, self.canvas, self.opened, self.compare,
+                                   self.level_meter, status)
+        self.selection = SelectionActions(self.canvas, self.selection_panel, self.brush_panel,
+                                          self.opened, self.jobs, self.paint_channel, status)
+        self.files = FileActions(self, self.opened, self.jobs, self.state, self.settings,
+                                 self.analysis_panel, self.brush_panel, status, self.device)
+        self.images = ImageActions(self, self.opened, self.canvas, self.view_panel, self.state,
+                                   self.jobs, self.paint_channel, status)
+        self.view_controls = ViewControls(self.area, self.view_panel, self.selection,
+                                          self.opened, self.readout, self.spectrum)
+        marks = ClickMarks(self.area, self.opened, status)
+        self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
+                                     self.paint_channel, marks, status)
 
         self.canvas.strokePoint.connect(self._pen)
-        self.canvas.cursorMoved.connect(self._cursor_moved)
-        self.canvas.playToggled.connect(self.toggle_play)
-        self.area.time_ruler.scrubbed.connect(self.scrub)
-        self.area.time_ruler.scrubEnded.connect(self.end_scrub)
+        self.canvas.playToggled.connect(self.transport.toggle_play)
+        self.area.time_ruler.scrubbed.connect(self.transport.scrub)
+        self.area.time_ruler.scrubEnded.connect(self.transport.end_scrub)
         self.brush_panel.changed.connect(self._brush_changed)
-        self.brush_panel.saveRequested.connect(self.save_preset_dialog)
-        self.view_panel.styleChanged.connect(self._style_changed)
-        self.view_panel.logChanged.connect(self._log_changed)
-        self.view_panel.gridChanged.connect(self._grid_changed)
-        self.view_panel.viewChannelChanged.connect(self._view_channel_changed)
-        self.analysis_panel.applyRequested.connect(self.reanalyze)
-        self.canvas.selectionChanged.connect(self._selection_drawn)
-        self.selection_panel.changed.connect(self._harmonic_changed)
-        self.selection_panel.spanTyped.connect(self._span_typed)
-        self.selection_panel.fillRequested.connect(self.fill_selection)
-        self.selection_panel.playRequested.connect(self.play_selection_alone)
+        self.brush_panel.saveRequested.connect(self.files.save_preset_dialog)
+        self.analysis_panel.applyRequested.connect(self.files.reanalyze)
+        self.selection_panel.playRequested.connect(self.transport.play_selection_alone)
         self.canvas.viewChanged.connect(self.analysis_view.schedule)
         self.undo_stack.indexChanged.connect(self._after_undo_redo)
-        self.undo_stack.cleanChanged.connect(lambda _: self._update_title())
+        self.undo_stack.cleanChanged.connect(lambda _: self.update_title())
         self._build_menus()
-        self.clone_source = CloneSource(self.canvas, self.brush_panel, self.statusBar())
+        self.clone_source = CloneSource(self.canvas, self.brush_panel, status)
         self.demo_hint = DemoHint(self.canvas, self.settings)
         self._brush_changed()
 
@@ -162,48 +172,27 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         self.resizeDocks([nn_view], [118], Qt.Orientation.Vertical)
         self.resizeDocks([history, spectrum], [420, 200], Qt.Orientation.Vertical)
 
-    def _action(self, menu, text, slot, shortcut=None, checkable=False) -> QAction:
-        action = QAction(text, self, checkable=checkable)
-        if shortcut:
-            action.setShortcuts([QKeySequence(s) for s in
-                                 (shortcut if isinstance(shortcut, list) else [shortcut])])
-        # never with the "checked" argument triggered() carries: Play > Play selection took
-        # it for its own ``alone`` and ignored Selected band only
-        action.triggered.connect(lambda _=False: slot())
-        menu.addAction(action)
-        return action
-
     def _build_menus(self) -> None:
         bar = self.menuBar()
+        files, images = self.files, self.images
         f = bar.addMenu("&File")
-        self._action(f, "&Open audio…", self.open_dialog, QKeySequence.StandardKey.Open)
-        self.recent_menu = f.addMenu("Open &recent")
-        self._action(f, "Open &project…", self.open_project_dialog)
+        menu_action(f, "&Open audio…", files.open_dialog, QKeySequence.StandardKey.Open)
+        f.addMenu(files.recent_menu)
+        menu_action(f, "Open &project…", files.open_project_dialog)
         f.addSeparator()
         self.document_actions = [  # nothing to save or export without a document
-            self._action(f, "&Save project", self.save_project, QKeySequence.StandardKey.Save),
-            self._action(f, "Save project &as…", self.save_project_dialog),
-            self._action(f, "&Export audio…", self.export_dialog, "Ctrl+E")]
-        depth_menu = f.addMenu("Export &bit depth")
-        self.depth_actions = {}
-        for label, depth in (("Same as source", SAME_AS_SOURCE),
-                             ("Format default (WAV float, FLAC/AIFF 24)", None),
-                             ("16-bit", "16"), ("24-bit", "24"), ("32-bit float", "float")):
-            action = depth_menu.addAction(label)
-            action.setCheckable(True)
-            action.triggered.connect(lambda _=False, d=depth: self._set_depth(d))
-            self.depth_actions[depth] = action
-        saved = self.settings.value("exportDepth", SAME_AS_SOURCE, str)
-        self._set_depth(None if saved == "default" else
-                        saved if saved in self.depth_actions else SAME_AS_SOURCE)
+            menu_action(f, "&Save project", files.save_project, QKeySequence.StandardKey.Save),
+            menu_action(f, "Save project &as…", files.save_project_dialog),
+            menu_action(f, "&Export audio…", files.export_dialog, "Ctrl+E")]
+        f.addMenu(files.depth_menu)
         self.document_actions += [
-            self._action(f, "Export spectrogram &image…", self.export_png_dialog),
-            self._action(f, "&Import image as sound…", self.import_image_dialog)]
+            menu_action(f, "Export spectrogram &image…", images.export_png_dialog),
+            menu_action(f, "&Import image as sound…", images.import_image_dialog)]
         f.addSeparator()
-        self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        menu_action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         e = bar.addMenu("&Edit")
-        self.undo_action = self._action(e, "&Undo", self.undo, "Ctrl+Z")
-        self.redo_action = self._action(e, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+        self.undo_action = menu_action(e, "&Undo", self.undo, "Ctrl+Z")
+        self.redo_action = menu_action(e, "&Redo", self.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
         for action, can, text, word in (
                 (self.undo_action, self.undo_stack.canUndoChanged,
                  self.undo_stack.undoTextChanged, "&Undo"),
@@ -213,46 +202,29 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
             can.connect(action.setEnabled)
             text.connect(lambda t, a=action, w=word: a.setText(f"{w} {t}".strip()))
         e.addSeparator()
-        self.tool_actions = {
-            tool: self._action(e, f"{name} tool", lambda _=False, t=tool: self.set_tool(t),
-                               key, checkable=True)
-            for (tool, name), key in zip(TOOL_NAMES.items(), ("B", "S", "T", "F", "A", "H"),
-                                         strict=True)}
-        self.tool_actions["paint"].setChecked(True)
+        self.selection.build_tools(e)
         e.addSeparator()
-        self._action(e, "Select &all", self.select_all, "Ctrl+A")
-        self._action(e, "Fill selection with the brush", self.fill_selection, "Shift+F")
-        self._action(e, "Invert selection", self.selection_panel.inverted.toggle, "Ctrl+I")
-        self._action(e, "Clear selection", self.clear_selection, "Escape")
+        self.selection.build_menu(e)
         v = bar.addMenu("&View")
-        zoom = [self._action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+="),
-                self._action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-"),
-                self._action(v, "&Fit to window", self.canvas.fit, "Ctrl+0")]
+        zoom = [menu_action(v, "Zoom &in", lambda: self.canvas.zoom(2.0), "Ctrl+="),
+                menu_action(v, "Zoom &out", lambda: self.canvas.zoom(0.5), "Ctrl+-"),
+                menu_action(v, "&Fit to window", self.canvas.fit, "Ctrl+0")]
         v.addSeparator()
         p = bar.addMenu("&Play")
-        # Space is a window shortcut: a focused check box or button cannot take it; a text
-        # field (which types it) and the canvas (tap vs Space+drag) override it
-        play = self.play_action = self._action(p, "Play / pause", self.toggle_play, "Space")
-        play.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        self._action(p, "Play from &cursor", self.play_from_cursor, "Shift+Space")
-        self._action(p, "Play &selection", self.play_selection, "Ctrl+Space")
-        self._action(p, "Play selection &alone", self.play_selection_alone, "Ctrl+Shift+Space")
-        self.loop_action = self._action(p, "&Loop selection", lambda: None, "L", checkable=True)
-        self.band_action = self._action(p, "Selected &band only", lambda: None, checkable=True)
-        stop = self._action(p, "S&top", self.stop, "Ctrl+.")
-        self.build_compare_action(p)
-        self.build_repair_menu(bar)
-        self.toolbar = self._toolbar([*self.tool_actions.values()],
+        self.transport.build_menu(p)
+        self.compare.build_action(p)
+        self.repairs.build_menu(bar)
+        self.document_actions += list(self.repairs.repair_actions.values())
+        play, stop = self.transport.play_action, self.transport.stop_action
+        self.toolbar = self._toolbar([*self.selection.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
-        self.level_meter = LevelMeter(self.player)
         self.pointer_bar = pointer_toolbar(self, self.readout, self.level_meter)
         for panel in (*self.docks, self.toolbar, self.pointer_bar):  # shown or hidden
             v.addAction(panel.toggleViewAction())
         h = bar.addMenu("&Help")
-        self._action(h, "&Keyboard and mouse…", lambda: show_shortcuts(self),
-                     QKeySequence.StandardKey.HelpContents)
-        self._action(h, "&About SpectroPaint", lambda: show_about(self, self.device))
-        self._refresh_recent()
+        menu_action(h, "&Keyboard and mouse…", lambda: show_shortcuts(self),
+                    QKeySequence.StandardKey.HelpContents)
+        menu_action(h, "&About SpectroPaint", lambda: show_about(self, self.device))
 
     def _toolbar(self, *groups: list[QAction]) -> QToolBar:
         """The tools and the everyday actions as buttons (the menus' own actions, so
@@ -275,8 +247,21 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
 
     # -- document --------------------------------------------------------------
     @property
+    def session(self) -> PaintSession | None:
+        """The open document's paint session (the views and tests read it here)."""
+        return self.opened.session
+
+    @property
     def doc(self) -> Document | None:
-        return self.session.doc if self.session else None
+        return self.opened.doc
+
+    def open_path(self, path: Path, allow_truncated: bool = False) -> Worker | None:
+        """Start-up's entry point (app.gui.main): FileActions.open_path."""
+        return self.files.open_path(path, allow_truncated)
+
+    def offer_recovery(self, orphan: Path, otherwise) -> None:
+        """Start-up's entry point (app.gui.main): FileActions.offer_recovery."""
+        self.files.offer_recovery(orphan, otherwise)
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
                      project_path: Path | None = None, view: dict | None = None,
@@ -285,16 +270,16 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         brings its view and its undo history; ``content_hz``: the top of the
         frequency axis it opens on (app.gui.viewfit; None: Nyquist)."""
         doc, synth = made
-        self.stop()
-        if self.session:
-            self.session.close()
+        self.transport.stop()
+        if self.opened.session:
+            self.opened.session.close()
         self.undo_stack.clear()
-        self.audio_path, self.project_path = audio_path, project_path
+        self.opened.audio_path, self.opened.project_path = audio_path, project_path
         self.canvas.view.content_hz = content_hz
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
-        self.set_selection(None)  # drawn on the last file; a project brings its own
+        self.selection.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
-            self._apply_view(view)
+            self.view_controls.apply_view(view)
         if history is not None and history.steps:
             self.autosaver.holding = True  # the steps were saved: nothing new to autosave
             try:
@@ -303,8 +288,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
                 self.autosaver.holding = False
         self.area.view_changed()
         self.undo_stack.setClean()
-        self._update_title()
-        self._enable_document_actions()
+        self.update_title()
+        self.enable_document_actions()
         self.demo_hint.show_for(audio_path == DEMO and project_path is None)
         self.statusBar().showMessage(f"{doc.channels} ch, {doc.sample_rate} Hz, "
                                      f"{format_time(doc.length / doc.sample_rate)}; "
@@ -313,8 +298,8 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
     def install(self, session: PaintSession, tracker: EditTracker, fit: bool = False) -> None:
         """Make ``session`` the one painted on and shown: a new file (``fit``: the whole
         of it), or one analysis swapped for another, which keeps the view as it is."""
-        self.stop()
-        self.session, self.tracker = session, tracker
+        self.transport.stop()
+        self.opened.session, self.opened.tracker = session, tracker
         session.splice_each_event = lambda: self.player.playing
         session.failed = self._stroke_failed
         session.notice = lambda text: self.statusBar().showMessage(text, 15000)
@@ -324,28 +309,32 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
         self.area.overview.set_session(session)
-        self._lanes_changed()
+        self.view_controls.lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()
 
-    def _enable_document_actions(self) -> None:
+    def enable_document_actions(self) -> None:
         for action in self.document_actions:
             action.setEnabled(self.session is not None)
         self.area.show_empty(self.session is None)
         self.history_view.setEmptyLabel("(opened)" if self.session is not None else "")
 
+    def show_opening(self, name: str) -> None:
+        """With no document yet, the canvas names the file being opened."""
+        self.area.show_empty(True, opening=name)
+
     @property
     def modified(self) -> bool:
-        return self.session is not None and not self.undo_stack.isClean()
+        return self.opened.modified
 
-    def _update_title(self) -> None:
-        name = (self.project_path or self.audio_path)
+    def update_title(self) -> None:
+        name = self.opened.source
         star = "*" if self.modified else ""
         self.setWindowTitle(f"SpectroPaint — {name.name}{star}" if name else "SpectroPaint")
 
     # -- painting and view ---------------------------------------------------------
     def _pen(self, seconds, hz, pressure, phase) -> None:
-        if self.session is None or (phase == PRESS and self.editing_blocked("Painting")):
+        if self.session is None or (phase == PRESS and self.jobs.editing_blocked("Painting")):
             return
         if phase == PRESS:
             self.clone_source.stroke_starts(seconds, hz)  # an Alt+clicked source: its offset
@@ -360,14 +349,14 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         self.canvas.update()
 
     def undo(self) -> None:
-        if self.editing_blocked("Undo"):
+        if self.jobs.editing_blocked("Undo"):
             return
         if self.session:
             self.session.finish()  # a stroke still being painted lands first
         self.undo_stack.undo()
 
     def redo(self) -> None:
-        if self.editing_blocked("Redo"):
+        if self.jobs.editing_blocked("Redo"):
             return
         if self.session:
             self.session.finish()
@@ -378,7 +367,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
             self.session.catch_up_soon()
         self.analysis_view.schedule()
         self.canvas.repaint_changes()  # the cells undone or redone (document listener)
-        self._update_title()
+        self.update_title()
 
     def _brush_changed(self) -> None:
         brush, params, _ = self.brush_panel.current()
@@ -388,108 +377,36 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
         self.canvas.brush_cents = params.get("radius_cents", 0.0)
         self.canvas.update()
 
-    def _style_changed(self) -> None:
-        p = self.view_panel
-        self.canvas.set_style(floor_db=p.floor.value(), ceiling_db=p.ceiling.value(),
-                              gamma=p.gamma.value(), colormap=p.colormap.currentText())
-
-    def _view_channel_changed(self, choice) -> None:
-        self.canvas.set_view_channel(choice)
-        self._lanes_changed()
-
-    def _lanes_changed(self) -> None:
-        self.area.freq_ruler.lanes = len(self.canvas.lanes)
-        self.area.view_changed()
-
     def paint_channel(self) -> int | None:
         """Where a stroke goes: the lane it began in, all channels, or one chosen."""
         if self.view_panel.paint_channel.currentData() == "lane":
             return self.canvas.lanes[self.canvas.press_lane]
         return self.view_panel.channel(self.view_panel.paint_channel)
 
-    def _grid_changed(self) -> None:
-        p = self.view_panel
-        self.canvas.set_grid(p.grid(), p.show_grid.isChecked(), p.snap.isChecked())
-        self.area.freq_ruler.grid = self.canvas.grid if p.show_grid.isChecked() else None
-        self.area.freq_ruler.update()
-
-    def _log_changed(self, on: bool) -> None:
-        self.canvas.view.set_log(on)
-        self.area.view_changed()
-
-    def _cursor_moved(self, seconds: float, hz: float) -> None:
-        """The readout follows the pointer at most 20 times a second: redrawing the
-        status bar on every move costs a frame's worth of llvmpipe time."""
-        self._pointer = (seconds, hz)
-        if not self.readout_timer.isActive():
-            self.readout_timer.start()
-
-    def _show_readout(self) -> None:
-        seconds, hz = self._pointer
-        doc = self.doc
-        if doc is None:
-            return
-        frame, b = round(doc.frame_of(seconds)), round(doc.bin_of(hz))
-        level = "-"
-        if 0 <= frame < doc.n_frames and 0 <= b < doc.n_bins:
-            channel = self.canvas.pointer_channel()
-            mags, _ = doc.read(Rect(b, b + 1, frame, frame + 1), channel)
-            value = float(mags.max()) / doc.full_scale
-            level = f"{20 * math.log10(value):.1f} dB" if value > 0 else "-inf dB"
-        note = self.canvas.grid.name(hz)
-        self.readout.setText(f"{format_time(seconds)}   {hz:,.1f} Hz   {note}   {level}")
-        if 0 <= frame < doc.n_frames and self.spectrum.isVisible():
-            self._show_spectrum(frame, seconds)
-
-    def _show_spectrum(self, frame: int, seconds: float) -> None:
-        """The frame under the pointer, every bin, in the Spectrum panel."""
-        p = self.view_panel
-        self.spectrum.show_frame(self.doc, frame, self.canvas.pointer_channel(),
-                                 (p.floor.value(), p.ceiling.value()), format_time(seconds))
-
-    def _view_state(self) -> dict:
-        v, p = self.canvas.view, self.view_panel
-        return {"t0": v.t0, "t1": v.t1, "f_lo": v.f_lo, "f_hi": v.f_hi, "log_freq": v.log_freq,
-                "colormap": p.colormap.currentText(), "floor_db": p.floor.value(),
-                "ceiling_db": p.ceiling.value(), "gamma": p.gamma.value(),
-                "selection": self.selection_state()}
-
-    def _apply_view(self, state: dict) -> None:
-        p = self.view_panel
-        p.colormap.setCurrentText(state.get("colormap", "viridis"))
-        p.floor.setValue(float(state.get("floor_db", -100)))
-        p.ceiling.setValue(float(state.get("ceiling_db", 0)))
-        p.gamma.setValue(float(state.get("gamma", 1.0)))
-        p.log.setChecked(bool(state.get("log_freq", False)))
-        self.restore_selection(state.get("selection"))
-        v = self.canvas.view
-        for key in ("t0", "t1", "f_lo", "f_hi"):
-            if isinstance(state.get(key), (int, float)):
-                setattr(v, key, float(state[key]))
-        self.area.view_changed()
+    def view_state(self) -> dict:
+        """The view as a project and an autosave keep it."""
+        return self.view_controls.view_state()
 
     # -- window events ---------------------------------------------------------------
     def closeEvent(self, event) -> None:
-        if self.modified and not getattr(self, "_closing", False):
+        if self.modified and not self._closing:
             event.ignore()
 
             def close_now():
                 self._closing = True
                 self.close()
 
-            self.maybe_discard(close_now)
+            self.files.maybe_discard(close_now)
             return
-        self.stop()
+        self.transport.stop()
         if self.session is not None:
             self.session.close()  # no painting turn or audio splice runs after this
-        if self.worker is not None and self.worker.isRunning():
-            self.worker.cancel()
-            self.worker.wait(5000)
+        self.jobs.stop()
         # the stack says "clean changed" as it is destroyed, after this window's Python side
         # can still ask it anything: nothing it says matters from here
         self.undo_stack.blockSignals(True)
         self.autosaver.remove()  # a normal quit: the user was asked about the edits
-        self.save_state()
+        self.state.save_state()
         event.accept()
 
     def dragEnterEvent(self, event) -> None:
@@ -499,7 +416,7 @@ class MainWindow(FileActions, ImageActions, SelectionActions, RepairActions, Com
     def dropEvent(self, event) -> None:
         urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
-            self.maybe_discard(lambda: self.open_path(Path(urls[0])))
+            self.files.maybe_discard(lambda: self.files.open_path(Path(urls[0])))
 
 
 def _scrolling(panel) -> QScrollArea:

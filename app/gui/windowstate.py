@@ -6,25 +6,35 @@ export bit depth."""
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow
+
+from app.gui.opened import OpenDocument
+from app.gui.panels import ViewPanel
 
 SAME_AS_SOURCE = "source"  # the export bit depth that follows the opened file
 KEEP_FOLDERS = 100  # documents whose output folder is remembered
 
 
 class WindowState:
-    """Mixed into MainWindow (which provides settings, docks and audio_path)."""
+    """Keeps ``window``'s geometry and panels, ``view_panel``'s settings, and the
+    folders the ``opened`` document's files went to, in ``settings``."""
+
+    def __init__(self, window: QMainWindow, settings: QSettings, view_panel: ViewPanel,
+                 opened: OpenDocument):
+        self.window, self.settings = window, settings
+        self.view_panel, self.opened = view_panel, opened
 
     def restore_state(self) -> None:
         geometry, state = self.settings.value("geometry"), self.settings.value("windowState")
         if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+            self.window.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
-            self.restoreState(state)
+            self.window.restoreState(state)
 
     def save_state(self) -> None:
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("windowState", self.saveState())
+        self.settings.setValue("geometry", self.window.saveGeometry())
+        self.settings.setValue("windowState", self.window.saveState())
 
     def restore_view_settings(self) -> None:
         """The View panel as it was left (a project's own view still wins), and kept
@@ -50,18 +60,18 @@ class WindowState:
         saved or exported to last, else its own folder (not the last folder browsed,
         which may hold unrelated files)."""
         last = self.settings.value("lastFolder", "", str)
-        source = self.project_path or self.audio_path
+        source = self.opened.source
         if save and source is not None:
             went = self._output_folders().get(str(source))
             return went if went and Path(went).is_dir() else str(source.parent)
         if last and Path(last).is_dir():
             return last
-        return str(self.audio_path.parent) if self.audio_path else ""
+        return str(self.opened.audio_path.parent) if self.opened.audio_path else ""
 
     def remember_folder(self, path: Path, save: bool = False) -> None:
         """``path`` was chosen in a dialog; ``save``: the document was written there."""
         self.settings.setValue("lastFolder", str(Path(path).parent))
-        source = self.project_path or self.audio_path
+        source = self.opened.source
         if save and source is not None:
             folders = self._output_folders()
             folders.pop(str(source), None)
@@ -79,9 +89,9 @@ class WindowState:
     def suggested_name(self, suffix: str, tag: str = "-edited") -> str:
         """A name for a file made from the opened one (``take-edited.wav``); ``suffix``
         None keeps the source's."""
-        source = self.project_path or self.audio_path
+        source = self.opened.source
         if source is None:
             return ""
         if suffix is None:
-            suffix = self.audio_path.suffix if self.audio_path else ".wav"
+            suffix = self.opened.audio_path.suffix if self.opened.audio_path else ".wav"
         return f"{Path(source).stem}{tag}{suffix}"
