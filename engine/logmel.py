@@ -23,6 +23,7 @@ class FeatureSettings:
     subsegment: int | None = None
     subsegment_hop: int | None = None
     dtype: str = "float16"
+    pool: str | None = None  # "mean" or "max": each item's frames reduced to one
 
     def check(self) -> None:
         ints = {"--sr": self.sr, "--n-fft": self.n_fft, "--hop": self.hop,
@@ -48,6 +49,8 @@ class FeatureSettings:
                                  f"FFT bins of --n-fft {self.n_fft}")
         if self.dtype not in ("float16", "float32"):
             raise ParameterError(f"--dtype {self.dtype}: use float16 or float32")
+        if self.pool not in (None, "mean", "max"):
+            raise ParameterError(f"--pool {self.pool}: use mean or max")
 
     @property
     def length(self) -> int:
@@ -56,16 +59,28 @@ class FeatureSettings:
 
     @property
     def frames(self) -> int:
+        """Frames an item's log-mel has (before pooling)."""
         return 1 + self.length // self.hop
 
+    @property
+    def stored_frames(self) -> int:
+        """Frames stored per item: one when pooled."""
+        return 1 if self.pool else self.frames
 
-def items(n: int, s: FeatureSettings) -> np.ndarray:
-    """``[k, 3]`` (segment, sub-segment, start sample) of a file of ``n`` samples."""
-    segments = 1 if n < s.segment else 1 + (n - s.segment) // s.segment_hop
+
+def items(lengths, s: FeatureSettings) -> tuple[np.ndarray, np.ndarray]:
+    """The items files of ``lengths`` samples are cut into, all at once: ``[k]`` which
+    file (an index into ``lengths``) and ``[k, 3]`` (segment, sub-segment, start
+    sample), file by file, segment by segment."""
+    n = np.asarray(lengths, np.int64).reshape(-1)
+    segments = np.where(n < s.segment, 1, 1 + (n - s.segment) // s.segment_hop)
     subs = 1 if s.subsegment is None else 1 + (s.segment - s.subsegment) // s.subsegment_hop
-    seg, sub = np.meshgrid(np.arange(segments), np.arange(subs), indexing="ij")
+    counts = segments * subs
+    file = np.repeat(np.arange(len(n)), counts)
+    local = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    seg, sub = local // subs, local % subs
     start = seg * s.segment_hop + sub * (s.subsegment_hop or 0)
-    return np.stack([seg.ravel(), sub.ravel(), start.ravel()], 1).astype(np.int64)
+    return file, np.stack([seg, sub, start], 1).astype(np.int64)
 
 
 class LogMel:
@@ -89,4 +104,7 @@ class LogMel:
                 spec = torch.stft(x, self.s.n_fft, self.s.hop, window=self.window, center=True,
                                   pad_mode="reflect", return_complex=True)
                 power = self.layer.mel_basis @ (spec.real ** 2 + spec.imag ** 2)
-            return 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
+            db = 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
+            if self.s.pool == "mean":
+                return db.mean(-1, keepdim=True)
+            return db.amax(-1, keepdim=True) if self.s.pool == "max" else db

@@ -127,8 +127,15 @@ def test_the_gpu_path_nnaudios_layer_gives_the_cpu_paths_numbers(rng):
 
 def test_items_of_a_file(rng):
     s = FeatureSettings()
-    assert items(300, s).tolist() == [[0, 0, 0]]
-    assert items(2048, s)[:, 2].tolist() == [0, 512, 1024]
+    assert items([300], s)[1].tolist() == [[0, 0, 0]]
+    assert items([2048], s)[1][:, 2].tolist() == [0, 512, 1024]
+    for seg, sub in [((1024, 512), (512, 256)), ((700, 300), (None, None)), ((64, 7), (33, 5))]:
+        lengths = rng.integers(1, 5000, size=rng.integers(1, 9))
+        file, table = items(lengths, FeatureSettings(segment=seg[0], segment_hop=seg[1],
+                                                     subsegment=sub[0], subsegment_hop=sub[1]))
+        want = [(i, *row) for i, n in enumerate(lengths)
+                for row in expected_items(n, *seg, *(sub if sub[0] else (seg[0], seg[0])))]
+        assert np.column_stack([file, table]).tolist() == [list(w) for w in want]
 
 
 def _run(paths, out):

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from app.batch import wavread
+from app.batch.staging import Staging
 from engine.atomic import clear_stale, commit, discard, temporary, write_bytes
 from engine.audio import load
 from engine.errors import ParameterError
@@ -45,20 +47,32 @@ from engine.progress import CancelFlag, ProgressFn, put_unless_stopped, step
 
 READ_AHEAD = 8  # decoded files waiting for the device
 DECODERS = 2
+GROUP_SAMPLES = 1 << 20  # a group's samples, cut into items together (about 25 10-s files)
 BATCH_ITEMS = 4096  # (sub-)segments per device batch
+WRITE_AHEAD = 4  # computed batches waiting for the writer
 FLOAT16_MAX = float(np.finfo(np.float16).max)
 BLOCK_BYTES = 1 << 24  # copied and hashed this much at a time
 
 
 def decode(path: Path, sr: int) -> np.ndarray:
-    """Mono float32 samples of ``path`` at ``sr``."""
+    """Mono float32 samples of ``path`` at ``sr``: a plain WAV at ``sr`` memory-mapped
+    (:mod:`app.batch.wavread`, the same samples), anything else through libsndfile
+    and soxr."""
+    where = wavread.layout(path, rate=sr)
+    samples = wavread.read(path, where) if where is not None else None
+    if samples is not None:
+        return _mono(samples)
     audio = load(path)
-    x = audio.samples.mean(0) if audio.channels > 1 else audio.samples[0]
+    x = _mono(audio.samples)
     if audio.sample_rate != sr:
         import soxr
 
         x = soxr.resample(x, audio.sample_rate, sr, quality="HQ")
     return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def _mono(samples: np.ndarray) -> np.ndarray:
+    return samples.mean(0) if samples.shape[0] > 1 else samples[0]
 
 
 def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
@@ -70,7 +84,7 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
     (app.batch.jobs.find_jobs), listed too."""
     s.check()
     outdir.mkdir(parents=True, exist_ok=True)
-    mel = LogMel(s, device)
+    mel, staging = LogMel(s, device), Staging(device)
     dtype = np.dtype(s.dtype)
     raw = outdir / "features.raw"
     cleared = clear_stale(raw)  # what a killed run left
@@ -81,29 +95,26 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
     stop = threading.Event()
     _start_decoders(paths, s.sr, decoded, stop)
     try:
-        with open(tmp_raw, "wb") as out:
-            pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+        with Writer(tmp_raw) as writer:
+            group: list[tuple[dict, np.ndarray]] = []
             for index in range(len(paths)):
                 step(index / max(len(paths), 1), progress, cancel)
                 while index not in early:
                     item = decoded.get()
                     early[item[0]] = item
                 i, x, error = early.pop(index)
-                entry = {"path": str(paths[i]), "samples": 0, "items": 0}
+                entry = {"path": str(paths[i]), "samples": 0, "items": 0, "index": i}
                 if error is not None:
                     entry["error"] = error
                 else:
-                    table = items(len(x), s)
-                    entry.update(samples=len(x), items=len(table))
-                    mapping.append(np.column_stack([np.full(len(table), i), table]))
-                    pending.append((i, x, table))
+                    group.append((entry, x))
                 files.append(entry)
-                if sum(len(p[2]) for p in pending) >= BATCH_ITEMS or index == len(paths) - 1:
-                    _compute(pending, mel, s, dtype, out)
-                    pending = []
-            out.flush()
-            os.fsync(out.fileno())
+                if sum(len(g[1]) for g in group) >= GROUP_SAMPLES or index == len(paths) - 1:
+                    mapping.append(_compute(group, mel, s, dtype, staging, writer))
+                    group = []
         table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
+        for entry in files:
+            del entry["index"]
         manifest = _manifest(files, table, s, device)
         manifest["skipped"] = list(skipped)
         _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
@@ -131,25 +142,77 @@ def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
         threading.Thread(target=work, args=(k,), daemon=True).start()
 
 
-def _compute(pending, mel: LogMel, s: FeatureSettings, dtype: np.dtype, out) -> None:
-    """Log-mel of every item of the pending files, appended to ``out`` in order."""
-    if not pending:
-        return
-    segments = []
-    for _, x, table in pending:
-        padded = np.zeros(max(len(x), s.segment), np.float32)
-        padded[:len(x)] = x
-        idx = table[:, 2:3] + np.arange(s.length)
-        segments.append(padded[idx])
-    batch = torch.from_numpy(np.concatenate(segments))
-    if mel.device.type == "cuda":
-        batch = batch.pin_memory().to(mel.device, non_blocking=True)
-    else:
-        batch = batch.to(mel.device)
-    result = mel(batch).cpu().numpy()
-    if dtype == np.float16:
-        result = np.clip(result, -FLOAT16_MAX, FLOAT16_MAX)
-    out.write(np.ascontiguousarray(result, dtype=dtype).tobytes())
+def _compute(group, mel: LogMel, s: FeatureSettings, dtype: np.dtype, staging: Staging,
+             writer: "Writer") -> np.ndarray:
+    """Log-mel of every item of a group of decoded files, handed to ``writer`` in order;
+    their mapping rows ``[k, 4]``, and each file's entry counts its samples and items.
+    The items are cut from one buffer of the group's samples (each file zero-padded
+    to a segment) by one index array, BATCH_ITEMS at a time."""
+    if not group:
+        return np.zeros((0, 4), np.int64)
+    lengths = np.array([len(x) for _, x in group])
+    padded = np.maximum(lengths, s.segment)
+    buffer = np.zeros(int(padded.sum()), np.float32)
+    offsets = np.cumsum(padded) - padded
+    file, table = items(lengths, s)
+    counts = np.bincount(file, minlength=len(group))
+    for (entry, x), offset, count in zip(group, offsets, counts, strict=True):
+        buffer[offset:offset + len(x)] = x
+        entry.update(samples=len(x), items=int(count))
+    first = offsets[file] + table[:, 2]
+    for k in range(0, len(first), BATCH_ITEMS):
+        idx = first[k:k + BATCH_ITEMS, None] + np.arange(s.length)
+        result = mel(staging.upload(buffer[idx]))
+        if dtype == np.float16:
+            result = result.clamp(-FLOAT16_MAX, FLOAT16_MAX).to(torch.float16)
+        writer.put(*staging.download(result))
+    index = np.array([entry["index"] for entry, _ in group])
+    return np.column_stack([index[file], table])
+
+
+class Writer:
+    """Appends computed batches to a file from a thread of its own, so that the device
+    never waits on the disk while WRITE_AHEAD batches fit in its queue; flushed and
+    fsynced on a clean exit, and an error while writing raised there."""
+
+    def __init__(self, path: Path):
+        self.file = open(path, "wb")
+        self.queue: queue.Queue = queue.Queue(WRITE_AHEAD)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def put(self, batch: torch.Tensor, ready=None) -> None:
+        """Write ``batch`` once ``ready`` (a CUDA event, or None) has happened."""
+        if self.error is not None:
+            raise self.error
+        self.queue.put((batch, ready))
+
+    def _run(self) -> None:
+        while (item := self.queue.get()) is not None:
+            batch, ready = item
+            if self.error is None:
+                try:
+                    if ready is not None:
+                        ready.synchronize()
+                    self.file.write(batch.numpy().tobytes())
+                except BaseException as e:  # noqa: BLE001 - raised in the job's thread
+                    self.error = e
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        try:
+            if kind is None and self.error is None:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+        finally:
+            self.file.close()
+        if kind is None and self.error is not None:
+            raise self.error
 
 
 def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
@@ -163,7 +226,7 @@ def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
     parts = {}
     try:
         for name, write in (("features", lambda f: _copy_npy(raw, f, (len(table), s.n_mels,
-                                                                         s.frames), dtype)),
+                                                                         s.stored_frames), dtype)),
                             ("mapping", lambda f: np.save(f, table))):
             path = outdir / f"{name}.npy"
             parts[name] = temporary(path)
@@ -251,7 +314,7 @@ def _manifest(files: list[dict], table: np.ndarray, s: FeatureSettings,
     except PackageNotFoundError:
         ours = "source"
     return {"files": files, "parameters": asdict(s),
-            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.frames],
+            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.stored_frames],
                          "dtype": s.dtype, "unit": "dB (10 log10 mel power)"},
             "mapping": {"file": "mapping.npy", "shape": list(table.shape), "dtype": "int64",
                         "columns": ["file", "segment", "subsegment", "start_sample"]},
