@@ -72,6 +72,33 @@ def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
         np.testing.assert_allclose(features[k][loud], ref[loud], atol=0.02)  # dB
 
 
+def test_pooled_features_are_the_mean_or_max_of_an_item_s_frames(takes, tmp_path):
+    """--pool mean|max through the command: ``[items, n_mels, 1]``, equal to pooling the
+    full frames in numpy (float64) within float32 rounding, and to librosa's."""
+    folder, lengths = takes
+    sets = {}
+    for pool in (None, "mean", "max"):
+        out = tmp_path / str(pool)
+        r = specpaint("features", folder, "-o", out, "--subsegment", "512:256", "--dtype",
+                      "float32", *(["--pool", pool] if pool else []))
+        assert r.returncode == 0, r.stderr
+        sets[pool] = np.load(out / "features.npy")
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["parameters"]["pool"] == pool == manifest["features"]["pool"]
+    full = sets[None].astype(np.float64)
+    mapping = np.load(tmp_path / "None" / "mapping.npy")
+    audio = [sf.read(folder / name, dtype="float32")[0] for name in lengths]
+    for pool, reduce in (("mean", np.mean), ("max", np.max)):
+        assert sets[pool].shape == full.shape[:2] + (1,)
+        np.testing.assert_allclose(sets[pool][..., 0], reduce(full, -1), atol=1e-4)
+        for k in [0, 1, 5, len(mapping) - 1]:
+            f, _, _, start = mapping[k]
+            x = np.zeros(max(len(audio[f]), 1024), np.float32)
+            x[:len(audio[f])] = audio[f]
+            ref = reduce(librosa_log_mel(x[start:start + 512]), -1)
+            np.testing.assert_allclose(sets[pool][k, :, 0], ref, atol=0.02)  # dB
+
+
 def test_float16_storage_and_resampling(tmp_path, rng):
     folder = tmp_path / "in"
     folder.mkdir()
