@@ -30,6 +30,7 @@ import json
 import os
 import queue
 import threading
+import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,7 +52,8 @@ GROUP_SAMPLES = 1 << 20  # a group's samples, cut into items together (about 25 
 BATCH_ITEMS = 4096  # (sub-)segments per device batch
 WRITE_AHEAD = 4  # computed batches waiting for the writer
 FLOAT16_MAX = float(np.finfo(np.float16).max)
-BLOCK_BYTES = 1 << 24  # copied and hashed this much at a time
+BLOCK_BYTES = 1 << 24  # hashed this much at a time
+HEADER_BYTES = 256  # features.npy's header, written in place at the end (any shape fits)
 
 
 def decode(path: Path, sr: int) -> np.ndarray:
@@ -86,22 +88,25 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
     outdir.mkdir(parents=True, exist_ok=True)
     mel, staging = LogMel(s, device), Staging(device)
     dtype = np.dtype(s.dtype)
-    raw = outdir / "features.raw"
-    cleared = clear_stale(raw)  # what a killed run left
-    tmp_raw = temporary(raw)
+    cleared = clear_stale(outdir / "features.npy")  # what a killed run left
+    part = temporary(outdir / "features.npy")  # the array behind a header left blank
     files, mapping = [], []
     decoded: queue.Queue = queue.Queue(READ_AHEAD)
     early: dict[int, tuple] = {}  # decoded out of order, waiting for their turn
     stop = threading.Event()
-    _start_decoders(paths, s.sr, decoded, stop)
+    seconds = {"decode": 0.0, "waiting for files": 0.0, "compute": 0.0, "write": 0.0}
+    # decode and write run in threads of their own, beside the rest
+    _start_decoders(paths, s.sr, decoded, stop, seconds)
     try:
-        with Writer(tmp_raw) as writer:
+        with Writer(part, skip=HEADER_BYTES) as writer:
             group: list[tuple[dict, np.ndarray]] = []
             for index in range(len(paths)):
                 step(index / max(len(paths), 1), progress, cancel)
+                t0 = time.perf_counter()
                 while index not in early:
                     item = decoded.get()
                     early[item[0]] = item
+                seconds["waiting for files"] += time.perf_counter() - t0
                 i, x, error = early.pop(index)
                 entry = {"path": str(paths[i]), "samples": 0, "items": 0, "index": i}
                 if error is not None:
@@ -110,32 +115,39 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
                     group.append((entry, x))
                 files.append(entry)
                 if sum(len(g[1]) for g in group) >= GROUP_SAMPLES or index == len(paths) - 1:
+                    t0 = time.perf_counter()
                     mapping.append(_compute(group, mel, s, dtype, staging, writer))
+                    seconds["compute"] += time.perf_counter() - t0
                     group = []
+            seconds["write"] = writer.seconds
         table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
         for entry in files:
             del entry["index"]
         manifest = _manifest(files, table, s, device)
         manifest["skipped"] = list(skipped)
-        _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
+        manifest["seconds"] = seconds
+        _commit_set(outdir, part, table, manifest, s, dtype)
     finally:
         stop.set()
-        discard(tmp_raw)
+        discard(part)
     step(1.0, progress, None)
     if cleared:
         manifest["notes"] = [cleared]
     return manifest
 
 
-def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
+def _start_decoders(paths, sr, decoded: queue.Queue, stop, seconds: dict) -> None:
     """Threads decoding files (every DECODERS-th each) into ``decoded`` as
-    (index, samples, error); the consumer puts them back in order."""
+    (index, samples, error); the consumer puts them back in order. Their time adds up
+    in ``seconds["decode"]``."""
     def work(first: int) -> None:
         for i in range(first, len(paths), DECODERS):
+            t0 = time.perf_counter()
             try:
                 item = (i, decode(paths[i], sr), None)
             except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
                 item = (i, None, " ".join(str(e).split()))
+            seconds["decode"] += time.perf_counter() - t0  # (a float's += holds the GIL)
             put_unless_stopped(decoded, item, stop)
 
     for k in range(DECODERS):
@@ -175,10 +187,12 @@ class Writer:
     never waits on the disk while WRITE_AHEAD batches fit in its queue; flushed and
     fsynced on a clean exit, and an error while writing raised there."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, skip: int = 0):
         self.file = open(path, "wb")
+        self.file.write(bytes(skip))
         self.queue: queue.Queue = queue.Queue(WRITE_AHEAD)
         self.error: BaseException | None = None
+        self.seconds = 0.0  # spent writing (and waiting for the device's copies)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -192,12 +206,14 @@ class Writer:
         while (item := self.queue.get()) is not None:
             batch, ready = item
             if self.error is None:
+                t0 = time.perf_counter()
                 try:
                     if ready is not None:
                         ready.synchronize()
-                    self.file.write(batch.numpy().tobytes())
+                    self.file.write(memoryview(batch.numpy()).cast("B"))
                 except BaseException as e:  # noqa: BLE001 - raised in the job's thread
                     self.error = e
+                self.seconds += time.perf_counter() - t0
 
     def __enter__(self) -> "Writer":
         return self
@@ -215,42 +231,43 @@ class Writer:
             raise self.error
 
 
-def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
+def _commit_set(outdir: Path, features: Path, table: np.ndarray, manifest: dict,
                 s: FeatureSettings, dtype: np.dtype) -> None:
-    """Write the set's three files so that a kill at any moment leaves a set that
-    :func:`open_set` opens whole (the old one or the new one) or refuses: both arrays go
-    to temporary files first (their sizes and SHA-256 into the manifest, with a new
-    run id), then the old manifest is removed, the arrays renamed into place and the
-    manifest written last. (Killed right after features.npy was renamed, a run left
-    the new features beside the old mapping and manifest, and they loaded.)"""
-    parts = {}
+    """Seal the set so that a kill at any moment leaves one that :func:`open_set` opens
+    whole (the old one or the new one) or refuses: the features' header is written into
+    their temporary file, the mapping to one of its own (their sizes and SHA-256 into the
+    manifest, with a new run id), then the old manifest is removed, the arrays renamed
+    into place and the manifest written last. (Killed right after features.npy was
+    renamed, a run left the new features beside the old mapping and manifest, and they
+    loaded.)"""
+    parts = {"features": features, "mapping": temporary(outdir / "mapping.npy")}
+    started = time.perf_counter()
     try:
-        for name, write in (("features", lambda f: _copy_npy(raw, f, (len(table), s.n_mels,
-                                                                         s.stored_frames), dtype)),
-                            ("mapping", lambda f: np.save(f, table))):
-            path = outdir / f"{name}.npy"
-            parts[name] = temporary(path)
-            with open(parts[name], "wb") as f:
-                write(f)
-            manifest[name].update(bytes=parts[name].stat().st_size, sha256=_sha256(parts[name]))
+        with open(features, "r+b") as f:
+            f.write(_header((len(table), s.n_mels, s.stored_frames), dtype))
+        with open(parts["mapping"], "wb") as f:
+            np.save(f, table)
+        for name, part in parts.items():
+            manifest[name].update(bytes=part.stat().st_size, sha256=_sha256(part))
         manifest["run"] = uuid.uuid4().hex
         (outdir / "manifest.json").unlink(missing_ok=True)  # the set is open until it is back
         for name, part in parts.items():
             commit(part, outdir / f"{name}.npy")
+        manifest.setdefault("seconds", {})["seal"] = time.perf_counter() - started
         write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
     finally:
         for part in parts.values():
             discard(part)
 
 
-def _copy_npy(raw: Path, f, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """The raw feature bytes behind an .npy header."""
-    np.lib.format.write_array_header_1_0(
-        f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-            "shape": shape})
-    with open(raw, "rb") as src:
-        while block := src.read(BLOCK_BYTES):
-            f.write(block)
+def _header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
+    """An .npy (1.0) header of HEADER_BYTES for an array of ``shape``: its dictionary
+    padded with spaces, as numpy pads it (to a multiple of 64 bytes)."""
+    text = repr({"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                 "shape": shape})
+    length = HEADER_BYTES - 10  # after the magic string, the version and the length
+    return (np.lib.format.magic(1, 0) + length.to_bytes(2, "little") +
+            text.ljust(length - 1).encode("latin1") + b"\n")
 
 
 def _sha256(path: Path) -> str:
