@@ -95,8 +95,11 @@ class LogMel:
         self.s, self.device = s, device
         self.window = torch.hann_window(s.n_fft, device=device)
         self.use_layer = device.type != "cpu"
+        self.mel_rows = self.layer.mel_basis.T.contiguous()  # [bins, n_mels]
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Log-mel of ``[batch, length]`` items, ``[batch, n_mels, frames]`` (pooled:
+        ``[batch, n_mels, 1]``)."""
         with torch.no_grad():
             if self.use_layer:
                 power = self.layer(x)
@@ -104,7 +107,57 @@ class LogMel:
                 spec = torch.stft(x, self.s.n_fft, self.s.hop, window=self.window, center=True,
                                   pad_mode="reflect", return_complex=True)
                 power = self.layer.mel_basis @ (spec.real ** 2 + spec.imag ** 2)
-            db = 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
-            if self.s.pool == "mean":
-                return db.mean(-1, keepdim=True)
-            return db.amax(-1, keepdim=True) if self.s.pool == "max" else db
+            return self._pooled(self._db(power))
+
+    def _db(self, power: torch.Tensor) -> torch.Tensor:
+        return 10 * torch.log10(power.clamp(min=10 ** (FLOOR_DB / 10)))
+
+    def _pooled(self, db: torch.Tensor) -> torch.Tensor:
+        if self.s.pool == "mean":
+            return db.mean(-1, keepdim=True)
+        return db.amax(-1, keepdim=True) if self.s.pool == "max" else db
+
+    def shares_frames(self, starts: np.ndarray) -> bool:
+        """Whether :meth:`of_starts` applies to items at ``starts``: on the CPU path,
+        items starting on the hop's grid, whose inner frames do not reach past them."""
+        s, pad = self.s, self.s.n_fft // 2
+        return (not self.use_layer and pad % s.hop == 0 and bool(np.all(starts % s.hop == 0))
+                and pad // s.hop <= (s.length - pad) // s.hop)
+
+    def of_starts(self, samples: np.ndarray, starts: np.ndarray) -> torch.Tensor:
+        """What ``self(samples[starts[:, None] + arange(length)])`` gives (the same
+        numbers, to float32 rounding; ``samples`` float32), each frame computed once:
+        items overlap (sub-segments 512:256 in segments 1024:512 read each sample four
+        times), so a frame inside its item (not reaching past it, where the item's ends
+        are mirrored) is one of the hop grid over ``samples``, computed once for all the
+        items holding it; only the frames at an item's ends are its own. Frames are rows
+        here (one FFT call, one product with the filterbank)."""
+        s, pad = self.s, self.s.n_fft // 2
+        inner0, inner1 = pad // s.hop, (s.length - pad) // s.hop  # an item's inner frames
+        g0 = int(starts.min()) // s.hop + inner0 - pad // s.hop  # grid frame of the first
+        g1 = int(starts.max()) // s.hop + inner1 - pad // s.hop + 1
+        head, tail = self._end_reads(inner0, inner1)
+        with torch.no_grad():
+            span = torch.from_numpy(samples[g0 * s.hop:(g1 - 1) * s.hop + s.n_fft])
+            grid = self._rows_db(span.unfold(0, s.n_fft, s.hop))  # [g1 - g0, n_mels]
+            at = (starts[:, None] - pad) // s.hop + np.arange(inner0, inner1 + 1) - g0
+            ends = [self._rows_db(torch.from_numpy(samples[starts[:, None, None] + reads]))
+                    for reads in (head, tail)]
+            out = torch.cat([ends[0], grid[torch.from_numpy(at)], ends[1]], 1)
+            return self._pooled(out.transpose(1, 2))  # [items, n_mels, frames]
+
+    def _end_reads(self, inner0: int, inner1: int) -> tuple[np.ndarray, np.ndarray]:
+        """``[frames, n_fft]``: the samples (from an item's start) that its frames before
+        ``inner0`` and after ``inner1`` read, its ends mirrored as ``torch.stft`` mirrors
+        them (``center=True``, ``pad_mode="reflect"``)."""
+        s, pad = self.s, self.s.n_fft // 2
+        frame = np.arange(s.n_fft) - pad
+        head = np.abs(np.arange(inner0)[:, None] * s.hop + frame)
+        tail = np.arange(inner1 + 1, s.frames)[:, None] * s.hop + frame
+        return head, np.where(tail < s.length, tail, 2 * (s.length - 1) - tail)
+
+    def _rows_db(self, frames: torch.Tensor) -> torch.Tensor:
+        """``[..., n_mels]`` dB of frames ``[..., n_fft]``."""
+        spec = torch.view_as_real(torch.fft.rfft(frames * self.window))
+        power = spec[..., 0] ** 2 + spec[..., 1] ** 2
+        return self._db(power @ self.mel_rows)

@@ -249,3 +249,25 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
     assert any("left by a write that was interrupted" in n for n in manifest.get("notes", []))
     assert sorted(p.name for p in out.iterdir()) == ["features.npy", "manifest.json",
                                                       "mapping.npy"]
+
+
+def test_frames_computed_once_for_overlapping_items_equal_each_item_s_own(rng):
+    """LogMel.of_starts (the CPU's path: each frame of the hop grid once, an item's
+    end frames mirrored as torch.stft mirrors them) against torch.stft of each item."""
+    for _ in range(12):
+        hop = int(rng.choice([4, 8, 16]))
+        n_fft = hop * int(rng.choice([2, 4, 8]))
+        length = int(rng.integers(n_fft + 1, 700))
+        s = FeatureSettings(n_fft=n_fft, hop=hop, n_mels=8, segment=length,
+                            segment_hop=hop * int(rng.integers(1, 40)),
+                            pool=rng.choice([None, "mean", "max"]))
+        mel = LogMel(s, torch.device("cpu"))
+        x = rng.normal(0, 0.3, 20000).astype(np.float32)
+        x[rng.integers(0, 19000):][:500] = 0  # silence: the floor
+        starts = np.sort(rng.choice(np.arange(0, 20000 - length, hop), 300, replace=False))
+        assert mel.shares_frames(starts)
+        want = mel(torch.from_numpy(x[starts[:, None] + np.arange(length)]))
+        got = mel.of_starts(x, starts)
+        assert got.shape == want.shape == (300, 8, s.stored_frames)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-3)  # dB
+    assert not mel.shares_frames(starts + 1)  # off the hop's grid: item by item

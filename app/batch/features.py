@@ -18,11 +18,17 @@ written last (:func:`_commit_set`), so after a kill at any moment
 Read a set with ``open_set(outdir)`` (arrays memory-mapped), or each file with
 ``numpy.load(path, mmap_mode="r")`` where a manifest is present.
 
-Pipeline: decoder threads (decode and resample release the GIL) read ahead into
-a bounded queue; the engine device computes whole batches of segments; on CUDA
-host buffers are pinned and copies non-blocking. Mel: nnAudio's
-MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with the layer's
-filterbank, the same numbers, measured about 2x faster (bench/bench_features.py).
+Pipeline: decoder threads (a plain WAV memory-mapped, :mod:`app.batch.wavread`;
+anything else decoded and resampled, which release the GIL) read ahead into a
+bounded queue; files are taken in groups, their items cut by one mapping; the
+engine device computes batches of them; a writer thread stores the results
+(:mod:`app.batch.staging` on CUDA: pinned buffers, a copy stream). Mel: nnAudio's
+MelSpectrogram layer on a GPU; on the CPU each frame once for all the items
+holding it (:meth:`engine.logmel.LogMel.of_starts`, with the layer's filterbank),
+on one torch thread: the decoders and the writer have the other core, and two
+torch threads on a 2-core machine shared with other work made each elementwise
+pass 5-15 times slower than one (bench/bench_features.py; 500 files: 1.5 s
+against 7 s with both changes).
 """
 
 import hashlib
@@ -51,6 +57,7 @@ DECODERS = 2
 GROUP_SAMPLES = 1 << 20  # a group's samples, cut into items together (about 25 10-s files)
 BATCH_ITEMS = 4096  # (sub-)segments per device batch
 WRITE_AHEAD = 4  # computed batches waiting for the writer
+COMPUTE_THREADS = 1  # torch's threads for the mel on the CPU
 FLOAT16_MAX = float(np.finfo(np.float16).max)
 BLOCK_BYTES = 1 << 24  # hashed this much at a time
 HEADER_BYTES = 256  # features.npy's header, written in place at the end (any shape fits)
@@ -97,6 +104,9 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
     seconds = {"decode": 0.0, "waiting for files": 0.0, "compute": 0.0, "write": 0.0}
     # decode and write run in threads of their own, beside the rest
     _start_decoders(paths, s.sr, decoded, stop, seconds)
+    threads = torch.get_num_threads()
+    if device.type == "cpu":  # see the module notes
+        torch.set_num_threads(COMPUTE_THREADS)
     try:
         with Writer(part, skip=HEADER_BYTES) as writer:
             group: list[tuple[dict, np.ndarray]] = []
@@ -128,6 +138,7 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
         manifest["seconds"] = seconds
         _commit_set(outdir, part, table, manifest, s, dtype)
     finally:
+        torch.set_num_threads(threads)
         stop.set()
         discard(part)
     step(1.0, progress, None)
@@ -163,7 +174,7 @@ def _compute(group, mel: LogMel, s: FeatureSettings, dtype: np.dtype, staging: S
     if not group:
         return np.zeros((0, 4), np.int64)
     lengths = np.array([len(x) for _, x in group])
-    padded = np.maximum(lengths, s.segment)
+    padded = -(-np.maximum(lengths, s.segment) // s.hop) * s.hop  # files start on the hop
     buffer = np.zeros(int(padded.sum()), np.float32)
     offsets = np.cumsum(padded) - padded
     file, table = items(lengths, s)
@@ -173,8 +184,11 @@ def _compute(group, mel: LogMel, s: FeatureSettings, dtype: np.dtype, staging: S
         entry.update(samples=len(x), items=int(count))
     first = offsets[file] + table[:, 2]
     for k in range(0, len(first), BATCH_ITEMS):
-        idx = first[k:k + BATCH_ITEMS, None] + np.arange(s.length)
-        result = mel(staging.upload(buffer[idx]))
+        starts = first[k:k + BATCH_ITEMS]
+        if mel.shares_frames(starts):  # the CPU: overlapping items' frames computed once
+            result = mel.of_starts(buffer, starts)
+        else:
+            result = mel(staging.upload(buffer[starts[:, None] + np.arange(s.length)]))
         if dtype == np.float16:
             result = result.clamp(-FLOAT16_MAX, FLOAT16_MAX).to(torch.float16)
         writer.put(*staging.download(result))
@@ -210,7 +224,7 @@ class Writer:
                 try:
                     if ready is not None:
                         ready.synchronize()
-                    self.file.write(memoryview(batch.numpy()).cast("B"))
+                    self.file.write(memoryview(np.ascontiguousarray(batch.numpy())).cast("B"))
                 except BaseException as e:  # noqa: BLE001 - raised in the job's thread
                     self.error = e
                 self.seconds += time.perf_counter() - t0
