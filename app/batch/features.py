@@ -150,7 +150,9 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
 def _start_decoders(paths, sr, decoded: queue.Queue, stop, seconds: dict) -> None:
     """Threads decoding files (every DECODERS-th each) into ``decoded`` as
     (index, samples, error); the consumer puts them back in order. Their time adds up
-    in ``seconds["decode"]``."""
+    in ``seconds["decode"]`` (each thread's in a slot of its own, summed there)."""
+    spent = [0.0] * DECODERS
+
     def work(first: int) -> None:
         for i in range(first, len(paths), DECODERS):
             t0 = time.perf_counter()
@@ -158,7 +160,8 @@ def _start_decoders(paths, sr, decoded: queue.Queue, stop, seconds: dict) -> Non
                 item = (i, decode(paths[i], sr), None)
             except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
                 item = (i, None, " ".join(str(e).split()))
-            seconds["decode"] += time.perf_counter() - t0  # (a float's += holds the GIL)
+            spent[first] += time.perf_counter() - t0
+            seconds["decode"] = sum(spent)
             put_unless_stopped(decoded, item, stop)
 
     for k in range(DECODERS):
@@ -170,7 +173,7 @@ def _compute(group, mel: LogMel, s: FeatureSettings, dtype: np.dtype, staging: S
     """Log-mel of every item of a group of decoded files, handed to ``writer`` in order;
     their mapping rows ``[k, 4]``, and each file's entry counts its samples and items.
     The items are cut from one buffer of the group's samples (each file zero-padded
-    to a segment) by one index array, BATCH_ITEMS at a time."""
+    to a segment and to a multiple of the hop), BATCH_ITEMS at a time."""
     if not group:
         return np.zeros((0, 4), np.int64)
     lengths = np.array([len(x) for _, x in group])
