@@ -1,18 +1,25 @@
-"""Feature figures: ``specpaint features`` on N generated 10 s files at 4096 Hz
-against a naive librosa loop (load, cut, mel per segment, save; timed on a
-sample of the files and scaled to N: it takes ~0.3 s a file), each a whole
-process in the same run; and, in this process, the two mel paths on the CPU
-(nnAudio's MelSpectrogram layer, torch.stft with nnAudio's filterbank), and on a
-GPU the layer there.
+"""Feature figures: ``specpaint features`` on N generated 10 s files at 4096 Hz, full
+frames and ``--pool mean``, beside the same command of an earlier commit (``--before
+REV``: that commit's tree, extracted from git, run by this Python) and a naive librosa
+loop (load, cut, mel per segment, save; timed on a sample of the files and scaled to
+N: it takes ~0.3 s a file), each a whole process in the same run, alternating; where
+our run's time went (the manifest's seconds per stage, of the median run); and, in
+this process, the mel paths on the CPU (nnAudio's MelSpectrogram layer, torch.stft
+with nnAudio's filterbank per item, each frame once for overlapping items) on one
+torch thread, and on a GPU the layer there.
 
     .venv/bin/python bench/bench_features.py [--files 2000] [--runs 3] [--naive-files 100]
-        [--device cpu|cuda]
+        [--before REV] [--device cpu|cuda] [--no-write]
 """
 
 import argparse
+import io
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import types
@@ -47,7 +54,8 @@ for path in sorted(Path(sys.argv[1]).glob("*.wav")):
             out.append(librosa.power_to_db(mel, ref=1.0, top_db=None).astype(np.float16))
 np.save(Path(sys.argv[2]) / "features.npy", np.stack(out))
 """
-TARGET = 5.0
+TARGET = 5.0  # against the naive loop
+BEFORE_TARGET = 1.5  # against --before (issue 40: >= 1.5x on this 2-core CPU)
 
 
 def make_files(folder: Path, count: int) -> None:
@@ -60,29 +68,51 @@ def make_files(folder: Path, count: int) -> None:
 
 
 def mel_paths(runs: int, device: str) -> dict[str, float]:
-    """Milliseconds per 4096 sub-segments: each mel path on the CPU, and on ``device``
-    the one used there."""
+    """Milliseconds per 4096 sub-segments (512:256 of 1024:512 segments of 10 s files,
+    one torch thread on the CPU): each mel path on the CPU, and on ``device`` the one
+    used there."""
+    from engine.logmel import items
+
     settings = FeatureSettings(subsegment=512, subsegment_hop=256)
-    x = torch.randn(4096, 512)
-    paths = {"nnAudio MelSpectrogram layer on the CPU": ("cpu", True),
-             "torch.stft + nnAudio filterbank on the CPU (used there)": ("cpu", False)}
+    file, table = items([SR * SECONDS] * 20, settings)
+    starts = (file * SR * SECONDS + table[:, 2])[:4096]
+    samples = np.random.default_rng(0).normal(0, 0.3, SR * SECONDS * 20).astype(np.float32)
+    x = torch.from_numpy(samples[starts[:, None] + np.arange(512)])
+    cpu = LogMel(settings, torch.device("cpu"))
+    paths = {"nnAudio MelSpectrogram layer on the CPU": lambda: cpu.layer(x),
+             "torch.stft + nnAudio filterbank, item by item, on the CPU":
+                 lambda: cpu(x),
+             "each frame once, nnAudio filterbank, on the CPU (used there)":
+                 lambda: cpu.of_starts(samples, starts)}
     if device != "cpu":
-        paths[f"nnAudio MelSpectrogram layer on {device} (used there)"] = (device, True)
+        gpu = LogMel(settings, torch.device(device))
+        on_device = x.to(device)
+        paths[f"nnAudio MelSpectrogram layer on {device} (used there)"] = lambda: gpu(on_device)
     out = {}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     with torch.no_grad():
-        for name, (where, layer) in paths.items():
-            mel = LogMel(settings, torch.device(where))
-            mel.use_layer = layer
-            batch = x.to(where)
+        for name, compute in paths.items():
             times = []
             for _ in range(runs + 1):  # the first warms up
                 t0 = time.perf_counter()
-                mel(batch)
-                if where.startswith("cuda"):
+                compute()
+                if device.startswith("cuda"):
                     torch.cuda.synchronize()
                 times.append(time.perf_counter() - t0)
             out[name] = statistics.median(times[1:]) * 1000
+    torch.set_num_threads(threads)
     return out
+
+
+def checkout(rev: str, folder: Path) -> list[str]:
+    """``specpaint`` of commit ``rev``: its tree extracted into ``folder``, run as a
+    module by this Python (the same packages)."""
+    tree = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
+        tar.extractall(folder, filter="data")
+    return [sys.executable, str(folder / "app" / "main.py")]
 
 
 def main() -> None:
@@ -90,47 +120,80 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--naive-files", type=int, default=100)
+    parser.add_argument("--before", default=None, metavar="REV",
+                        help="also run specpaint features of this commit, in the same run")
     parser.add_argument("--device", default="cpu", help="specpaint features' device")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         make_files(tmp / "in", args.files)
         linked_sample(tmp / "in", tmp / "few", args.naive_files)
-        (tmp / "ours").mkdir()
+        ours = [*specpaint(), "features", str(tmp / "in"), *ARGS]
+        commands = {"specpaint features": [*ours, "-o", str(tmp / "full")],
+                    "specpaint features --pool mean": [*ours, "-o", str(tmp / "pooled"),
+                                                       "--pool", "mean"]}
+        if args.before:
+            before = checkout(args.before, tmp / "before")
+            commands[f"specpaint features at {args.before}"] = [
+                *before, "features", str(tmp / "in"), *ARGS, "-o", str(tmp / "old")]
+        commands["naive librosa loop"] = [sys.executable, "-c", NAIVE, str(tmp / "few"),
+                                          str(tmp / "naive")]
         (tmp / "naive").mkdir()
-        commands = {"specpaint features": [*specpaint(), "features", str(tmp / "in"), "-o",
-                                           str(tmp / "ours"), *ARGS],
-                    "naive librosa loop": [sys.executable, "-c", NAIVE, str(tmp / "few"),
-                                           str(tmp / "naive")]}
-        for name, cmd in commands.items():
-            runs = [progress(name, measure(cmd, args.device)) for _ in range(args.runs)]
+        runs: dict[str, list] = {name: [] for name in commands}
+        stages: dict[str, list] = {name: [] for name in list(commands)[:2]}
+        for _ in range(args.runs):  # alternating, so a change in the machine's load hits all
+            for name, cmd in commands.items():
+                runs[name].append(progress(name, measure(cmd, args.device)))
+                if name in stages:
+                    folder = Path(cmd[cmd.index("-o") + 1])
+                    seconds = json.loads((folder / "manifest.json").read_text())["seconds"]
+                    stages[name].append((runs[name][-1][0], seconds))
+        rows = {}
+        for name, measured in runs.items():
             scale = args.files / args.naive_files if name.startswith("naive") else 1
-            rows[name] = (statistics.median(r[0] for r in runs) * scale,
-                          max(r[1] for r in runs))
-    table = format_table(rows, mel_paths(max(args.runs, 5), args.device), args)
+            rows[name] = (statistics.median(r[0] for r in measured) * scale,
+                          max(r[1] for r in measured))
+    for name in stages:  # the median run's stages
+        stages[name] = sorted(stages[name], key=lambda r: r[0])[len(stages[name]) // 2]
+    table = format_table(rows, stages, mel_paths(max(args.runs, 5), args.device), args)
     print(table)
     if not args.no_write:
         write_section("bench_features", f"Features ({args.device})", table,
                       types.SimpleNamespace(type=args.device))
 
 
-def format_table(rows: dict, paths: dict, args) -> str:
+def format_table(rows: dict, stages: dict, paths: dict, args) -> str:
     ours = rows["specpaint features"][0]
+    before = rows.get(f"specpaint features at {args.before}")
     lines = [f"{args.files} files of {SECONDS} s at 4096 Hz, 16-bit WAV; segments 1024:512, "
              "sub-segments 512:256, n_fft 64, hop 16, 32 mels, float16 out; whole processes, "
-             f"median of {args.runs} runs; the naive loop timed on {args.naive_files} files and "
-             f"scaled; device {args.device}; {os.cpu_count()} CPUs.", "",
-             "| process | wall | files/s | peak RSS | speed-up | target | met |",
+             f"alternating, median of {args.runs} runs; the naive loop timed on "
+             f"{args.naive_files} files and scaled; device {args.device}; {os.cpu_count()} "
+             "CPUs.", "",
+             "| process | wall | files/s | peak RSS | ours full frames, faster by | target | met |",
              "|---|---:|---:|---:|---:|---:|:-:|"]
     for name, (wall, memory) in rows.items():
-        peer = name.startswith("naive")
+        target = TARGET if name.startswith("naive") else BEFORE_TARGET if name == \
+            f"specpaint features at {args.before}" else None
         lines.append(f"| {name} | {wall:.1f} s | {args.files / wall:.1f} | {memory:.2f} GiB | "
-                     f"{f'{wall / ours:.1f}x' if peer else ''} | "
-                     f"{f'>= {TARGET:g}x' if peer else ''} | "
-                     f"{('yes' if wall / ours >= TARGET else 'no') if peer else ''} |")
-    lines += ["", "| mel path, 4096 sub-segments of 512 | ms |", "|---|---:|"]
+                     f"{f'{wall / ours:.2f}x' if target else ''} | "
+                     f"{f'>= {target:g}x' if target else ''} | "
+                     f"{('yes' if wall / ours >= target else 'no') if target else ''} |")
+    if before:
+        pooled = rows["specpaint features --pool mean"][0]
+        lines.append(f"\nPooled against the commit before (full frames): "
+                     f"{before[0] / pooled:.2f}x.")
+    names = list(stages)
+    lines += ["", "Where the time went (the manifest's seconds, the median run; decode and "
+              "write run in threads beside the rest):", "",
+              "| stage | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    keys = list(stages[names[0]][1]) + ["the process (wall)"]
+    for key in keys:
+        cells = [f"{stages[n][0]:.1f} s" if key == "the process (wall)" else
+                 f"{stages[n][1].get(key, 0):.2f} s" for n in names]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += ["", "| mel path, 4096 sub-segments of 512, one torch thread | ms |", "|---|---:|"]
     lines += [f"| {name} | {ms:.1f} |" for name, ms in paths.items()]
     return "\n".join(lines)
 

@@ -219,3 +219,36 @@ def test_coefficients_equal_nsgt_s_frame_of_the_whole_signal(rng, sr):
     worst = np.max(np.abs(demodulated - theirs), 1) / np.max(np.abs(theirs), 1)
     print(f"max relative coefficient error against nsgt: {worst.max():.2e}")
     assert worst.max() < 1e-5  # float32 against float64
+
+
+@pytest.mark.parametrize("sr,bpo", [(44100, 48), (8000, 4), (96000, 96), (22050, 13)])
+def test_the_inverse_s_sums_are_in_a_fixed_order_the_same_on_every_path(rng, sr, bpo):
+    """The synthesis adds each bin's entries in entry order: by layers of gathers (CUDA)
+    and by a CPU scatter-add, the same bits; so a CUDA inverse, which used an atomic
+    scatter-add, gives the same bits each run, and the CPU's bits."""
+    from engine.transforms.cq import _sum_by_bin
+
+    t = ConstantQ(sr, bpo)
+    n = t.length // 2 + 1
+    values = torch.from_numpy((rng.standard_normal((3, len(t._reads))) +
+                               1j * rng.standard_normal((3, len(t._reads)))).astype(np.complex64))
+    scattered = values.new_zeros((3, n)).scatter_add_(1, t._reads.expand(3, -1), values)
+    assert torch.equal(_sum_by_bin(values, t._layers_on(torch.device("cpu"))), scattered)
+
+
+def _two_inverses(device, rng):
+    x = torch.from_numpy(rng.standard_normal((2, 3 * 44100)).astype(np.float32)).to(device)
+    t = ConstantQ(44100, device=device)
+    coeffs = t.forward(x)
+    return t.inverse(coeffs, x.shape[-1]), t.inverse(coeffs.clone(), x.shape[-1])
+
+
+def test_two_inverses_give_the_same_bits(rng):
+    first, second = _two_inverses("cpu", rng)
+    assert torch.equal(first, second)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_two_cuda_inverses_give_the_same_bits(rng):
+    first, second = _two_inverses("cuda", rng)
+    assert torch.equal(first, second)

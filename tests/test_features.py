@@ -72,6 +72,33 @@ def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
         np.testing.assert_allclose(features[k][loud], ref[loud], atol=0.02)  # dB
 
 
+def test_pooled_features_are_the_mean_or_max_of_an_item_s_frames(takes, tmp_path):
+    """--pool mean|max through the command: ``[items, n_mels, 1]``, equal to pooling the
+    full frames in numpy (float64) within float32 rounding, and to librosa's."""
+    folder, lengths = takes
+    sets = {}
+    for pool in (None, "mean", "max"):
+        out = tmp_path / str(pool)
+        r = specpaint("features", folder, "-o", out, "--subsegment", "512:256", "--dtype",
+                      "float32", *(["--pool", pool] if pool else []))
+        assert r.returncode == 0, r.stderr
+        sets[pool] = np.load(out / "features.npy")
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["parameters"]["pool"] == pool == manifest["features"]["pool"]
+    full = sets[None].astype(np.float64)
+    mapping = np.load(tmp_path / "None" / "mapping.npy")
+    audio = [sf.read(folder / name, dtype="float32")[0] for name in lengths]
+    for pool, reduce in (("mean", np.mean), ("max", np.max)):
+        assert sets[pool].shape == full.shape[:2] + (1,)
+        np.testing.assert_allclose(sets[pool][..., 0], reduce(full, -1), atol=1e-4)
+        for k in [0, 1, 5, len(mapping) - 1]:
+            f, _, _, start = mapping[k]
+            x = np.zeros(max(len(audio[f]), 1024), np.float32)
+            x[:len(audio[f])] = audio[f]
+            ref = reduce(librosa_log_mel(x[start:start + 512]), -1)
+            np.testing.assert_allclose(sets[pool][k, :, 0], ref, atol=0.02)  # dB
+
+
 def test_float16_storage_and_resampling(tmp_path, rng):
     folder = tmp_path / "in"
     folder.mkdir()
@@ -99,7 +126,7 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
     broken = [f for f in manifest["files"] if "broken" in f["path"]][0]
     assert broken["items"] == 0 and "not a readable audio file" in broken["error"]
     assert set(np.load(out / "mapping.npy")[:, 0]) == {0, 1, 3}  # broken.wav is file 2
-    assert not list(out.glob(".*.part")) and not (out / "features.raw").exists()
+    assert not list(out.glob(".*.part"))
 
 
 @pytest.mark.parametrize("args,match", [(["--segment", "1024"], "LENGTH:HOP"),
@@ -127,8 +154,15 @@ def test_the_gpu_path_nnaudios_layer_gives_the_cpu_paths_numbers(rng):
 
 def test_items_of_a_file(rng):
     s = FeatureSettings()
-    assert items(300, s).tolist() == [[0, 0, 0]]
-    assert items(2048, s)[:, 2].tolist() == [0, 512, 1024]
+    assert items([300], s)[1].tolist() == [[0, 0, 0]]
+    assert items([2048], s)[1][:, 2].tolist() == [0, 512, 1024]
+    for seg, sub in [((1024, 512), (512, 256)), ((700, 300), (None, None)), ((64, 7), (33, 5))]:
+        lengths = rng.integers(1, 5000, size=rng.integers(1, 9))
+        file, table = items(lengths, FeatureSettings(segment=seg[0], segment_hop=seg[1],
+                                                     subsegment=sub[0], subsegment_hop=sub[1]))
+        want = [(i, *row) for i, n in enumerate(lengths)
+                for row in expected_items(n, *seg, *(sub if sub[0] else (seg[0], seg[0])))]
+        assert np.column_stack([file, table]).tolist() == [list(w) for w in want]
 
 
 def _run(paths, out):
@@ -215,3 +249,25 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
     assert any("left by a write that was interrupted" in n for n in manifest.get("notes", []))
     assert sorted(p.name for p in out.iterdir()) == ["features.npy", "manifest.json",
                                                       "mapping.npy"]
+
+
+def test_frames_computed_once_for_overlapping_items_equal_each_item_s_own(rng):
+    """LogMel.of_starts (the CPU's path: each frame of the hop grid once, an item's
+    end frames mirrored as torch.stft mirrors them) against torch.stft of each item."""
+    for _ in range(12):
+        hop = int(rng.choice([4, 8, 16]))
+        n_fft = hop * int(rng.choice([2, 4, 8]))
+        length = int(rng.integers(n_fft + 1, 700))
+        s = FeatureSettings(n_fft=n_fft, hop=hop, n_mels=8, segment=length,
+                            segment_hop=hop * int(rng.integers(1, 40)),
+                            pool=rng.choice([None, "mean", "max"]))
+        mel = LogMel(s, torch.device("cpu"))
+        x = rng.normal(0, 0.3, 20000).astype(np.float32)
+        x[rng.integers(0, 19000):][:500] = 0  # silence: the floor
+        starts = np.sort(rng.choice(np.arange(0, 20000 - length, hop), 300, replace=False))
+        assert mel.shares_frames(starts)
+        want = mel(torch.from_numpy(x[starts[:, None] + np.arange(length)]))
+        got = mel.of_starts(x, starts)
+        assert got.shape == want.shape == (300, 8, s.stored_frames)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-3)  # dB
+    assert not mel.shares_frames(starts + 1)  # off the hop's grid: item by item

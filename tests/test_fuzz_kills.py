@@ -141,7 +141,7 @@ def test_features_killed_at_any_moment_leave_a_whole_set_or_none(takes, clean_fe
     out.mkdir()
     for name in ("features.npy", "mapping.npy", "manifest.json"):
         (out / name).write_bytes((old / name).read_bytes())
-    killed(lambda: any(out.glob(".features.raw.*.part")), moment * seconds, "features", takes,
+    killed(lambda: any(out.glob(".features.npy.*.part")), moment * seconds, "features", takes,
            "-o", out, *FEATURES)
     try:
         opened = open_set(out, verify=True)

@@ -18,11 +18,17 @@ written last (:func:`_commit_set`), so after a kill at any moment
 Read a set with ``open_set(outdir)`` (arrays memory-mapped), or each file with
 ``numpy.load(path, mmap_mode="r")`` where a manifest is present.
 
-Pipeline: decoder threads (decode and resample release the GIL) read ahead into
-a bounded queue; the engine device computes whole batches of segments; on CUDA
-host buffers are pinned and copies non-blocking. Mel: nnAudio's
-MelSpectrogram layer on a GPU; on the CPU ``torch.stft`` with the layer's
-filterbank, the same numbers, measured about 2x faster (bench/bench_features.py).
+Pipeline: decoder threads (a plain WAV memory-mapped, :mod:`app.batch.wavread`;
+anything else decoded and resampled, which release the GIL) read ahead into a
+bounded queue; files are taken in groups, their items cut by one mapping; the
+engine device computes batches of them; a writer thread stores the results
+(:mod:`app.batch.staging` on CUDA: pinned buffers, a copy stream). Mel: nnAudio's
+MelSpectrogram layer on a GPU; on the CPU each frame once for all the items
+holding it (:meth:`engine.logmel.LogMel.of_starts`, with the layer's filterbank),
+on one torch thread: the decoders and the writer have the other core, and two
+torch threads on a 2-core machine shared with other work made each elementwise
+pass 5-15 times slower than one (bench/bench_features.py; 500 files: 1.5 s
+against 7 s with both changes).
 """
 
 import hashlib
@@ -30,6 +36,7 @@ import json
 import os
 import queue
 import threading
+import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +44,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from app.batch import wavread
+from app.batch.staging import Staging
 from engine.atomic import clear_stale, commit, discard, temporary, write_bytes
 from engine.audio import load
 from engine.errors import ParameterError
@@ -45,20 +54,34 @@ from engine.progress import CancelFlag, ProgressFn, put_unless_stopped, step
 
 READ_AHEAD = 8  # decoded files waiting for the device
 DECODERS = 2
+GROUP_SAMPLES = 1 << 20  # a group's samples, cut into items together (about 25 10-s files)
 BATCH_ITEMS = 4096  # (sub-)segments per device batch
+WRITE_AHEAD = 4  # computed batches waiting for the writer
+COMPUTE_THREADS = 1  # torch's threads for the mel on the CPU
 FLOAT16_MAX = float(np.finfo(np.float16).max)
-BLOCK_BYTES = 1 << 24  # copied and hashed this much at a time
+BLOCK_BYTES = 1 << 24  # hashed this much at a time
+HEADER_BYTES = 256  # features.npy's header, written in place at the end (any shape fits)
 
 
 def decode(path: Path, sr: int) -> np.ndarray:
-    """Mono float32 samples of ``path`` at ``sr``."""
+    """Mono float32 samples of ``path`` at ``sr``: a plain WAV at ``sr`` memory-mapped
+    (:mod:`app.batch.wavread`, the same samples), anything else through libsndfile
+    and soxr."""
+    where = wavread.layout(path, rate=sr)
+    samples = wavread.read(path, where) if where is not None else None
+    if samples is not None:
+        return _mono(samples)
     audio = load(path)
-    x = audio.samples.mean(0) if audio.channels > 1 else audio.samples[0]
+    x = _mono(audio.samples)
     if audio.sample_rate != sr:
         import soxr
 
         x = soxr.resample(x, audio.sample_rate, sr, quality="HQ")
     return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def _mono(samples: np.ndarray) -> np.ndarray:
+    return samples.mean(0) if samples.shape[0] > 1 else samples[0]
 
 
 def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.device,
@@ -70,124 +93,198 @@ def extract(paths: list[Path], outdir: Path, s: FeatureSettings, device: torch.d
     (app.batch.jobs.find_jobs), listed too."""
     s.check()
     outdir.mkdir(parents=True, exist_ok=True)
-    mel = LogMel(s, device)
+    mel, staging = LogMel(s, device), Staging(device)
     dtype = np.dtype(s.dtype)
-    raw = outdir / "features.raw"
-    cleared = clear_stale(raw)  # what a killed run left
-    tmp_raw = temporary(raw)
+    cleared = clear_stale(outdir / "features.npy")  # what a killed run left
+    part = temporary(outdir / "features.npy")  # the array behind a header left blank
     files, mapping = [], []
     decoded: queue.Queue = queue.Queue(READ_AHEAD)
     early: dict[int, tuple] = {}  # decoded out of order, waiting for their turn
     stop = threading.Event()
-    _start_decoders(paths, s.sr, decoded, stop)
+    seconds = {"decode": 0.0, "waiting for files": 0.0, "compute": 0.0, "write": 0.0}
+    # decode and write run in threads of their own, beside the rest
+    _start_decoders(paths, s.sr, decoded, stop, seconds)
+    threads = torch.get_num_threads()
+    if device.type == "cpu":  # see the module notes
+        torch.set_num_threads(COMPUTE_THREADS)
     try:
-        with open(tmp_raw, "wb") as out:
-            pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+        with Writer(part, skip=HEADER_BYTES) as writer:
+            group: list[tuple[dict, np.ndarray]] = []
             for index in range(len(paths)):
                 step(index / max(len(paths), 1), progress, cancel)
+                t0 = time.perf_counter()
                 while index not in early:
                     item = decoded.get()
                     early[item[0]] = item
+                seconds["waiting for files"] += time.perf_counter() - t0
                 i, x, error = early.pop(index)
-                entry = {"path": str(paths[i]), "samples": 0, "items": 0}
+                entry = {"path": str(paths[i]), "samples": 0, "items": 0, "index": i}
                 if error is not None:
                     entry["error"] = error
                 else:
-                    table = items(len(x), s)
-                    entry.update(samples=len(x), items=len(table))
-                    mapping.append(np.column_stack([np.full(len(table), i), table]))
-                    pending.append((i, x, table))
+                    group.append((entry, x))
                 files.append(entry)
-                if sum(len(p[2]) for p in pending) >= BATCH_ITEMS or index == len(paths) - 1:
-                    _compute(pending, mel, s, dtype, out)
-                    pending = []
-            out.flush()
-            os.fsync(out.fileno())
+                if sum(len(g[1]) for g in group) >= GROUP_SAMPLES or index == len(paths) - 1:
+                    t0 = time.perf_counter()
+                    mapping.append(_compute(group, mel, s, dtype, staging, writer))
+                    seconds["compute"] += time.perf_counter() - t0
+                    group = []
+            seconds["write"] = writer.seconds
         table = np.concatenate(mapping) if mapping else np.zeros((0, 4), np.int64)
+        for entry in files:
+            del entry["index"]
         manifest = _manifest(files, table, s, device)
         manifest["skipped"] = list(skipped)
-        _commit_set(outdir, tmp_raw, table, manifest, s, dtype)
+        manifest["seconds"] = seconds
+        _commit_set(outdir, part, table, manifest, s, dtype)
     finally:
+        torch.set_num_threads(threads)
         stop.set()
-        discard(tmp_raw)
+        discard(part)
     step(1.0, progress, None)
     if cleared:
         manifest["notes"] = [cleared]
     return manifest
 
 
-def _start_decoders(paths, sr, decoded: queue.Queue, stop) -> None:
+def _start_decoders(paths, sr, decoded: queue.Queue, stop, seconds: dict) -> None:
     """Threads decoding files (every DECODERS-th each) into ``decoded`` as
-    (index, samples, error); the consumer puts them back in order."""
+    (index, samples, error); the consumer puts them back in order. Their time adds up
+    in ``seconds["decode"]`` (each thread's in a slot of its own, summed there)."""
+    spent = [0.0] * DECODERS
+
     def work(first: int) -> None:
         for i in range(first, len(paths), DECODERS):
+            t0 = time.perf_counter()
             try:
                 item = (i, decode(paths[i], sr), None)
             except Exception as e:  # noqa: BLE001 - a bad file is listed, the rest go on
                 item = (i, None, " ".join(str(e).split()))
+            spent[first] += time.perf_counter() - t0
+            seconds["decode"] = sum(spent)
             put_unless_stopped(decoded, item, stop)
 
     for k in range(DECODERS):
         threading.Thread(target=work, args=(k,), daemon=True).start()
 
 
-def _compute(pending, mel: LogMel, s: FeatureSettings, dtype: np.dtype, out) -> None:
-    """Log-mel of every item of the pending files, appended to ``out`` in order."""
-    if not pending:
-        return
-    segments = []
-    for _, x, table in pending:
-        padded = np.zeros(max(len(x), s.segment), np.float32)
-        padded[:len(x)] = x
-        idx = table[:, 2:3] + np.arange(s.length)
-        segments.append(padded[idx])
-    batch = torch.from_numpy(np.concatenate(segments))
-    if mel.device.type == "cuda":
-        batch = batch.pin_memory().to(mel.device, non_blocking=True)
-    else:
-        batch = batch.to(mel.device)
-    result = mel(batch).cpu().numpy()
-    if dtype == np.float16:
-        result = np.clip(result, -FLOAT16_MAX, FLOAT16_MAX)
-    out.write(np.ascontiguousarray(result, dtype=dtype).tobytes())
+def _compute(group, mel: LogMel, s: FeatureSettings, dtype: np.dtype, staging: Staging,
+             writer: "Writer") -> np.ndarray:
+    """Log-mel of every item of a group of decoded files, handed to ``writer`` in order;
+    their mapping rows ``[k, 4]``, and each file's entry counts its samples and items.
+    The items are cut from one buffer of the group's samples (each file zero-padded
+    to a segment and to a multiple of the hop), BATCH_ITEMS at a time."""
+    if not group:
+        return np.zeros((0, 4), np.int64)
+    lengths = np.array([len(x) for _, x in group])
+    padded = -(-np.maximum(lengths, s.segment) // s.hop) * s.hop  # files start on the hop
+    buffer = np.zeros(int(padded.sum()), np.float32)
+    offsets = np.cumsum(padded) - padded
+    file, table = items(lengths, s)
+    counts = np.bincount(file, minlength=len(group))
+    for (entry, x), offset, count in zip(group, offsets, counts, strict=True):
+        buffer[offset:offset + len(x)] = x
+        entry.update(samples=len(x), items=int(count))
+    first = offsets[file] + table[:, 2]
+    for k in range(0, len(first), BATCH_ITEMS):
+        starts = first[k:k + BATCH_ITEMS]
+        if mel.shares_frames(starts):  # the CPU: overlapping items' frames computed once
+            result = mel.of_starts(buffer, starts)
+        else:
+            result = mel(staging.upload(buffer[starts[:, None] + np.arange(s.length)]))
+        if dtype == np.float16:
+            result = result.clamp(-FLOAT16_MAX, FLOAT16_MAX).to(torch.float16)
+        writer.put(*staging.download(result))
+    index = np.array([entry["index"] for entry, _ in group])
+    return np.column_stack([index[file], table])
 
 
-def _commit_set(outdir: Path, raw: Path, table: np.ndarray, manifest: dict,
+class Writer:
+    """Appends computed batches to a file from a thread of its own, so that the device
+    never waits on the disk while WRITE_AHEAD batches fit in its queue; flushed and
+    fsynced on a clean exit, and an error while writing raised there."""
+
+    def __init__(self, path: Path, *, skip: int = 0):
+        self.file = open(path, "wb")
+        self.file.write(bytes(skip))
+        self.queue: queue.Queue = queue.Queue(WRITE_AHEAD)
+        self.error: BaseException | None = None
+        self.seconds = 0.0  # spent writing (and waiting for the device's copies)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def put(self, batch: torch.Tensor, ready=None) -> None:
+        """Write ``batch`` once ``ready`` (a CUDA event, or None) has happened."""
+        if self.error is not None:
+            raise self.error
+        self.queue.put((batch, ready))
+
+    def _run(self) -> None:
+        while (item := self.queue.get()) is not None:
+            batch, ready = item
+            if self.error is None:
+                t0 = time.perf_counter()
+                try:
+                    if ready is not None:
+                        ready.synchronize()
+                    self.file.write(memoryview(np.ascontiguousarray(batch.numpy())).cast("B"))
+                except BaseException as e:  # noqa: BLE001 - raised in the job's thread
+                    self.error = e
+                self.seconds += time.perf_counter() - t0
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        try:
+            if kind is None and self.error is None:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+        finally:
+            self.file.close()
+        if kind is None and self.error is not None:
+            raise self.error
+
+
+def _commit_set(outdir: Path, features: Path, table: np.ndarray, manifest: dict,
                 s: FeatureSettings, dtype: np.dtype) -> None:
-    """Write the set's three files so that a kill at any moment leaves a set that
-    :func:`open_set` opens whole (the old one or the new one) or refuses: both arrays go
-    to temporary files first (their sizes and SHA-256 into the manifest, with a new
-    run id), then the old manifest is removed, the arrays renamed into place and the
-    manifest written last. (Killed right after features.npy was renamed, a run left
-    the new features beside the old mapping and manifest, and they loaded.)"""
-    parts = {}
+    """Seal the set so that a kill at any moment leaves one that :func:`open_set` opens
+    whole (the old one or the new one) or refuses: the features' header is written into
+    their temporary file, the mapping to one of its own (their sizes and SHA-256 into the
+    manifest, with a new run id), then the old manifest is removed, the arrays renamed
+    into place and the manifest written last. (Killed right after features.npy was
+    renamed, a run left the new features beside the old mapping and manifest, and they
+    loaded.)"""
+    parts = {"features": features, "mapping": temporary(outdir / "mapping.npy")}
+    started = time.perf_counter()
     try:
-        for name, write in (("features", lambda f: _copy_npy(raw, f, (len(table), s.n_mels,
-                                                                         s.frames), dtype)),
-                            ("mapping", lambda f: np.save(f, table))):
-            path = outdir / f"{name}.npy"
-            parts[name] = temporary(path)
-            with open(parts[name], "wb") as f:
-                write(f)
-            manifest[name].update(bytes=parts[name].stat().st_size, sha256=_sha256(parts[name]))
+        with open(features, "r+b") as f:
+            f.write(_header((len(table), s.n_mels, s.stored_frames), dtype))
+        with open(parts["mapping"], "wb") as f:
+            np.save(f, table)
+        for name, part in parts.items():
+            manifest[name].update(bytes=part.stat().st_size, sha256=_sha256(part))
         manifest["run"] = uuid.uuid4().hex
         (outdir / "manifest.json").unlink(missing_ok=True)  # the set is open until it is back
         for name, part in parts.items():
             commit(part, outdir / f"{name}.npy")
+        manifest.setdefault("seconds", {})["seal"] = time.perf_counter() - started
         write_bytes(outdir / "manifest.json", json.dumps(manifest, indent=1).encode())
     finally:
         for part in parts.values():
             discard(part)
 
 
-def _copy_npy(raw: Path, f, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """The raw feature bytes behind an .npy header."""
-    np.lib.format.write_array_header_1_0(
-        f, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-            "shape": shape})
-    with open(raw, "rb") as src:
-        while block := src.read(BLOCK_BYTES):
-            f.write(block)
+def _header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
+    """An .npy (1.0) header of HEADER_BYTES for an array of ``shape``: its dictionary
+    padded with spaces, as numpy pads it (to a multiple of 64 bytes)."""
+    text = repr({"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                 "shape": shape})
+    length = HEADER_BYTES - 10  # after the magic string, the version and the length
+    return (np.lib.format.magic(1, 0) + length.to_bytes(2, "little") +
+            text.ljust(length - 1).encode("latin1") + b"\n")
 
 
 def _sha256(path: Path) -> str:
@@ -251,8 +348,9 @@ def _manifest(files: list[dict], table: np.ndarray, s: FeatureSettings,
     except PackageNotFoundError:
         ours = "source"
     return {"files": files, "parameters": asdict(s),
-            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.frames],
-                         "dtype": s.dtype, "unit": "dB (10 log10 mel power)"},
+            "features": {"file": "features.npy", "shape": [len(table), s.n_mels, s.stored_frames],
+                         "dtype": s.dtype, "unit": "dB (10 log10 mel power)",
+                         "pool": s.pool, "frames_pooled": s.frames if s.pool else None},
             "mapping": {"file": "mapping.npy", "shape": list(table.shape), "dtype": "int64",
                         "columns": ["file", "segment", "subsegment", "start_sample"]},
             "device": str(device),

@@ -20,6 +20,9 @@ def add_parser(sub) -> None:
     p.add_argument("--subsegment", default=None, metavar="LENGTH:HOP",
                    help="cut each segment again (e.g. 512:256)")
     p.add_argument("--dtype", default="float16", choices=("float16", "float32"))
+    p.add_argument("--pool", default=None, choices=("mean", "max"),
+                   help="reduce each item's frames to one (the mean or the max of their dB): "
+                        "features [items, n_mels, 1]")
 
 
 def _pair(text: str | None, option: str) -> tuple[int | None, int | None]:
@@ -43,7 +46,7 @@ def cmd_features(args) -> int:
     segment, segment_hop = _pair(args.segment, "--segment")
     sub, sub_hop = _pair(args.subsegment, "--subsegment")
     settings = FeatureSettings(args.sr, args.n_fft, args.hop, args.n_mels, segment, segment_hop,
-                               sub, sub_hop, args.dtype)
+                               sub, sub_hop, args.dtype, args.pool)
     settings.check()
     skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the manifest
     paths = [job.input for job in find_jobs(args.inputs, Path(args.output_dir),
@@ -58,6 +61,7 @@ def cmd_features(args) -> int:
     for note in manifest.get("notes", []):  # what a killed run had left
         print(f"specpaint: note: {note}", file=sys.stderr)
     shape = manifest["features"]["shape"]
+    pooled = f", {args.pool} of {settings.frames} frames" if args.pool else ""
     print(f"{len(paths) - len(failed)} of {len(paths)} file(s): {shape[0]} items of "
-          f"{shape[1]} mels x {shape[2]} frames ({settings.dtype}) in {args.output_dir}")
+          f"{shape[1]} mels x {shape[2]} frame(s) ({settings.dtype}{pooled}) in {args.output_dir}")
     return 1 if failed else 0

@@ -104,10 +104,11 @@ class ConstantQ(Transform):
         place, weight = band * m + b % m, w
         scale = torch.from_numpy(bands.scale)[band] ** 2
         energy = torch.zeros(half + 1, dtype=torch.float64)
-        energy.index_add_(0, reads, scale * weight ** 2)
+        energy.index_add_(0, reads, scale * weight ** 2)  # on the CPU: entry by entry
         if not bool((energy > 0).all()):
             raise AssertionError("the bands leave a frequency uncovered")
         dev = self.device
+        self._layers: dict[torch.device, list] = {}  # built for a device when used there
         self._reads = reads.to(dev)
         self._mirrored = mirrored  # (on the CPU: only where they are is used)
         self._place = place.to(dev)
@@ -221,6 +222,12 @@ class ConstantQ(Transform):
             out[..., :-first] = frames[..., 1 - frame0:1 - first - frame0].flip(-1).conj()
         return out
 
+    def _layers_on(self, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        if device not in self._layers:  # ~50 ms: not where unused
+            self._layers[device] = [(bins.to(device), entries.to(device))
+                                    for bins, entries in _layers(self._reads.cpu())]
+        return self._layers[device]
+
     def _inverse_blocks(self, windows: torch.Tensor) -> torch.Tensor:
         """Output blocks from their frames ``[..., bins, blocks, window_frames]`` (the
         canonical dual), ``[..., blocks * block]``."""
@@ -230,8 +237,11 @@ class ConstantQ(Transform):
         rows = rows.reshape(-1, rows.shape[-2] * rows.shape[-1])
         parts = torch.gather(rows, 1, place.expand(len(rows), -1)) * dual
         parts[:, mirrored] = parts[:, mirrored].conj()
-        spectrum = rows.new_zeros((len(rows), self.length // 2 + 1))
-        spectrum.scatter_add_(1, reads.expand(len(rows), -1), parts)
+        if windows.device.type == "cpu":  # entry by entry, in order: a fixed order here
+            spectrum = rows.new_zeros((len(rows), self.length // 2 + 1))
+            spectrum.scatter_add_(1, reads.expand(len(rows), -1), parts)
+        else:  # atomic adds elsewhere (CUDA): layers instead, the same sums in that order
+            spectrum = _sum_by_bin(parts, self._layers_on(windows.device))
         y = torch.fft.irfft(spectrum, n=self.length, norm="forward")[
             :, self.reach:self.reach + self.block]
         return y.reshape(lead + (-1,)).flatten(-2)
@@ -301,3 +311,33 @@ class ConstantQ(Transform):
     @property
     def full_scale(self) -> float:
         return self.hop / 2  # |coefficient| of a unit cosine at a band's centre
+
+
+def _layers(reads: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The entries reading each bin of the half spectrum, as layers: layer ``r`` holds
+    each bin's ``r``-th entry (in entry order), as (bins, entries), bins ascending and
+    each once; layer 0 holds every bin (:meth:`ConstantQ._build` checks each is read)."""
+    order = torch.sort(reads, stable=True).indices
+    sorted_bins = reads[order]
+    starts = torch.searchsorted(sorted_bins, sorted_bins, side="left")
+    rank = torch.arange(len(order)) - starts
+    layers = []
+    for r in range(int(rank.max()) + 1):
+        at = rank == r
+        layers.append((sorted_bins[at], order[at]))
+    return layers
+
+
+def _sum_by_bin(values: torch.Tensor, layers) -> torch.Tensor:
+    """``[..., bins]``: the sum of the entries' ``values [..., entries]`` that read each
+    bin, each bin's entries added in entry order (layer by layer), so every run gives
+    the same bits (an atomic scatter-add on CUDA does not), those of a CPU
+    ``scatter_add_``, which adds entry by entry (and stays there: its one pass beat
+    the few dozen gathers about twice on this 2-core CPU)."""
+    _, entries = layers[0]
+    total = values.index_select(-1, entries)  # every bin once, in order
+    for bins, entries in layers[1:]:  # each bin at most once a layer: no two adds race
+        total.index_copy_(-1, bins, total.index_select(-1, bins) +
+                          values.index_select(-1, entries))
+    return total
+
