@@ -19,6 +19,18 @@ def nice_step(span: float, count: int) -> float:
     return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
 
 
+def begin_ruler(ruler: QWidget) -> QPainter | None:
+    """A painter on ``ruler``'s cleared background with the ink pen, or None (and the
+    background drawn) when the ruler is blank: no document, no axis."""
+    p = QPainter(ruler)
+    p.fillRect(ruler.rect(), BACKGROUND)
+    if ruler.blank:
+        p.end()
+        return None
+    p.setPen(INK)
+    return p
+
+
 class TimeRuler(QWidget):
     """The time axis; dragging in it scrubs (``scrubbed`` with the seconds under the
     pointer, ``scrubEnded`` on release)."""
@@ -52,12 +64,9 @@ class TimeRuler(QWidget):
             self.scrubEnded.emit()
 
     def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.fillRect(self.rect(), BACKGROUND)
-        if self.blank:
-            p.end()
+        p = begin_ruler(self)
+        if p is None:
             return
-        p.setPen(INK)
         for t, label in time_ticks(self.view, self.width()):
             x = self.view.x_of(t) * self.width() / self.view.width
             p.drawLine(int(x), self.height() - 6, int(x), self.height())
@@ -123,12 +132,9 @@ class FrequencyRuler(QWidget):
         return out
 
     def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.fillRect(self.rect(), BACKGROUND)
-        if self.blank:
-            p.end()
+        p = begin_ruler(self)
+        if p is None:
             return
-        p.setPen(INK)
         for y, box, text in self.labels():
             p.drawLine(self.width() - 6, int(y), self.width(), int(y))
             p.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
