@@ -13,47 +13,21 @@ One entry point, :func:`keeping_local`, is a stroke's end there, in steps:
 3. the sound of its change outside where it is heard is taken off the
    coefficients (:mod:`brushes.locality.confine`).
 
-What the stroke painted reaches this as :class:`Painted`, a record the stroke
-keeps, not attributes set on it from outside."""
+What the stroke painted reaches this as :class:`Painted` (``record.py``), a record
+the stroke keeps, not attributes set on it from outside; what the pipeline needs of a
+stroke is :class:`LocalStroke`."""
 
 from collections.abc import Generator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from brushes.dab import Dab
 from brushes.locality.confine import confining, covered_frames
 from brushes.locality.ends import paint_beyond_ends
-from brushes.locality.gate import BandGate
+from brushes.locality.record import Heard, LocalStroke, Painted
 from engine.region import Rect
 
-if TYPE_CHECKING:
-    from brushes.stroke import Stroke
+__all__ = ["Heard", "LocalStroke", "Painted", "keeping_local"]
 
 
-@dataclass(frozen=True)
-class Heard:
-    """Where a stroke is heard when its maker knows better than its coverage:
-    ``frames``, the frames ``[a, b)`` of a filled hard-edged rectangle (painted beyond
-    its edges); ``gate``, a selection's bands each heard where the selection holds
-    it. Neither: the frames the stroke covered."""
-    frames: tuple[int, int] | None = None
-    gate: BandGate | None = None
-
-
-@dataclass
-class Painted:
-    """What a stroke painted, as its end needs it: ``calls``, each call's dabs in
-    order (the ends are painted from the first and last); ``filled``, whether a
-    selection's weights were applied at once (``Stroke.apply``); ``heard``."""
-    heard: Heard = field(default_factory=Heard)
-    calls: list[list[Dab]] = field(default_factory=list)
-    filled: bool = False
-
-    def dabs(self) -> list[Dab]:
-        return [d for call in self.calls for d in call]
-
-
-def keeping_local(stroke: "Stroke") -> Generator[None, None, Rect | None]:
+def keeping_local(stroke: LocalStroke) -> Generator[None, None, Rect | None]:
     """The end of ``stroke`` on a transform that confines edits, a bounded piece of
     work a step; returns the rect it rewrote (None: nothing)."""
     doc, painted, kernel = stroke.doc, stroke.record, stroke.kernel

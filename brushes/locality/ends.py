@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from brushes.locality.confine import covered_frames
+from brushes.locality.record import LocalStroke
 from engine.region import Rect
 
 
@@ -39,7 +40,7 @@ class Ends:
         return torch.from_numpy(np.interp(at, np.arange(*self.frames), self.profile))
 
 
-def paint_beyond_ends(stroke) -> Generator[None, None, Ends | None]:
+def paint_beyond_ends(stroke: LocalStroke) -> Generator[None, None, Ends | None]:
     """Paint ``stroke`` (a :class:`brushes.stroke.Stroke` of a kernel whose cells
     depend only on its coverage) beyond its first and last covered frame, over the
     frames that sound within its time (its samples widened by the transform's
