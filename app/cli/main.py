@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None, *, gui: Command | None = None) -> int:
     warnings.showwarning = _one_line_warnings
     started = time.perf_counter()
     try:
-        status = (gui or _no_gui if args.command == "gui" else COMMANDS[args.command])(args)
+        command = (gui or _no_gui) if args.command == "gui" else COMMANDS[args.command]
+        status = command(args)
     except BrokenPipeError:  # output piped into `head` and the like: not an error
         sys.stdout = open(os.devnull, "w")  # keep the exit-time flush quiet
         return 0
