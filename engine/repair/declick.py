@@ -19,7 +19,6 @@ is the de-click module (every click of a region, batched by blocks).
 import math
 
 import numpy as np
-from scipy.signal import lfilter
 
 from engine.progress import step
 from engine.repair import Event, Outcome, ar
@@ -55,8 +54,8 @@ def _errors(x: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per sample, the smaller of the forward and backward prediction errors (0 where a
     full history is missing)."""
     p = len(a) - 1
-    fwd = lfilter(a, [1.0], x)
-    bwd = lfilter(a, [1.0], x[::-1])[::-1]
+    fwd = np.convolve(x, a)[:len(x)]  # (scipy's lfilter(a, [1], x), without its import)
+    bwd = np.convolve(x[::-1], a)[:len(x)][::-1]
     err = np.minimum(np.abs(fwd), np.abs(bwd))
     err[:p], err[len(x) - p:] = 0.0, 0.0
     return err
