@@ -96,3 +96,53 @@ def test_declick_changes_only_the_samples_of_each_click():
               for _, points, _ in case.strokes]
     assert all(min(abs(i - c) for c in clicks) < 200 for i in changed)  # within 9 ms of a click
     assert len(changed) < 5 * 100
+
+
+def test_dehum_leaves_a_note_held_on_a_harmonic():
+    """A note of music held for a few seconds exactly on a hum's harmonic is no hum: de-hum
+    takes the hum's level there as everywhere (its median), so the note stays (random
+    mains frequency, harmonic, level and time, 5 draws). Without the cap the 0.5 s
+    low-pass followed the note and took most of it."""
+    from engine.metrics import si_sdr_db
+    from engine.repair import dehum
+
+    sr, n = 8000, 10 * 8000
+    rng = np.random.default_rng(11)
+    t = np.arange(n) / sr
+    for _ in range(5):
+        f0 = rng.choice([50.0, 60.0]) + rng.uniform(-0.3, 0.3)
+        hum = sum(0.02 * 0.7 ** k * np.sin(2 * np.pi * k * f0 * t + rng.uniform(0, 6))
+                  for k in range(1, 7))
+        k = int(rng.integers(2, 6))
+        a = int(rng.uniform(1, 5) * sr)
+        b = a + int(rng.uniform(2, 4) * sr)
+        note = np.zeros(n)
+        fade = np.minimum(1, np.minimum(np.arange(b - a), np.arange(b - a)[::-1]) / (0.05 * sr))
+        note[a:b] = fade * 0.02 * 10 ** (rng.uniform(6, 20) / 20) * \
+            np.sin(2 * np.pi * k * f0 * t[a:b] + rng.uniform(0, 6))
+        x = note + rng.normal(0, 1e-3, n)
+        out = dehum.run((x + hum)[None], sr).samples[0]
+        kept = si_sdr_db(note[a:b], out[a:b] - (x - note)[a:b])
+        assert kept > 15, (f0, k, kept)
+        assert si_sdr_db(x, out) > si_sdr_db(x, x + hum) + 6
+
+
+def test_dehum_takes_no_drone_on_high_harmonics_for_a_hum():
+    """Held notes that happen to sit on high harmonics of 50 or 60 Hz (a drone chord),
+    with nothing on the low ones, are not a hum: a hum's harmonics form a series from
+    the bottom (the first among the first three, each at most 3x the one below). De-hum
+    finds nothing and changes nothing (random frequencies, harmonic numbers and levels,
+    5 draws; without the rule it took a drone on the 29th-46th for a hum)."""
+    from engine.repair import dehum
+
+    sr, n = 8000, 8 * 8000
+    rng = np.random.default_rng(5)
+    t = np.arange(n) / sr
+    for _ in range(5):
+        f0 = rng.choice([50.0, 60.0]) + rng.uniform(-0.4, 0.4)
+        ks = sorted(rng.choice(np.arange(5, 60), 4, replace=False))
+        ks = [k for k in ks if k * f0 < 0.45 * sr]
+        x = sum(rng.uniform(0.05, 0.2) * np.sin(2 * np.pi * k * f0 * t + rng.uniform(0, 6))
+                for k in ks) + rng.normal(0, 1e-3, n)
+        out = dehum.run(x[None], sr)
+        assert out.summary == "" and np.array_equal(out.samples[0], x), (f0, ks, out.summary)

@@ -14,8 +14,10 @@ stand out, and subtract them, keeping what sounds under them.
    (music under a steady hum makes a 1 s drift wander).
 3. **Subtract.** Each counted harmonic is demodulated along the tracked phase
    and low-passed (a Gaussian of ``SMOOTH_SECONDS``): speech and music near the
-   harmonic change faster than that and average out, the hum does not. The
-   low-passed amplitude, modulated back, is subtracted.
+   harmonic change faster than that and average out, the hum does not. A hum's
+   level holds steady, so the amplitude is capped at its median over the region
+   (a note held on a harmonic for seconds would otherwise pass the low-pass and
+   go with the hum). The amplitude, modulated back, is subtracted.
 
 Work is done on blocks of ``BLOCK`` samples with the phase carried across, and
 amplitudes on a coarse grid (one value per ``COARSE_SECONDS``), so memory stays
@@ -45,6 +47,7 @@ DRIFT_HARMONICS = 4  # the drift is read from the first harmonics found
 SMOOTH_SECONDS = 0.5
 COARSE_SECONDS = 0.005
 BLOCK = 1 << 20
+SERIES_STEP = 3  # a hum's harmonics: the first among the first 3, each <= 3x the one below
 MAX_HZ = 4000.0  # harmonics above this are not hum a mains field makes audible
 
 
@@ -78,7 +81,11 @@ def find(mono: np.ndarray, sr: int, *, fundamental: str, max_harmonics: int,
          search_hz: float = SEARCH_HZ) -> tuple[float, list[int]] | None:
     """The fundamental and the harmonic numbers that stand out, or None: at least two
     harmonics must stand out ``STANDS_DB`` above the spectrum around them most of the
-    time, and one of them ``FOUND_DB``."""
+    time, and one of them ``FOUND_DB``. They form a series from the bottom: the first
+    among the first ``SERIES_STEP`` harmonics, each at most ``SERIES_STEP`` times the
+    one below (a hum's weak second harmonic may not stand out under a voice): notes
+    held on high harmonics alone (a drone chord on the 11th, 13th, 22nd and 39th)
+    are music."""
     if len(mono) < MIN_SECONDS * sr:
         return None  # too short to tell a hum's steadiness from noise's peaks
     df, stands = _prominence_db(mono, sr)
@@ -97,7 +104,10 @@ def find(mono: np.ndarray, sr: int, *, fundamental: str, max_harmonics: int,
         if best is None or scores[i] > best[0]:
             best = (scores[i], grid[i], at(k * grid[i]))
     _, f0, per_harmonic = best
-    harmonics = [int(k) + 1 for k in np.flatnonzero(per_harmonic >= STANDS_DB)]
+    harmonics = []
+    for k in np.flatnonzero(per_harmonic >= STANDS_DB) + 1:
+        if k <= SERIES_STEP * (harmonics[-1] if harmonics else 1):
+            harmonics.append(int(k))
     if len(harmonics) < 2 or per_harmonic.max() < FOUND_DB:
         return None
     return float(f0), harmonics
@@ -242,6 +252,7 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> 
         if best is None or held > best[0]:
             best = (held, carrier, amps)
     _, carrier, amps = best
+    amps = _steady_level(amps)
     out = np.zeros_like(x)
     n = x.shape[-1]
     centres = (np.arange(amps.shape[-1]) + 0.5) * coarse
@@ -255,6 +266,14 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> 
                 im = np.interp(t, centres, amps[c, i].imag).astype(np.float32)
                 out[c, b0:b1] += 2 * (re * zk.real - im * zk.imag)
     return out
+
+
+def _steady_level(amps: np.ndarray) -> np.ndarray:
+    """``amps`` no louder than each harmonic's median level: a hum's level holds steady,
+    and what rises above it under a harmonic, a note held there a while, is music."""
+    level = np.abs(amps)
+    cap = np.median(level, axis=-1, keepdims=True)
+    return amps * np.minimum(1.0, cap / np.maximum(level, 1e-300))
 
 
 def _smooth_all(amps: np.ndarray, sigma: float) -> np.ndarray:
