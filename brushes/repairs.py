@@ -76,13 +76,17 @@ MODULES = {m.name: m for m in (
 class Report:
     """What a module did: ``summary`` is empty when it found nothing (then nothing
     changed and ``step`` is None); ``events`` are (seconds, length in seconds,
-    channel) of each thing repaired."""
+    channel) of each thing repaired, and ``changes`` what the repair added to the
+    audio at each: (first sample, float32 samples) on the event's channel. The
+    changes add up to the whole repair's (each event owns the samples nearer it
+    than its neighbours on its channel)."""
 
     module: str
     summary: str
     events: list[tuple[float, float, int]] = field(default_factory=list)
     step: Step | None = None
     notes: list[str] = field(default_factory=list)
+    changes: list[tuple[int, np.ndarray]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

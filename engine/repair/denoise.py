@@ -16,9 +16,10 @@ is the same in one block or many. Digital silence stays exactly zero, and no
 Measured (bench/bench_denoise.py, seeds 1-3, 60 takes under white or pink hiss at
 0-20 dB SNR, 22.05 kHz): median PESQ-WB at 5-15 dB SNR 1.93 / 1.26 / 1.47 against
 noisereduce's 1.30 / 1.21 / 1.24 (amount 24 dB: 2.22 / 1.38 / 1.62); with a
-noise-only profile no take worse than the input by any measure; learnt, four
-music excerpts with a sustained bass drone lose 0.2-2.6 dB SI-SDR (the drone is
-taken for steady tonal noise). 10 minutes of stereo at 44.1 kHz: 15.3 s on a
+noise-only profile no take worse than the input by any measure. Learnt, a steady
+peak is noise only with ``tonal`` on: music's drones and held notes are steady
+too (off, 5 of 18 music takes of seeds 1-3 lost 0.2-5.4 dB SI-SDR; now 1 loses
+0.6 dB at 19 dB SNR, speech unchanged). 10 minutes of stereo at 44.1 kHz: 15.3 s on a
 shared 2-core CPU, noisereduce 23.9 s beside it.
 """
 
@@ -43,13 +44,14 @@ HEADROOM_DB = 0.5  # the output's peak may exceed the input's by this (the contr
 
 
 def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 12.0,
-        profile: np.ndarray | None = None, adaptive: bool = False,
+        profile: np.ndarray | None = None, adaptive: bool = False, tonal: bool = False,
         progress=None, cancel=None) -> Outcome:
     """De-noise ``x`` (float64 ``[channels, n]``) by at most ``amount_db``, against the
     noise of ``profile`` (noise-only samples, ``[channels or 1, m]``, at least one
     frame long) or, without one, the noise learnt from ``x`` (``adaptive``: following
-    it over time). Each channel on its own. Returns ``x`` itself and no summary when
-    there is nothing to reduce (digital silence, a noise floor below -140 dB)."""
+    it over time; ``tonal``: steady tones learnt as noise too). Each channel on its
+    own. Returns ``x`` itself and no summary when there is nothing to reduce (digital
+    silence, a noise floor below -140 dB)."""
     x = np.asarray(x, dtype=np.float64)
     if amount_db <= 0 or x.shape[1] == 0:
         return Outcome(samples=x)
@@ -62,7 +64,7 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 12.0,
         noise, centers = np.broadcast_to(noise[:, None, :], (x.shape[0], 1, noise.shape[1])), None
     else:
         noise, centers, source = learnt_power(x, silent, n_fft=n_fft, sample_rate=sample_rate,
-                                              adaptive=adaptive)
+                                              adaptive=adaptive, tonal=tonal)
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
         return Outcome(samples=x)

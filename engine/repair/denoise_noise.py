@@ -8,12 +8,12 @@ through the same analysis. In the adaptive mode the same over 4 s stretches ever
 2 s, interpolated between them, so the estimate follows noise that changes.
 
 A programme that never leaves some bins raises their low quantile; two checks
-bring such bins back: a peak above the spectrum's envelope counts as noise only
-if it is steady (a hum, a whistle keeps its mean power near its low quantile; a
-sustained note rises well above it some of the time), and a bin that is not
-steady may lie no more than 3 dB per octave (pink noise, the steepest hiss) above
-the steady bins around it. Both only ever lower the estimate: less reduction,
-never more.
+bring such bins back: a peak above the spectrum's envelope is brought down to it
+(with ``tonal`` only where it is not steady: a hum, a whistle keeps its mean power
+near its low quantile, but so does a drone of music, so steady tones are noise
+only when the user says so), and a bin that is not steady may lie no more than
+3 dB per octave (pink noise, the steepest hiss) above the steady bins around it.
+Both only ever lower the estimate: less reduction, never more.
 """
 
 import functools
@@ -60,7 +60,7 @@ def profile_power(profile: np.ndarray, channels: int, n_fft: int):
     return power.mean(axis=1), "profile from the selection"
 
 
-def learnt_power(x, silent, *, n_fft, sample_rate, adaptive):
+def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False):
     """The noise power ``[channels, frames, bins]`` (one frame when stationary), the
     centres of those frames in samples (None when stationary), and where it came
     from; learnt from the frames of ``x`` free of digital silence."""
@@ -78,26 +78,26 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive):
     if not adaptive:
         low = _quantile(smooth, QUANTILE) * _bias(span)
         low = _programme_removed(low, smooth.mean(axis=1, keepdims=True), n_fft,
-                                       sample_rate)
+                                 sample_rate, tonal)
         return low, None, "profile learnt from the quietest parts"
     track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
     firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
     chunks = [smooth[:, a:a + track] for a in firsts]
     low = np.concatenate([_quantile(c, QUANTILE) * _bias(span) for c in chunks], axis=1)
-    low = _programme_removed(low,
-                                   np.stack([c.mean(axis=1) for c in chunks], axis=1),
-                                   n_fft, sample_rate)
+    low = _programme_removed(low, np.stack([c.mean(axis=1) for c in chunks], axis=1),
+                             n_fft, sample_rate, tonal)
     middle = np.flatnonzero(clear)[np.minimum(firsts + track // 2, smooth.shape[1] - 1)]
     return low, middle * hop + n_fft // 2, "adaptive, learnt over time"
 
 
-def _programme_removed(low, typical, n_fft, sample_rate):
+def _programme_removed(low, typical, n_fft, sample_rate, tonal):
     """The learnt noise power ``low`` (``typical``: the mean power over the same
     frames) with its peaks above the spectrum's envelope (a median over ``PEAK_HZ``)
-    brought down to it where they are not steady, and slope-capped."""
+    brought down to it (``tonal``: where they are not steady), and slope-capped."""
     width = 2 * int(PEAK_HZ * n_fft / sample_rate / 2) + 1
     envelope = ndimage.median_filter(low, size=(1, 1, width), mode="nearest")
-    low = np.where((low > PEAK * envelope) & (typical > STEADY * low), envelope, low)
+    peak = low > PEAK * envelope
+    low = np.where(peak & (typical > STEADY * low) if tonal else peak, envelope, low)
     return _slope_capped(low, typical <= STEADY * low, n_fft, sample_rate)
 
 
