@@ -172,3 +172,39 @@ def test_declick_leaves_music_s_own_edges_alone():
             out = declick.run(x[None], sr)
             rate, kept = len(out.events) / (len(x) / sr), si_sdr_db(x, out.samples[0])
             assert rate <= 8.0 and kept >= 20.0, (seed, take.name, rate, kept)
+
+
+def _hum(n: int, sr: int, rng) -> tuple[np.ndarray, float]:
+    """Mains hum as bench_repair draws it: 50 or 60 Hz, up to 0.4 Hz off and drifting,
+    4-12 harmonics, 15-35 dB under the take's peak (scaled there by the caller)."""
+    base = float(rng.choice([50.0, 60.0]))
+    t = np.arange(n) / sr
+    f = base + rng.uniform(-0.4, 0.4) + 0.1 * np.sin(2 * np.pi * t / rng.uniform(5, 20))
+    phase = 2 * np.pi * np.cumsum(f) / sr
+    h = sum(rng.uniform(0.3, 1) * 0.75 ** (k - 1) * np.sin(k * phase + rng.uniform(0, 6))
+            for k in range(1, int(rng.integers(4, 13)) + 1))
+    return h / np.abs(h).max() * 10 ** (rng.uniform(-35, -15) / 20), base
+
+
+def test_the_harmonic_eraser_takes_no_music_for_a_hum():
+    """The harmonic eraser painted along a hum's nominal 50 / 60 Hz over real music (12
+    excerpts, STFT): a steady note of music near one harmonic is no hum. Before the comb
+    had to agree (engine.repair.steady.on_comb) within the preset's radius (then 50
+    cents, now 25), 9 of these 12 takes came out worse than their input, by up to 17 dB
+    SI-SDR (bass notes and their harmonics taken for the hum); now none, 4 better by
+    1.7-3.8 dB."""
+    from engine.metrics import si_sdr_db
+
+    rng = np.random.default_rng(7)
+    gains = []
+    for seed in (1, 2):
+        for take in takes.clean_takes(seed=seed, speech=0, sounds=0, music=6):
+            x, sr = take.samples.mean(0), 22050
+            h, base = _hum(len(x), sr, rng)
+            y = x + h * np.abs(x).max()
+            ed = Editor(Document(Audio(y[None].astype(np.float32), sr), transform="stft",
+                                 device="cpu"))
+            ed.paint("harmonic-eraser", [(0.0, base), (len(x) / sr, base)])
+            gains.append(si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y))
+            assert gains[-1] >= -0.1, (seed, take.name, gains[-1])
+    assert max(gains) > 1.0

@@ -75,9 +75,12 @@ class Heal(Kernel):
             return self._replace(ctx)
         if mode == "steady":  # which lines were painted: one tone is removed along each
             dab = ctx.dabs[0]
-            reach = max(radius_hz(dab.params, dab.freq), ctx.doc.transform.resolution_hz(dab.freq))
+            radius = radius_hz(dab.params, dab.freq)
+            reach = max(radius, ctx.doc.transform.resolution_hz(dab.freq))
             ctx.canvas.state.setdefault("painted", set()).add((round(dab.freq, 3), reach))
-            if "harmonics" not in dab.params:  # one line, not a harmonic brush's comb
+            if "harmonics" in dab.params:  # a harmonic brush's comb: its lines are one hum's
+                ctx.canvas.state.setdefault("comb", []).append((dab.time, dab.freq, radius))
+            else:
                 ctx.canvas.state.setdefault("track", []).append((dab.time, dab.freq, reach))
         return None  # attenuate, steady: at the stroke's end
 
@@ -97,7 +100,8 @@ class Heal(Kernel):
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
             painted = canvas.state.get("painted", set())
             removed = yield from off_thread(lambda: _quieter(
-                canvas, _steady_removed(doc, canvas, rect, coverage, painted),
+                canvas, _steady_removed(doc, canvas, rect, coverage, painted,
+                                        canvas.state.get("comb", [])),
                 _tracked_removed(doc, canvas, canvas.state.get("track", []))))
             if removed is None:
                 canvas.state["notice"] = NO_TONE
@@ -192,11 +196,13 @@ def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor
     return wave, start
 
 
-def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
-                    painted: set) -> tuple[Rect, torch.Tensor] | None:
+def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
+                    comb: list) -> tuple[Rect, torch.Tensor] | None:
     """Find the steady tone along each painted line (the strongest within the brush's
-    reach of it) and subtract it from the audio; the rect of frames to rewrite (every
-    bin of them) and its new coefficients, or None when there is none. Reads only."""
+    reach of it; on a harmonic brush's ``comb``, only tones that are harmonics of one
+    fundamental: engine.repair.steady.on_comb) and subtract it from the audio; the
+    rect of frames to rewrite (every bin of them) and its new coefficients, or None
+    when there is none. Reads only."""
     t = doc.transform
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
@@ -205,12 +211,14 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
                            bin0=rect.bin0,
                            frame0=rect.frame0)
     groups = steady.tones(partials, TONE_TOLERANCE_HZ, 1 / t.seconds_of(1))
-    chosen = []
+    chosen, lines = [], []
     for hz_line, reach in sorted(painted):
         near = [g for g in groups if abs(g[0].hz - hz_line) <= reach and g not in chosen]
         if near:
             chosen.append(max(near, key=lambda g: g[0].power))
-    groups = chosen
+            lines.append(hz_line)
+    groups = steady.on_comb(chosen, _harmonic_lines(lines, comb)) if comb and chosen \
+        else chosen
     if not groups:
         return None
     frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
@@ -223,6 +231,18 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor,
         ab = steady.fit(g, t, doc.length)
         wave -= steady.waveform(g, ab, t, audio=wave, sample0=start)
     return region, t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
+
+
+def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, float]]:
+    """(harmonic number, frequency, radius in Hz) of each painted line of a harmonic
+    brush's ``comb`` (its dabs' (time, Hz, radius)): a line is k times the fundamental
+    painted at the same time, the lowest of them."""
+    fundamental: dict[float, float] = {}
+    for time, hz, _ in comb:
+        fundamental[time] = min(hz, fundamental.get(time, math.inf))
+    known = {round(hz, 3): (max(1, round(hz / fundamental[time])), radius)
+             for time, hz, radius in comb}
+    return [(known[line][0], line, known[line][1]) for line in lines]
 
 
 def _quieter(canvas, steady_removal, tracked_removal):

@@ -36,6 +36,7 @@ SIGNIFICANT = 0.1  # a run's steady part must hold this share of its energy; the
 #                    strongest of many candidate rates in a run of speech alone holds ~1 %
 NOISE_TB, NOISE_POWER = 50.7, 2.5  # and more in a run short for its bin (_least_share)
 MIN_TB, TONE_SHARE = 15.0, 0.95
+COMB_CENTS = 10.0  # a hum's harmonic over its number agrees with the fundamental this well
 
 
 def _presence(z: torch.Tensor, steady: torch.Tensor, frames_per_second: float) -> torch.Tensor:
@@ -157,6 +158,36 @@ def tones(partials: list[Partial], tolerance_hz: float,
         else:
             groups.append([p])
     return groups
+
+
+def on_comb(groups: list[list[Partial]],
+            lines: list[tuple[int, float, float]]) -> list[list[Partial]]:
+    """The tones found along a harmonic brush's lines (``lines``: each group's harmonic
+    number k, line frequency and radius in Hz) that are one hum's: of those whose
+    frequency over k lies within the radius of the fundamental painted, the ones that
+    agree within ``COMB_CENTS`` on the fundamental most of their power agrees on.
+    Two or more such tones; or the fundamental alone, where it lies within
+    ``COMB_CENTS`` of where it was painted; else none. Any one line's window may hold
+    a steady note of music (a quarter-tone either side of a 60 Hz harmonic holds a
+    note of the scale or two; F4 lies 4 cents from 7 x 50 Hz), which is no harmonic of
+    the others: a harmonic found alone is no evidence of a hum."""
+    f = [g[0].hz / k for g, (k, _, _) in zip(groups, lines, strict=True)]
+    near = [i for i, (k, line, radius) in enumerate(lines)
+            if abs(_cents(f[i], line / k)) <= _cents(line + radius, line)]
+    if not near:
+        return []
+    support = {i: sum(groups[j][0].power for j in near if abs(_cents(f[j], f[i])) <= COMB_CENTS)
+               for i in near}
+    best = f[max(near, key=support.__getitem__)]
+    kept = [i for i in near if abs(_cents(f[i], best)) <= COMB_CENTS]
+    if len(kept) >= 2:
+        return [groups[i] for i in kept]
+    return [groups[i] for i in kept
+            if lines[i][0] == 1 and abs(_cents(f[i], lines[i][1])) <= COMB_CENTS]
+
+
+def _cents(a: float, b: float) -> float:
+    return 1200 * math.log2(a / b)
 
 
 def fit(group: list[Partial], transform, length: int) -> torch.Tensor:
