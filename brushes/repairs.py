@@ -9,11 +9,14 @@ the change added to the coefficients of the frames it reaches: synthesis
 inverts analysis, so the audio becomes exactly the repaired audio there,
 edits painted before are kept, and every other coefficient keeps its bits.
 A module that finds nothing changes nothing, makes no undo step and says so.
+The change made at each thing repaired (a click) is kept with the report, so
+that one can be put back alone (:func:`put_back`), as its own undo step.
 """
 
 import importlib
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -28,6 +31,7 @@ from engine.repair import guard
 
 EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
 BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
+EVENT_FLOOR = 1e-7  # an event's kept change ends where it falls below this (-140 dBFS)
 WRITE_FRAMES = 4096  # frames analysed and written at a time (memory stays bounded)
 FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS
 
@@ -51,7 +55,11 @@ MODULES = {m.name: m for m in (
            "noise-only profile (a selection) or from the quietest parts of the audio.",
            (Param("amount_db", 12.0, 0.0, 40.0, "dB", "the most the noise is reduced by"),
             Param("adaptive", "off", choices=("off", "on"),
-                  help="on: follow noise that changes over time")), 0.5),
+                  help="on: follow noise that changes over time"),
+            Param("tonal", "off", choices=("off", "on"),
+                  help="on: learn steady tones (a fan's whine) as noise too; off leaves "
+                       "them, as music's held notes and drones are steady too (de-hum and "
+                       "the tone remover take tones)")), 0.5),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
@@ -210,9 +218,48 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     step(0.8, progress, cancel)
     report.step = _write(doc, y - x, a0 + span[0], a0 + span[1], a0, chans,
                          MODULES[name].title, scaled(progress, 0.8, 1.0), cancel)
+    report.changes = _event_changes(y - x, outcome.events, a0)
     if history is not None:
         history.push(report.step)
     return report
+
+
+def _event_changes(d: np.ndarray, events, a0: int) -> list[tuple[int, np.ndarray]]:
+    """Each event's share of the change ``d`` (``[chans, n]`` from sample ``a0``): the
+    samples of its channel nearer it than the channel's other events, trimmed to where
+    the change is above EVENT_FLOOR."""
+    out: list = [None] * len(events)
+    by_channel: dict[int, list[int]] = {}
+    for i, e in enumerate(events):
+        by_channel.setdefault(e.channel, []).append(i)
+    for channel, indices in by_channel.items():
+        indices.sort(key=lambda i: events[i].start)
+        centres = [events[i].start + events[i].length / 2 for i in indices]
+        edges = [0, *(math.ceil((a + b) / 2) for a, b in pairwise(centres)), d.shape[1]]
+        for i, (lo, hi) in zip(indices, pairwise(edges), strict=True):
+            part = d[channel, lo:hi]
+            kept = np.flatnonzero(np.abs(part) > EVENT_FLOOR)
+            first, last = (kept[0], kept[-1] + 1) if len(kept) else (0, 0)
+            out[i] = (a0 + lo + int(first), part[first:last].astype(np.float32))
+    return out
+
+
+def put_back(doc: Document, report: Report, index: int, *,
+             history: History | None = None) -> Step | None:
+    """Take the repair of ``report``'s event ``index`` (a click) off ``doc``, as one undo
+    step: the audio there becomes what it was before the repair (plus what was painted
+    since). None when the repair changed nothing there."""
+    start, change = report.changes[index]
+    if not len(change):
+        return None
+    channel = report.events[index][2]
+    title = MODULES[report.module].title
+    done = _write(doc, -change[None].astype(np.float64), start, start + len(change), start,
+                  [channel], f"{title}: put back {index + 1} of {len(report.events)}",
+                  None, None)
+    if history is not None:
+        history.push(done)
+    return done
 
 
 def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],

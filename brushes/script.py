@@ -23,7 +23,7 @@ from brushes.params import Curve
 from brushes.path import StrokePoint
 from brushes.presets import expect_object, find_preset, parse_preset
 from brushes.registry import get_brush
-from brushes.repairs import Report, get_module, repair, settings_of
+from brushes.repairs import Report, get_module, put_back, repair, settings_of
 from brushes.stroke import paint
 from engine.document import Document
 from engine.errors import ParameterError
@@ -98,6 +98,15 @@ class Editor:
         if not report.changed:
             self.warnings.append(report.line())
         return report
+
+    def put_back(self, report: Report, index: int) -> Rect | None:
+        """Take the repair of ``report``'s ``index``-th event (a click de-click repaired)
+        off again, as one undo step: the audio there is as before the repair."""
+        if not 0 <= index < len(report.changes):
+            raise ParameterError(f"put back: the repair has events 0-{len(report.changes) - 1}, "
+                                 f"not {index}")
+        step = put_back(self.doc, report, index, history=self.history)
+        return None if step is None else step.dirty()
 
     def undo(self) -> Rect | None:
         return self._history().undo()

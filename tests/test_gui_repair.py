@@ -146,6 +146,26 @@ def test_declick_on_a_selection_changes_only_its_lane_and_time(qtbot, window, tm
     ruler = window.area.time_ruler.grab().toImage()
     x = round(window.canvas.view.x_of(events[-1][0]) * ruler.width() / window.canvas.view.width)
     assert any(ruler.pixelColor(x + dx, 2).getRgb()[:3] == (255, 255, 255) for dx in (-1, 0, 1))
+    repaired = window.session.synth.waveform().copy()
+    put_back = next(a for a in window.repairs.event_actions
+                    if a.text().replace("&", "") == "Put back this click")
+    put_back.trigger()  # the click stepped to (the last) is as it was, alone
+    settle(qtbot, window)
+    assert window.undo_stack.count() == 2
+    assert window.statusBar().currentMessage().startswith(f"click {len(events)} of")
+    now = window.session.synth.waveform()
+    seconds, length = events[-1][:2]
+    at = slice(round(seconds * SR) - 2, round((seconds + length) * SR) + 2)
+    assert np.abs(now[1, at] - before[1, at]).max() < 1e-5
+    assert np.abs(repaired[1, at] - before[1, at]).max() > 0.05
+    elsewhere = np.abs(now - repaired) > 1e-5  # (the band's edge spreads a change ~10 ms)
+    elsewhere[1, round((seconds - 0.02) * SR):round((seconds + length + 0.02) * SR)] = False
+    assert not elsewhere.any()
+    put_back.trigger()
+    assert "already put back" in window.statusBar().currentMessage()
+    window.undo_action.trigger()  # repaired again
+    settle(qtbot, window)
+    assert np.allclose(window.session.synth.waveform(), repaired, atol=1e-6)
     window.undo_action.trigger()  # the clicks are back: no marks
     settle(qtbot, window)
     assert window.repairs.click_marks.shown() == []

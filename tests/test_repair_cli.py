@@ -5,6 +5,7 @@ was, the region bounds the change, and bad options are one-line errors."""
 import json
 
 import numpy as np
+import pytest
 import soundfile as sf
 import torch
 
@@ -85,6 +86,39 @@ def test_editor_repair_is_one_undo_step_bit_for_bit(write_audio, rng):
     assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before)
     ed.redo()
     assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), after)
+
+
+def test_a_repaired_click_is_put_back_alone_as_one_undo_step(write_audio, rng):
+    """Each click de-click repaired can be put back by itself: the audio about it is the
+    input again, the other clicks stay repaired; putting back all of them gives the
+    input; each put-back is one undo step, undone bit for bit."""
+    from engine.errors import ParameterError
+
+    x = np.stack([_clicked_tone(rng)[1], _clicked_tone(rng)[1]]).astype(np.float32)
+    ed = Editor.open(write_audio("c.wav", x, SR, "FLOAT"))
+    report = ed.repair("declick", sensitivity=5)
+    assert {e[2] for e in report.events} == {0, 1} and len(report.changes) == len(report.events)
+    repaired = ed.audio().copy()
+    order = rng.permutation(len(report.events))
+    first = order[0]
+    seconds, length, channel = report.events[first]
+    before = ed.doc.read_complex(ed.doc.full_rect())
+    ed.put_back(report, int(first))
+    now = ed.audio()
+    at = slice(round(seconds * SR) - 2, round((seconds + length) * SR) + 2)
+    assert np.abs(now[channel, at] - x[channel, at]).max() < 1e-5  # the click is back
+    assert np.abs(repaired[channel, at] - x[channel, at]).max() > 0.05
+    others = np.abs(now - repaired) > 1e-5
+    others[channel, at] = False
+    assert not others.any()  # the other clicks stay repaired
+    assert ed.history.steps[-1].label.endswith(f"put back {first + 1} of {len(report.events)}")
+    ed.undo()
+    assert torch.equal(ed.doc.read_complex(ed.doc.full_rect()), before)
+    for i in order:
+        ed.put_back(report, int(i))
+    assert np.abs(ed.audio() - x).max() < 1e-5  # every click put back: the input
+    with pytest.raises(ParameterError, match=f"events 0-{len(report.events) - 1}"):
+        ed.put_back(report, len(report.events))
 
 
 def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng):

@@ -76,7 +76,8 @@ class RepairActions:
             menu_action(menu, "&Next repaired click", lambda: self.click_marks.step(1),
                         "Ctrl+]"),
             menu_action(menu, "&Previous repaired click", lambda: self.click_marks.step(-1),
-                        "Ctrl+[")]
+                        "Ctrl+["),
+            menu_action(menu, "Put &back this click", self._put_back)]
         return menu
 
     # -- the dialog ------------------------------------------------------------------
@@ -164,7 +165,7 @@ class RepairActions:
                 self.opened.undo_stack.push(command)
                 self.canvas.update()
                 if name == "declick":
-                    self.click_marks.set(doc, command, report.events)
+                    self.click_marks.set(doc, command, report)
             self.status.showMessage(report.line(), SHOWN_MS)
 
         worker = self.jobs.run(title, work, done, blocks_editing=True)
@@ -173,6 +174,10 @@ class RepairActions:
         else:
             worker.finished.connect(session.done_reading)
         return worker
+
+    def _put_back(self) -> None:
+        if self.opened.session is not None and not self.jobs.editing_blocked("Put back"):
+            self.click_marks.put_back_current()
 
     # -- preview ---------------------------------------------------------------------
     def preview_repair(self, dialog: RepairDialog, on: bool):
