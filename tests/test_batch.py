@@ -327,6 +327,38 @@ def test_short_files_painted_stacked_give_the_bits_each_gives_alone(rng, monkeyp
     assert not np.array_equal(together[0], takes[0])  # it painted
 
 
+def test_a_stack_the_device_has_no_memory_for_is_halved_and_the_batch_goes_on(rng,
+                                                                              monkeypatch):
+    """A device that holds 4 channels at once (torch.stft runs out of memory on more):
+    6 files stacked run out, the batch goes on in stacks of 3, says so in each file's
+    notes, and every file gets the bits it gets painted alone."""
+    import torch
+
+    rate = 22050
+    t = np.arange(int(1.2 * rate)) / rate
+    takes = [(0.3 * np.sin(2 * np.pi * rng.uniform(300, 3000) * t) +
+              rng.normal(0, 0.05, t.size)).astype(np.float32)[None] for _ in range(6)]
+    settings = batch.Settings([{"preset": "hard-eraser", "points": [[0.2, 1000], [1.0, 1000]]}],
+                              {"transform": "stft", "device": "cpu"})
+    batch.check_settings(settings)
+    assert settings.stacks and settings.stack == 8
+    alone = [batch.paint_audio(Audio(x.copy(), rate), settings) for x in takes]
+    real = torch.stft
+
+    def small_device(x, *args, **kwargs):
+        if x.dim() > 1 and x.shape[0] > 4:
+            raise torch.OutOfMemoryError("CUDA out of memory (a test's 4-channel device)")
+        return real(x, *args, **kwargs)
+    monkeypatch.setattr(torch, "stft", small_device)
+    monkeypatch.setattr(batch, "_SAME_BITS", {})
+    audios = [Audio(x.copy(), rate) for x in takes]
+    together = batch.paint_many(audios, settings)
+    assert settings.stack == 3
+    for a, wave, audio in zip(alone, together, audios, strict=True):
+        np.testing.assert_array_equal(wave, a)
+        assert any("painting 6 files at once: 3 at once from then on" in n for n in audio.notes)
+
+
 def many(tmp_path, rng, count):
     root = tmp_path / "many"
     root.mkdir()

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from brushes.script import Editor, ScriptRepair, ScriptStroke, checked_script
 from engine.atomic import write_bytes
@@ -53,6 +54,7 @@ class Settings:
     bits: str | None = None  # None: the input's depth where the format has it
     dither: bool = True
     stacks: bool = False  # short files may be painted stacked (check_settings decides)
+    stack: int = STACK  # files a stack holds at most: halved when one runs out of GPU memory
 
 
 @dataclass
@@ -170,14 +172,15 @@ def paint_many(audios: list[Audio], settings: Settings) -> list[np.ndarray | Exc
     """:func:`paint_audio` of each (or the error it raised). With ``settings.stacks``,
     each run of files of one rate and length, at most STACK_SECONDS long, is painted as
     one document holding all their channels: the strokes' work is done once for up to
-    STACK files, to the same bits as painting each alone (check_settings tries it on
-    a probe, :func:`_paint_stack` on the first stack of each shape). If a stack
-    fails, its files are painted one by one."""
+    ``settings.stack`` files, to the same bits as painting each alone (check_settings
+    tries it on a probe, :func:`_paint_stack` on the first stack of each shape). A
+    stack the device has no memory for is halved, and so are the batch's stacks from
+    then on; if a stack fails otherwise, its files are painted one by one."""
     waves: list = []
     i = 0
     while i < len(audios):
         j = i + 1
-        while settings.stacks and j < min(len(audios), i + STACK) and \
+        while settings.stacks and j < min(len(audios), i + settings.stack) and \
                 _stackable(audios[i], audios[j]):
             j += 1
         waves.extend(_paint_stack(audios[i:j], settings))
@@ -203,6 +206,13 @@ def _paint_stack(audios: list[Audio], settings: Settings) -> list:
     try:
         waves = np.split(paint_audio(stack, settings),
                          np.cumsum([a.channels for a in audios])[:-1])
+    except torch.OutOfMemoryError:  # half as many at once, from now on, and go on
+        settings.stack = min(settings.stack, max(1, len(audios) // 2))
+        for a in audios:
+            a.notes.append(f"out of memory on {settings.analysis.get('device') or 'the device'} "
+                           f"painting {len(audios)} files at once: {settings.stack} at once "
+                           "from then on")
+        return paint_many(audios, settings)
     except Exception:  # noqa: BLE001 - painted alone, each file gets its own error
         return _paint_each(audios, settings)
     if key not in _SAME_BITS:
