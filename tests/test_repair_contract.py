@@ -208,3 +208,31 @@ def test_the_harmonic_eraser_takes_no_music_for_a_hum():
             gains.append(si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y))
             assert gains[-1] >= -0.1, (seed, take.name, gains[-1])
     assert max(gains) > 1.0
+
+
+def test_tone_remover_takes_a_whistle_s_vibrato_with_it():
+    """A whistle with vibrato (0.8-4 kHz, 1 % at 4-7 Hz, 10-30 dB under the peak) over
+    speech: a steady fit takes the whistle's centre and leaves its wobble, a tone the
+    follower still finds along the stroke; then the followed removal is kept. Before
+    (the followed one only where it removed 1.25x the energy), over these 12 takes:
+    median 14.2 dB SI-SDR gained, worst 7.6; now 21.9 and 8.5 (and in bench_repair's
+    whistle set, PESQ of the worst take 1.62 -> 3.66)."""
+    from engine.metrics import si_sdr_db
+
+    sr, rng = 22050, np.random.default_rng(12)
+    gains = []
+    for seed in (1, 2):
+        for take in takes.clean_takes(sample_rate=sr, seed=seed, speech=6, sounds=0, music=0):
+            x = take.samples.mean(0)
+            a, b = int(0.1 * len(x)), int(0.9 * len(x))
+            t = np.arange(b - a) / sr
+            f = rng.uniform(800, 4000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
+            w = np.zeros(len(x))
+            w[a:b] = np.minimum(1, np.minimum(t, t[::-1]) / 0.02) * \
+                np.sin(2 * np.pi * np.cumsum(f) / sr)
+            w *= np.abs(x).max() * 10 ** (rng.uniform(-30, -10) / 20)
+            ed = Editor(Document(Audio((x + w)[None].astype(np.float32), sr), device="cpu"))
+            ed.paint("tone-remover", [((a + i) / sr, float(f[i]))
+                                      for i in np.linspace(0, b - a - 1, 12).astype(int)])
+            gains.append(si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, x + w))
+    assert min(gains) > 6 and np.median(gains) > 18, np.round(gains, 1)

@@ -5,9 +5,10 @@
   learnt outside the stroke (see engine.repair.attenuate).
 - ``steady``: the steady tones under the stroke (a hum, a whistle, a bleep)
   are found, fitted and subtracted from the audio itself (see engine.repair.steady);
-  what does not stay put, speech or music in the same bins, stays. Where none is
-  steady, a tone that glides or wobbles along the stroke is followed and
-  subtracted (engine.repair.track).
+  what does not stay put, speech or music in the same bins, stays. A tone that
+  still stands out along the stroke after that (one that glides, or a whistle's
+  vibrato, which a steady fit takes only part of) is followed and subtracted
+  from what is left (engine.repair.track).
 - ``replace``: magnitude interpolated across the brush from both sides in
   time, phase continuing the left side's advance (steady partials run on).
 - ``declick``: a time-domain repair of the few samples of a click under the
@@ -34,7 +35,6 @@ from engine.repair import attenuate, declick, guard, steady, track
 
 TRACK_MIN_SECONDS = 0.1  # a shorter stroke gives no track to follow
 TRACK_PAD_SECONDS = 0.05  # the tone's fade beyond the stroke's ends goes with it
-TRACK_WINS = 1.25  # the followed tone replaces the steady one when it removes this much more
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
 NO_CLICK = ("no click found under the stroke, nothing changed: paint across the click itself "
             "(zoom in: a click is a thin vertical line), or raise the brush's radius_ms")
@@ -98,11 +98,9 @@ class Heal(Kernel):
             return None  # nothing covered (a stroke at opacity 0): nothing to repair
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
-            painted = canvas.state.get("painted", set())
-            removed = yield from off_thread(lambda: _quieter(
-                canvas, _steady_removed(doc, canvas, rect, coverage, painted,
-                                        canvas.state.get("comb", [])),
-                _tracked_removed(doc, canvas, canvas.state.get("track", []))))
+            removed = yield from off_thread(lambda: _tones_removed(
+                doc, canvas, rect, coverage, painted=canvas.state.get("painted", set()),
+                comb=canvas.state.get("comb", []), path=canvas.state.get("track", [])))
             if removed is None:
                 canvas.state["notice"] = NO_TONE
                 canvas.forget()  # no tone found: the stroke is no undo step
@@ -196,13 +194,64 @@ def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor
     return wave, start
 
 
-def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
-                    comb: list) -> tuple[Rect, torch.Tensor] | None:
-    """Find the steady tone along each painted line (the strongest within the brush's
-    reach of it; on a harmonic brush's ``comb``, only tones that are harmonics of one
-    fundamental: engine.repair.steady.on_comb) and subtract it from the audio; the
-    rect of frames to rewrite (every bin of them) and its new coefficients, or None
-    when there is none. Reads only."""
+def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: set,
+                   comb: list, path: list) -> tuple[Rect, torch.Tensor] | None:
+    """The steady tones along the painted lines subtracted from the audio, or a tone
+    followed along the stroke's ``path`` and subtracted (engine.repair.track): the
+    followed one where the steady fit leaves a tone the follower still finds along the
+    path and its own removal leaves less (a whistle's vibrato, of which a steady fit
+    takes only part). The rect of frames to rewrite (every bin of them) and its new
+    coefficients, or None when neither found a tone. Reads only."""
+    t, sr = doc.transform, doc.sample_rate
+    groups = _steady_tones(doc, canvas, rect, coverage, painted, comb)
+    spans = {}
+    if groups:
+        frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
+        spans["steady"] = t.frames_needed(
+            max(round(t.seconds_of(frames[0]) * sr), 0),
+            min(round(t.seconds_of(frames[1] - 1) * sr) + 1, doc.length), doc.length)
+    points = sorted(path)
+    if len(points) >= 2 and points[-1][0] - points[0][0] >= TRACK_MIN_SECONDS:
+        spans["followed"] = t.frames_needed(
+            max(0, round((points[0][0] - TRACK_PAD_SECONDS) * sr)),
+            min(doc.length, round((points[-1][0] + TRACK_PAD_SECONDS) * sr)), doc.length)
+    if not spans:
+        return None
+    frame0, frame1 = min(a for a, _ in spans.values()), max(b for _, b in spans.values())
+    wave, start = _resynthesized(doc, canvas.channel, frame0, frame1)
+    x = wave.numpy()
+    removals = {}
+    if groups:
+        removals["steady"] = wave.clone()
+        for g in groups:
+            ab = steady.fit(g, t, doc.length)
+            removals["steady"] -= steady.waveform(g, ab, t, audio=wave, sample0=start)
+        removals["steady"] = removals["steady"].numpy()
+    if "followed" in spans:
+        times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
+        along = {"path_t": times - start / sr, "path_f": freqs, "reach": reach}
+        followed = track.remove(x, sr, **along)
+        if followed is not None:
+            removals["followed"] = guard.safe(x, followed, sr, neighbours=2)[0]
+            if "steady" in removals and track.standing(removals["followed"], sr, **along) >= \
+                    track.standing(removals["steady"], sr, **along):
+                del removals["followed"]
+            else:
+                removals.pop("steady", None)
+    if not removals:
+        return None
+    (kind, y), = removals.items()
+    a, b = t.frame_span(*spans[kind])  # only the frames of what it removed change
+    region = Rect(0, doc.n_bins, *spans[kind])
+    return region, t.forward_segment(torch.from_numpy(y[:, a - start:b - start]).float()
+                                     .to(doc.device), region.frame0, region.frame1)
+
+
+def _steady_tones(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
+                  comb: list) -> list:
+    """The steady tone along each painted line (the strongest within the brush's reach
+    of it; on a harmonic brush's ``comb``, only tones that are harmonics of one
+    fundamental: engine.repair.steady.on_comb), as groups of partials."""
     t = doc.transform
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
@@ -217,20 +266,7 @@ def _steady_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: se
         if near:
             chosen.append(max(near, key=lambda g: g[0].power))
             lines.append(hz_line)
-    groups = steady.on_comb(chosen, _harmonic_lines(lines, comb)) if comb and chosen \
-        else chosen
-    if not groups:
-        return None
-    frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
-    first = round(t.seconds_of(frames[0]) * doc.sample_rate)
-    last = round(t.seconds_of(frames[1] - 1) * doc.sample_rate) + 1
-    region = Rect(0, doc.n_bins, *t.frames_needed(max(first, 0), min(last, doc.length),
-                                                  doc.length))
-    wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
-    for g in groups:
-        ab = steady.fit(g, t, doc.length)
-        wave -= steady.waveform(g, ab, t, audio=wave, sample0=start)
-    return region, t.forward_segment(wave.float().to(doc.device), region.frame0, region.frame1)
+    return steady.on_comb(chosen, _harmonic_lines(lines, comb)) if comb and chosen else chosen
 
 
 def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, float]]:
@@ -243,43 +279,6 @@ def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, fl
     known = {round(hz, 3): (max(1, round(hz / fundamental[time])), radius)
              for time, hz, radius in comb}
     return [(known[line][0], line, known[line][1]) for line in lines]
-
-
-def _quieter(canvas, steady_removal, tracked_removal):
-    """The steady removal (a rect of frames and its new coefficients) unless the
-    tracked one takes out ``TRACK_WINS`` times the energy (a whistle's vibrato defeats
-    the steady fit; a steady whistle is fitted far better than it is followed)."""
-    if steady_removal is None or tracked_removal is None:
-        return steady_removal or tracked_removal
-
-    def taken(removal):
-        region, coeffs = removal
-        before = canvas.complex_before(region)
-        return float((before.abs() ** 2).sum() - (coeffs.abs() ** 2).sum())
-    return tracked_removal if taken(tracked_removal) > TRACK_WINS * taken(steady_removal) \
-        else steady_removal
-
-
-def _tracked_removed(doc, canvas, painted: list) -> tuple[Rect, torch.Tensor] | None:
-    """No steady tone under the stroke: a tone that glides or wobbles along it, followed
-    and subtracted (engine.repair.track); the rect of frames to rewrite and its new
-    coefficients, or None when none stands out along the stroke. Reads only."""
-    points = sorted(painted)
-    if len(points) < 2 or points[-1][0] - points[0][0] < TRACK_MIN_SECONDS:
-        return None
-    t, sr = doc.transform, doc.sample_rate
-    first = max(0, round((points[0][0] - TRACK_PAD_SECONDS) * sr))
-    last = min(doc.length, round((points[-1][0] + TRACK_PAD_SECONDS) * sr))
-    region = Rect(0, doc.n_bins, *t.frames_needed(first, last, doc.length))
-    wave, start = _resynthesized(doc, canvas.channel, region.frame0, region.frame1)
-    times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
-    x = wave.numpy()
-    removed = track.remove(x, sr, path_t=times - start / sr, path_f=freqs, reach=reach)
-    if removed is None:
-        return None
-    safe, _ = guard.safe(x, removed, sr, neighbours=2)
-    return region, t.forward_segment(torch.from_numpy(safe).float().to(doc.device),
-                                      region.frame0, region.frame1)
 
 
 def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):

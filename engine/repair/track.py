@@ -67,6 +67,13 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     return centres, found, near
 
 
+def standing(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
+             reach: np.ndarray) -> int:
+    """The frames of ``x`` (every ``HOP_SECONDS``) in which a tone along the path stands
+    out and goes on: 0 where none is found along ``PRESENT`` of it."""
+    return int(_frequencies(x, sr, path_t, path_f, reach)[2].sum())
+
+
 def remove(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
            reach: np.ndarray) -> np.ndarray | None:
     """``x`` ``[ch, n]`` with the tone along the path (seconds from ``x``'s first sample,
