@@ -53,7 +53,7 @@ class Module:
 MODULES = {m.name: m for m in (
     Module("denoise", "De-noise", "Reduce broadband hiss and steady noise, learnt from a "
            "noise-only profile (a selection) or from the quietest parts of the audio.",
-           (Param("amount_db", 12.0, 0.0, 40.0, "dB", "the most the noise is reduced by"),
+           (Param("amount_db", 24.0, 0.0, 40.0, "dB", "the most the noise is reduced by"),
             Param("adaptive", "off", choices=("off", "on"),
                   help="on: follow noise that changes over time"),
             Param("tonal", "off", choices=("off", "on"),

@@ -5,22 +5,23 @@ marked as noise only) or is learnt from the quietest parts of the audio, once or
 following it over time (``adaptive``): see :mod:`engine.repair.denoise_noise`.
 
 Each STFT cell (sqrt-Hann, ~40 ms, hop 1/4) gets the MMSE log-spectral amplitude
-gain (Ephraim & Malah 1985) of its decision-directed a priori SNR (alpha 0.95,
+gain (Ephraim & Malah 1985) of its decision-directed a priori SNR (alpha 0.97,
 which keeps the residual from turning into musical noise; the larger of the
 forward and the backward recursion, so onsets keep no lag), floored at
-``-amount_db`` and smoothed across frequency. The frames lie on one grid over the
-whole input, processed in blocks with the recursion carried across: the result
-is the same in one block or many. Digital silence stays exactly zero, and no
-10 ms of output is let above the input's peak around it.
+``-amount_db`` (24 dB by default); a bin keeps at least the mean gain of itself and
+its two neighbours (a tone's main lobe spans them: its skirt goes with its peak).
+The frames lie on one grid over the whole input, processed in blocks with the
+recursion carried across: the result is the same in one block or many. Digital
+silence stays exactly zero, and no 10 ms of output is let above the input's peak
+around it. The reduction reported is the noise's, A-weighted.
 
-Measured (bench/bench_denoise.py, seeds 1-3, 60 takes under white or pink hiss at
-0-20 dB SNR, 22.05 kHz): median PESQ-WB at 5-15 dB SNR 1.93 / 1.26 / 1.47 against
-noisereduce's 1.30 / 1.21 / 1.24 (amount 24 dB: 2.22 / 1.38 / 1.62); with a
-noise-only profile no take worse than the input by any measure. Learnt, a steady
-peak is noise only with ``tonal`` on: music's drones and held notes are steady
-too (off, 5 of 18 music takes of seeds 1-3 lost 0.2-5.4 dB SI-SDR; now 1 loses
-0.6 dB at 19 dB SNR, speech unchanged). 10 minutes of stereo at 44.1 kHz: 15.3 s on a
-shared 2-core CPU, noisereduce 23.9 s beside it.
+Alpha and the default amount were chosen on bench/bench_denoise.py's takes (seeds
+1-3: pooled median PESQ-WB of the speech at 5-15 dB SNR against noisereduce's, and
+SI-SDR of every music take) and checked on seeds 4-6: a higher alpha (0.98) gains
+speech PESQ and costs music (one excerpt of another set lost 0.4 dB), a lower one
+(0.95) the reverse; 12 dB leaves too much hiss in speech pauses for PESQ (pooled
+1.31 against noisereduce's 1.23), beyond 24 dB nothing changes. The bench's
+figures are in docs/benchmarks.md.
 """
 
 import functools
@@ -33,7 +34,7 @@ from engine.repair import Outcome
 from engine.repair.denoise_noise import learnt_power, noise_at, profile_power, window
 
 FRAME_S = 0.04  # STFT frame, rounded to a power of two in samples
-ALPHA = 0.95  # decision-directed weight of the previous frame's estimate
+ALPHA = 0.97  # decision-directed weight of the previous frame's estimate
 XI_MIN = 10 ** (-25 / 10)  # a priori SNR floor of the recursion
 NOISE_FLOOR = 1e-14  # noise power below this (-140 dB) is no noise
 SILENCE_S = 0.001  # this long of exact zeros, at least 8 samples, is digital silence
@@ -43,7 +44,7 @@ PEAK_S = 0.01  # the level check's window
 HEADROOM_DB = 0.5  # the output's peak may exceed the input's by this (the contract: 1 dB)
 
 
-def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 12.0,
+def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0,
         profile: np.ndarray | None = None, adaptive: bool = False, tonal: bool = False,
         progress=None, cancel=None) -> Outcome:
     """De-noise ``x`` (float64 ``[channels, n]``) by at most ``amount_db``, against the
@@ -68,8 +69,8 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 12.0,
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
         return Outcome(samples=x)
-    y, reduced_db = _apply_gains(x, noise, centers, n_fft, 10 ** (-amount_db / 20),
-                                 progress, cancel)
+    y, kept = _apply_gains(x, noise, centers, n_fft, 10 ** (-amount_db / 20), progress, cancel)
+    reduced_db = _reduction_db(noise, kept, n_fft, sample_rate)
     y[silent] = 0.0
     y = _keep_below_input(x, y, max(1, int(PEAK_S * sample_rate)))
     if reduced_db < 0.1 or not np.all(np.isfinite(y)):
@@ -134,7 +135,8 @@ def _decision_directed(gamma: np.ndarray, previous: np.ndarray | None):
 
 
 def _apply_gains(x, noise, centers, n_fft, floor, progress, cancel):
-    """The de-noised samples and the estimated noise reduction in dB. The a priori
+    """The de-noised samples and, per bin, the share of the noise's power the gains
+    kept (summed over the frames; 1 where there is none). The a priori
     SNR is the larger of the forward and the backward recursion (no onset is lost
     to the forward one's lag, no decay to the backward one's); the backward one
     starts ``MARGIN_FRAMES`` past each block, from where its start no longer shows."""
@@ -143,7 +145,7 @@ def _apply_gains(x, noise, centers, n_fft, floor, progress, cancel):
     total = (x.shape[1] + n_fft - 1) // hop + 1
     y = np.zeros_like(x)
     previous = None
-    noise_sum = kept_sum = 0.0
+    noise_sum = kept_sum = 0.0  # per bin: the noise's power, and what the gains keep of it
     for first in range(0, total, BLOCK_FRAMES):
         step(first / total, progress, cancel)
         count = min(BLOCK_FRAMES, total - first)
@@ -158,14 +160,27 @@ def _apply_gains(x, noise, centers, n_fft, floor, progress, cancel):
         backward, _ = _decision_directed(gamma[:, ::-1], None)
         xi = np.maximum(forward, backward[:, ::-1][:, :count])
         gain = np.clip(_lsa_gain(xi, gamma[:, :count]), floor, 1.0)
-        gain = ndimage.uniform_filter1d(gain, 3, axis=-1, mode="nearest")
+        gain = np.maximum(gain, ndimage.uniform_filter1d(gain, 3, axis=-1, mode="nearest"))
         power_n = power_n[:, :count]
-        noise_sum += float(power_n.sum())
-        kept_sum += float((gain ** 2 * power_n).sum())
+        noise_sum += power_n.sum(axis=(0, 1), dtype=np.float64)
+        kept_sum += (gain ** 2 * power_n).sum(axis=(0, 1), dtype=np.float64)
         out = fft.irfft(spectrum[:, :count] * gain, n_fft, axis=-1, workers=-1) * (taper / 2)
         _overlap_add(y, out, first * hop - (n_fft - hop), hop)
     step(1.0, progress, cancel)
-    return y, 10 * np.log10(noise_sum / max(kept_sum, 1e-300)) if noise_sum > 0 else 0.0
+    return y, np.where(noise_sum > 0, kept_sum / np.maximum(noise_sum, 1e-300), 1.0)
+
+
+def _reduction_db(noise: np.ndarray, kept: np.ndarray, n_fft: int, sample_rate: int) -> float:
+    """How far the noise's loudness came down, in dB: its power weighted as the ear
+    weighs it (A-weighting, IEC 61672), so a rumble left alone under 50 Hz does not hide
+    hiss taken down by 24 dB, nor does a band the recording lacks count."""
+    f = np.fft.rfftfreq(n_fft, 1 / sample_rate)
+    f2 = f ** 2
+    weight = (12194.0 ** 2 * f2 ** 2 / ((f2 + 20.6 ** 2) * (f2 + 12194.0 ** 2))) ** 2 / \
+        ((f2 + 107.7 ** 2) * (f2 + 737.9 ** 2))
+    heard = (noise.mean(axis=(0, 1)) * weight).sum()
+    return float(10 * np.log10(heard / max((noise.mean(axis=(0, 1)) * weight * kept).sum(),
+                                           1e-300))) if heard > 0 else 0.0
 
 
 def _overlap_add(y: np.ndarray, frames: np.ndarray, start: int, hop: int) -> None:

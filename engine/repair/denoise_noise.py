@@ -7,13 +7,16 @@ once is needed), made a mean by a bias factor measured once on white noise
 through the same analysis. In the adaptive mode the same over 4 s stretches every
 2 s, interpolated between them, so the estimate follows noise that changes.
 
-A programme that never leaves some bins raises their low quantile; two checks
+A programme that never leaves some bins raises their low quantile; three checks
 bring such bins back: a peak above the spectrum's envelope is brought down to it
 (with ``tonal`` only where it is not steady: a hum, a whistle keeps its mean power
 near its low quantile, but so does a drone of music, so steady tones are noise
-only when the user says so), and a bin that is not steady may lie no more than
-3 dB per octave (pink noise, the steepest hiss) above the steady bins around it.
-Both only ever lower the estimate: less reduction, never more.
+only when the user says so); a bin that is not steady may lie no more than
+3 dB per octave (pink noise, the steepest hiss) above the steady bins around it;
+and every bin lies at most 4 dB above a straight line fitted robustly through the
+spectrum in (log frequency, dB), hiss being broad and smooth (a bass or a chord
+held through a take was learnt 14-21 dB above the hiss; those takes lost up to
+1.8 dB SI-SDR). All only ever lower the estimate: less reduction, never more.
 """
 
 import functools
@@ -29,6 +32,9 @@ PEAK = 2.0  # a learnt bin this far above the envelope is a peak
 STEADY = 1.25  # a bin whose mean power is within this factor of its learnt noise is steady
 SLOPE_DB = 3.0  # a bin that is not steady lies at most this far above steady ones per octave
 WARP_HZ = 200.0  # ... octaves counted on log2(f + WARP_HZ): the lowest bins are not octaves apart
+LINE_DB = 4.0  # the learnt noise lies at most this far above a line through it in (log f, dB)
+LINE_ROUNDS = 4  # ... fitted this many times, each without the bins far off the last fit
+EMPTY_DB = 30.0  # bins this far under the loudest tenth are a band the recording lacks
 
 
 def window(n_fft: int) -> np.ndarray:
@@ -93,12 +99,42 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False):
 def _programme_removed(low, typical, n_fft, sample_rate, tonal):
     """The learnt noise power ``low`` (``typical``: the mean power over the same
     frames) with its peaks above the spectrum's envelope (a median over ``PEAK_HZ``)
-    brought down to it (``tonal``: where they are not steady), and slope-capped."""
+    brought down to it (``tonal``: where they are not steady), slope-capped, and held
+    near a line through it (but for the steady peaks ``tonal`` keeps)."""
     width = 2 * int(PEAK_HZ * n_fft / sample_rate / 2) + 1
     envelope = ndimage.median_filter(low, size=(1, 1, width), mode="nearest")
+    steady = typical <= STEADY * low
     peak = low > PEAK * envelope
-    low = np.where(peak & (typical > STEADY * low) if tonal else peak, envelope, low)
-    return _slope_capped(low, typical <= STEADY * low, n_fft, sample_rate)
+    tone = peak & steady if tonal else np.zeros_like(peak)
+    low = _slope_capped(np.where(peak & ~tone, envelope, low), steady, n_fft, sample_rate)
+    return np.where(tone, low, _line_capped(low))
+
+
+def _line_capped(low: np.ndarray) -> np.ndarray:
+    """``low`` at most ``LINE_DB`` above a straight line through it in (log frequency,
+    dB): hiss is broad and smooth (white, pink, brown are such lines), and what stands
+    well above the line is programme that never left (a bass drone, a chord held
+    through the take). The line is a robust fit: bins far off it either way are left
+    out and it is fitted again (a drone above it; a hole or a cut-off under it), and so
+    are bins ``EMPTY_DB`` under the loudest (a band the recording never had: above an
+    MP3's or a telephone's cut-off), which are left be."""
+    x = np.log2(np.maximum(np.arange(low.shape[-1]), 1))
+    level = 10 * np.log10(np.maximum(low, 1e-300))
+    out = low.copy()
+    for idx in np.ndindex(low.shape[:-1]):
+        row = level[idx]
+        present = row > np.percentile(row, 90) - EMPTY_DB
+        fitted = present.copy()
+        for _ in range(LINE_ROUNDS):
+            if fitted.sum() < 8:
+                break
+            slope, offset = np.polyfit(x[fitted], row[fitted], 1)
+            off = np.abs(row - (slope * x + offset))
+            fitted = present & (off <= 2 * np.median(off[fitted]) + 1.0)
+        else:
+            out[idx] = np.minimum(low[idx], np.where(
+                present, 10 ** ((slope * x + offset + LINE_DB) / 10), np.inf))
+    return out
 
 
 def _slope_capped(low: np.ndarray, steady: np.ndarray, n_fft: int,
