@@ -273,7 +273,7 @@ def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     change = change.to(doc.device)
-    done = Step(label, channel)
+    done = Step(label, channel, layer=doc.layers.active.id)
     try:
         for fa in range(f0, f1, WRITE_FRAMES):
             step((fa - f0) / max(f1 - f0, 1), progress, cancel)

@@ -246,7 +246,7 @@ class PaintSession:
     def _push(self, step: Step, label: str | None) -> None:
         if step.notice:
             self.notice(f"{label or step.label}: {step.notice}")
-        if step.patches:
+        if step.changed:
             self.undo_stack.push(StrokeCommand(self.doc, step))
             self._keep_within_limit()
 
@@ -282,7 +282,7 @@ class PaintSession:
         """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
         stack = self.undo_stack
         strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
-                   if isinstance(c, StrokeCommand) and c.step.patches]
+                   if isinstance(c, StrokeCommand) and c.step.patches and c.step.stack is None]
         total = sum(c.step.nbytes for _, c in strokes)
         for i, oldest in strokes[:-1]:
             if total <= self.history_limit:
