@@ -240,3 +240,19 @@ def test_operations_refuse_what_cannot_be_done():
     with pytest.raises(ParameterError, match="no layer 7"):
         ops.activate(doc, 7)
     assert doc.layers.plain
+
+
+def test_a_repair_acts_on_the_active_layers_audio_alone():
+    from brushes.repairs import repair
+
+    doc = noisy_doc()
+    mix = Resynthesizer(doc).full().numpy()
+    ops.new_layer(doc)
+    report = repair(doc, mix, "denoise", settings={"amount_db": 20})
+    assert not report.changed  # the new layer is silent: nothing to repair
+    ops.activate(doc, 0)
+    a = cells(doc, doc.layers.state.layers[1].id)
+    report = repair(doc, mix, "denoise", settings={"amount_db": 20})
+    assert report.changed and report.step.layer == 0
+    assert torch.equal(cells(doc, doc.layers.state.layers[1].id), a)
+    assert np.abs(layer_audio(doc, layer=0)).max() <= np.abs(mix).max() * 1.01
