@@ -171,29 +171,53 @@ def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True
 
 
 def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str], *,
-               label: str, layer: int | None = None, history: History | None = None) -> Step:
+               label: str, layer: int | None = None, recipe: dict | None = None,
+               history: History | None = None) -> Step:
     """Replace a layer (the active one) by ``len(names)`` layers, each a share of its
     cells: ``masks`` (engine.layer_sources.quantized_masks: one fewer than the names,
     the last layer's share being what they leave), so the new layers add up to the
-    old one. Each keeps the old layer's mixing; the first is made active."""
+    old one. Each keeps the old layer's mixing; the first is made active. ``recipe``:
+    how the masks were made (kept with them, brushes.unmix)."""
     stack = doc.layers
     state = stack.layered()
     i = state.active if layer is None else state.index(layer)
     old = state.layers[i]
-    if len(masks) != len(names) - 1 or len(names) < 2:
-        raise ParameterError(f"an unmix into {len(names)} layers needs {len(names) - 1} masks, "
-                             f"not {len(masks)}")
-    expected = (doc.channels, doc.n_frames, doc.n_bins)
-    if any(tuple(m.shape) != expected or m.dtype != torch.uint16 for m in masks):
-        raise ParameterError(f"an unmix's masks are uint16 {expected}")
+    _check_masks(doc, masks, len(names))
     parent = old.content.frozen()
     made = []
     for k, name in enumerate(names):
-        share = Masked(parent, masks, k)
+        share = Masked(parent, masks, k, recipe)
         made.append(old.changed(id=stack.new_id(), name=_name(name, None),
                                 content=stack.tiled(share), origin=share))
     layers = state.layers[:i] + tuple(made) + state.layers[i + 1:]
     return changed(doc, StackState(layers, i), label, history)
+
+
+def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], *,
+             label: str, recipe: dict | None = None, history: History | None = None) -> Step:
+    """The layers of one unmix (``layers``: their ids, in the order of its parts) made
+    again from their parent with new ``masks``: what was painted on them is replaced;
+    names, mixing and order are kept."""
+    state = doc.layers.layered()
+    group = [state.layers[state.index(i)] for i in layers]
+    bases = [x.content.base for x in group]
+    if not all(isinstance(b, Masked) and b.masks is bases[0].masks for b in bases):
+        raise ParameterError("those layers are not the parts of one unmix")
+    _check_masks(doc, masks, len(group))
+    stacked = list(state.layers)
+    for k, old in enumerate(group):
+        share = Masked(bases[0].parent, masks, k, recipe)
+        stacked[state.index(old.id)] = old.changed(content=doc.layers.tiled(share), origin=share)
+    return changed(doc, replace(state, layers=tuple(stacked)), label, history)
+
+
+def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> None:
+    if len(masks) != parts - 1 or parts < 2:
+        raise ParameterError(f"an unmix into {parts} layers needs {parts - 1} masks, "
+                             f"not {len(masks)}")
+    expected = (doc.channels, doc.n_frames, doc.n_bins)
+    if any(tuple(m.shape) != expected or m.dtype != torch.uint16 for m in masks):
+        raise ParameterError(f"an unmix's masks are uint16 {expected}")
 
 
 def changed(doc: Document, after: StackState, label: str,

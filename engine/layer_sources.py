@@ -84,10 +84,12 @@ class Computed(Source):
 
 class Masked(Source):
     """Share ``index`` of ``parent``: ``masks[index] / MASK_ONE`` of it, or for the last
-    index what the other masks leave."""
+    index what the other masks leave. ``recipe``: how the masks were made (plain
+    data: the unmix method and the marks painted, brushes.unmix), to make them again."""
 
-    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int):
-        self.parent, self.masks, self.index = parent, masks, index
+    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int,
+                 recipe: dict | None = None):
+        self.parent, self.masks, self.index, self.recipe = parent, masks, index, recipe
 
     def share(self, rect: Rect, chans: slice) -> torch.Tensor:
         """The share over ``rect``, float32 ``[ch, frames, bins]`` in [0, 1]."""

@@ -8,8 +8,9 @@ In the manifest, ``layers``: ``{"sources": [...], "states": [...], "current": i,
 rects, what was painted before the document had layers), ``"silence"``,
 ``{"kind": "tiled", "base": i, "tiles": [[tb, tf], ...]}`` (the tiles' cells one
 after another in the array ``layer_tiles``, float32 ``[cells, 2]``),
-``{"kind": "masked", "parent": i, "masks": [j, ...], "index": k}`` (masks in the
-arrays ``layer_mask_<j>``, uint16 ``[ch, frames, bins]``) or ``{"kind": "summed",
+``{"kind": "masked", "parent": i, "masks": [j, ...], "index": k, "recipe": {...}}``
+(masks in the arrays ``layer_mask_<j>``, uint16 ``[ch, frames, bins]``; the recipe:
+the unmix method and marks, brushes.unmix) or ``{"kind": "summed",
 "parts": [[i, gain], ...]}``; a source refers only to sources before it. A state is
 ``{"active": i, "layers": [{"id", "name", "gain", "invert", "mute", "solo",
 "content": i, "origin": i}, ...]}`` (bottom first). The table is taken on the GUI
@@ -24,7 +25,10 @@ import numpy as np
 import torch
 
 from app.project.errors import ProjectError
+from brushes.unmix import checked_marks
+from engine import unmix
 from engine.document import Document
+from engine.errors import ParameterError
 from engine.layer_sources import Dense, Masked, Silence, Source, Summed, Tiled
 from engine.layers import Layer, StackState
 
@@ -73,7 +77,8 @@ class Table:
                     self._masks[id(m)] = len(self.masks)
                     self.masks.append(m)
             entry = {"kind": "masked", "parent": self._source(source.parent),
-                     "masks": [self._masks[id(m)] for m in source.masks], "index": source.index}
+                     "masks": [self._masks[id(m)] for m in source.masks], "index": source.index,
+                     "recipe": source.recipe}
         elif isinstance(source, Summed):
             entry = {"kind": "summed", "parts": [[self._source(s), g] for s, g in source.parts]}
         elif isinstance(source, Dense):
@@ -134,7 +139,8 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
             sources.append(Summed(tuple((sources[s], float(g)) for s, g in entry["parts"])))
         elif kind == "masked":
             sources.append(Masked(sources[entry["parent"]],
-                                  tuple(masks[j] for j in entry["masks"]), entry["index"]))
+                                  tuple(masks[j] for j in entry["masks"]), entry["index"],
+                                  entry.get("recipe")))
         else:
             tiled = stack.tiled(sources[entry["base"]])
             for tb, tf in entry["tiles"]:
@@ -211,16 +217,31 @@ def _source_ok(entry, i: int, masks: set[int]) -> bool:
                 entry["tiles"])
     if kind == "masked":
         group = entry.get("masks")
-        return set(entry) == {"kind", "parent", "masks", "index"} \
+        return set(entry) - {"recipe"} == {"kind", "parent", "masks", "index"} \
             and _int(entry["parent"], 0, i - 1) and isinstance(group, list) and group \
             and all(type(j) is int and j in masks for j in group) \
-            and _int(entry["index"], 0, len(group))
+            and _int(entry["index"], 0, len(group)) \
+            and _recipe_ok(entry.get("recipe"), len(group) + 1)
     if kind == "summed":
         parts = entry.get("parts")
         return set(entry) == {"kind", "parts"} and isinstance(parts, list) and parts and all(
             isinstance(p, list) and len(p) == 2 and _int(p[0], 0, i - 1)
             and _gain(p[1]) for p in parts)
     return False
+
+
+def _recipe_ok(recipe, parts: int) -> bool:
+    """How an unmix's masks were made: its method and the marks that steered it."""
+    if recipe is None:
+        return True
+    if not (isinstance(recipe, dict) and set(recipe) == {"method", "marks"}):
+        return False
+    try:
+        unmix.parse(recipe["method"])
+        checked_marks(recipe["marks"], parts, "marks")
+    except ParameterError:
+        return False
+    return True
 
 
 def _gain(value) -> bool:
