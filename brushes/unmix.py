@@ -9,6 +9,7 @@ steered it are one undo step.
 """
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -29,26 +30,40 @@ RADIUS_HZ = (1.0, 20000.0)
 READ_FRAMES = 4096
 
 
-def unmix(doc: Document, method: str, *, layer: int | None = None, marks: list | None = None,
-          history: History | None = None, progress=None, cancel=None) -> Step:
-    """Replace a layer (the active one) by the parts ``method`` (engine.unmix.parse)
-    finds in it, named after it and them; ``marks`` steer an NMF unmix. One undo
-    step."""
+@dataclass(frozen=True)
+class Unmixed:
+    """An unmix worked out (the masks of its parts), not applied yet: :func:`apply`
+    makes it one undo step. ``group``: the layers a separation makes again; else
+    ``layer`` is the one replaced."""
+
+    masks: tuple[torch.Tensor, ...]
+    names: list[str]
+    recipe: dict
+    label: str
+    layer: int | None = None
+    group: list[int] | None = None
+
+
+def unmixed(doc: Document, method: str, *, layer: int | None = None, marks: list | None = None,
+            progress=None, cancel=None) -> Unmixed:
+    """The parts ``method`` (engine.unmix.parse) finds in a layer (the active one), named
+    after it and them; ``marks`` steer an NMF unmix. Reads the document only (a worker
+    may run it)."""
     m = methods.parse(method)
     source = doc.layers.layer(layer)
     marks = checked_marks(marks or [], len(m.parts), "marks")
     mag = layer_magnitude(doc, source.content, scaled(progress, 0, 0.2), cancel)
     masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(m.parts)),
                           progress=scaled(progress, 0.2, 1.0), cancel=cancel)
-    names = [f"{source.name} {part}" for part in m.parts]
-    return unmix_into(doc, masks, names, label=f"unmix '{source.name}' ({m})", layer=source.id,
-                      recipe={"method": str(m), "marks": marks}, history=history)
+    return Unmixed(masks, [f"{source.name} {part}" for part in m.parts],
+                   {"method": str(m), "marks": marks}, f"unmix '{source.name}' ({m})",
+                   layer=source.id)
 
 
-def separate(doc: Document, marks: list, *, layer: int | None = None,
-             history: History | None = None, progress=None, cancel=None) -> Step:
-    """Paint to separate: add ``marks`` to those that steered the NMF unmix a layer
-    (the active one) is a part of, and unmix its source again. One undo step."""
+def separated(doc: Document, marks: list, *, layer: int | None = None, progress=None,
+              cancel=None) -> Unmixed:
+    """Paint to separate: ``marks`` added to those that steered the NMF unmix a layer
+    (the active one) is a part of, and its source unmixed again. Reads only."""
     group, base = unmixed_parts(doc, layer)
     m = methods.parse(base.recipe["method"])
     if m.name != "nmf":
@@ -60,8 +75,33 @@ def separate(doc: Document, marks: list, *, layer: int | None = None,
     mag = layer_magnitude(doc, base.parent, scaled(progress, 0, 0.2), cancel)
     masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(group)),
                           progress=scaled(progress, 0.2, 1.0), cancel=cancel)
-    return remasked(doc, [x.id for x in group], masks, recipe={"method": str(m), "marks": marks},
-                    label=f"paint to separate ({len(marks)} marks)", history=history)
+    return Unmixed(masks, [x.name for x in group], {"method": str(m), "marks": marks},
+                   f"paint to separate ({len(marks)} marks)", group=[x.id for x in group])
+
+
+def apply(doc: Document, done: Unmixed, history: History | None = None) -> Step:
+    """Make an unmix worked out by :func:`unmixed` or :func:`separated` the document's
+    layers: one undo step."""
+    if done.group is not None:
+        return remasked(doc, done.group, done.masks, recipe=done.recipe, label=done.label,
+                        history=history)
+    return unmix_into(doc, done.masks, done.names, label=done.label, layer=done.layer,
+                      recipe=done.recipe, history=history)
+
+
+def unmix(doc: Document, method: str, *, layer: int | None = None, marks: list | None = None,
+          history: History | None = None, progress=None, cancel=None) -> Step:
+    """Replace a layer (the active one) by the parts ``method`` finds in it: one undo
+    step (:func:`unmixed`, then :func:`apply`)."""
+    return apply(doc, unmixed(doc, method, layer=layer, marks=marks, progress=progress,
+                              cancel=cancel), history)
+
+
+def separate(doc: Document, marks: list, *, layer: int | None = None,
+             history: History | None = None, progress=None, cancel=None) -> Step:
+    """Paint to separate, one undo step (:func:`separated`, then :func:`apply`)."""
+    return apply(doc, separated(doc, marks, layer=layer, progress=progress, cancel=cancel),
+                 history)
 
 
 def unmixed_parts(doc: Document, layer: int | None = None) -> tuple[list, Masked]:
