@@ -50,7 +50,6 @@ class Editor:
             History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
         self.synth = Resynthesizer(doc)
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
-        self.layers = EditorLayers(self)
 
     @classmethod
     def open(cls, path: str | os.PathLike, **analysis) -> "Editor":
@@ -113,6 +112,12 @@ class Editor:
                                  f"not {index}")
         step = put_back(self.doc, report, index, history=self.history)
         return None if step is None else step.dirty()
+
+    @property
+    def layers(self) -> EditorLayers:
+        """The document's layers and what can be done with them (made when asked: an
+        editor that held them would be a cycle, freed only by the collector)."""
+        return EditorLayers(self)
 
     def unmix(self, method: str, *, layer: int | str | None = None, marks: list | None = None,
               progress=None, cancel=None) -> list:

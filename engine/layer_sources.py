@@ -13,6 +13,8 @@ integer, so the shares add up to exactly ``MASK_ONE`` at every cell and the laye
 to their source within float32 rounding.
 """
 
+import weakref
+
 import torch
 
 from engine.region import Rect
@@ -73,13 +75,16 @@ class Dense(Source):
 
 
 class Computed(Source):
-    """Cells a function computes (the recording's analysis: engine.document)."""
+    """Cells a method of another object computes (the recording's analysis: the
+    document's), held by a weak reference: the document's layers do not keep the
+    document alive (a cycle would hold a batch's decoded files until the collector
+    ran)."""
 
-    def __init__(self, compute):
-        self.compute = compute
+    def __init__(self, method):
+        self.method = weakref.WeakMethod(method)
 
     def cells(self, rect: Rect, chans: slice) -> torch.Tensor:
-        return self.compute(rect, chans)
+        return self.method()(rect, chans)
 
 
 class Masked(Source):
@@ -207,14 +212,9 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def overlap(rect: Rect, tile: Rect) -> tuple[tuple[slice, slice], tuple[slice, slice]]:
-    """Index pairs (into rect-shaped, into tile-shaped, frames-major) of the cells both
-    share."""
-    both = rect.intersect(tile)
-    into_rect = (slice(both.frame0 - rect.frame0, both.frame1 - rect.frame0),
-                 slice(both.bin0 - rect.bin0, both.bin1 - rect.bin0))
-    into_tile = (slice(both.frame0 - tile.frame0, both.frame1 - tile.frame0),
-                 slice(both.bin0 - tile.bin0, both.bin1 - tile.bin0))
-    return into_rect, into_tile
+    """:meth:`engine.region.Rect.overlap`, frames-major (as a layer's cells are)."""
+    (rb, rf), (tb, tf) = rect.overlap(tile)
+    return (rf, rb), (tf, tb)
 
 
 def quantized_masks(shares: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
