@@ -279,11 +279,19 @@ class Document:
 
     def set_layers(self, state: StackState) -> Rect | None:
         """Make ``state`` the document's layers (brushes.layers makes them, undo puts
-        them back); listeners hear of the rect where the mix changed."""
+        them back); listeners hear of the rect where the mix changed (or, with the
+        layers' remix deferred, of each piece as :meth:`remix_some` recomputes it)."""
         rect = self.layers.restore(state)
         if rect is not None:
             self._mark(rect, tuple(range(self.channels)))
         return rect
+
+    def remix_some(self, deadline: float | None = None) -> bool:
+        """Recompute the mix where a deferred layer change left it (engine.layers),
+        until ``deadline`` (None: all); whether some is left."""
+        for rect in self.layers.remix_some(deadline):
+            self._mark(rect, tuple(range(self.channels)))
+        return bool(self.layers.pending)
 
     def _original_chunk(self, channels: slice, index: int) -> torch.Tensor:
         """Every bin of analysis chunk ``index`` of the recording, kept for the next

@@ -15,9 +15,12 @@ incremental "mix - old + new" would drift in float32 and break bit-exact undo).
 
 A :class:`StackState` (the layers and which is active) is immutable: operations
 (brushes.layers) make a new one, and undo puts the old one back
-(:meth:`LayerStack.restore`), recomputing the mix where what is heard changed.
+(:meth:`LayerStack.restore`), recomputing the mix where what is heard changed: at
+once, or (``deferred``, the GUI) a piece at a time within each turn's budget, so
+that muting a 10-minute layer never freezes the window.
 """
 
+import time
 from dataclasses import dataclass, replace
 
 import torch
@@ -27,6 +30,7 @@ from engine.layer_sources import LAYER_TILE, Dense, Silence, Source, Tiled
 from engine.region import Rect
 
 REMIX_FRAMES = 2048  # frames recomputed at a time (the memory a remix holds stays bounded)
+PIECE_FRAMES = 64  # frames a deferred remix recomputes at a time (a few ms)
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,10 @@ class LayerStack:
         self.full = Rect(0, bins, 0, frames)
         self.state = StackState((Layer(0, name, Dense(tensor), recording),), 0)
         self.next_id = 1  # the id the next new layer gets
+        # the GUI's: a change of what is heard over much of the file queues the mix's
+        # recomputation (pending), done a piece per turn of its event loop (remix_some)
+        self.deferred = False
+        self.pending: list[Rect] = []
 
     @property
     def plain(self) -> bool:
@@ -137,16 +145,16 @@ class LayerStack:
         return StackState((only.changed(content=self.tiled(only.content)),), 0)
 
     def restore(self, state: StackState) -> Rect | None:
-        """Make ``state`` the stack's; the rect where the mix changed (None: nowhere)."""
+        """Make ``state`` the stack's; the rect where the mix changed (None: nowhere,
+        or, :attr:`deferred`, not yet: :meth:`remix_some` recomputes it)."""
         old, self.state = self.state, state
         if state.plain:
-            self.mix = state.layers[0].content.tensor
+            self.mix, self.pending = state.layers[0].content.tensor, []
             return None if old.plain and old.layers[0].content is state.layers[0].content \
                 else self.full
         if old.plain:
-            self.mix = torch.empty_like(self.mix)
-            self._remix(self.full, slice(None))
-            return self.full
+            self.mix = self.mix.clone() if self.deferred else torch.empty_like(self.mix)
+            return self._changed(self.full)
         before = {x.id: x for x in old.audible()}
         after = {x.id: x for x in state.audible()}
         changed = None
@@ -156,9 +164,32 @@ class LayerStack:
                 for x in (a, b):
                     extent = None if x is None else x.content.extent(self.full)
                     changed = changed if extent is None else extent.union(changed)
-        if changed is not None:
-            self._remix(changed, slice(None))
-        return changed
+        return None if changed is None else self._changed(changed)
+
+    def _changed(self, rect: Rect) -> Rect | None:
+        """Recompute the mix over ``rect`` now, or queue it (:attr:`deferred`)."""
+        if self.deferred:
+            self.pending.append(rect)
+            return None
+        self._remix(rect, slice(None))
+        return rect
+
+    def remix_some(self, deadline: float | None = None) -> list[Rect]:
+        """Recompute queued parts of the mix, PIECE_FRAMES frames at a time, until
+        ``deadline`` (a ``time.perf_counter()`` value; None: all of them); the rects
+        done (the rest stays queued)."""
+        done = []
+        while self.pending and (deadline is None or time.perf_counter() < deadline):
+            rect = self.pending[0]
+            piece = Rect(rect.bin0, rect.bin1, rect.frame0,
+                         min(rect.frame1, rect.frame0 + PIECE_FRAMES))
+            self._remix(piece, slice(None))
+            done.append(piece)
+            if piece.frame1 >= rect.frame1:
+                self.pending.pop(0)
+            else:
+                self.pending[0] = Rect(rect.bin0, rect.bin1, piece.frame1, rect.frame1)
+        return done
 
     def _remix(self, rect: Rect, chans: slice) -> None:
         layers = self.state.audible()

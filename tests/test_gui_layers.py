@@ -53,6 +53,7 @@ def test_layer_menu_new_duplicate_rename_merge_delete_each_one_step(qtbot, windo
     assert "delete layer" in window.undo_stack.text(window.undo_stack.count() - 1)
     for _ in range(5):
         choose(window, "Edit > Undo")
+    settle(qtbot, window)
     assert doc.layers.plain and digest(doc) == opened and names(window) == ["Recording"]
     for _ in range(5):
         choose(window, "Edit > Redo")
@@ -64,6 +65,7 @@ def test_selection_to_new_layer_moves_and_copy_to_new_layer_copies(qtbot, window
     mix = doc.mix.clone()
     window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=300, f_hi=3000))
     choose(window, "Selection > To new layer")
+    settle(qtbot, window)  # the mix is recomputed a piece a turn
     moved = doc.layers.active
     assert names(window) == ["Layer 1", "Recording"]
     assert float((doc.mix - mix).abs().max()) <= 1e-6 * float(mix.abs().max())  # heard as before
@@ -96,6 +98,7 @@ def test_the_panel_sets_solo_gain_and_invert_and_drag_reorders(qtbot, window):
     panel.invert.setChecked(True)
     active = doc.layers.active
     assert active.solo and active.invert
+    settle(qtbot, window)
     assert float(doc.mix.abs().max()) == 0  # the soloed layer is empty: silence
     panel.moved.emit(active.id, 0)  # what a drop to the bottom says (LayerList.dropEvent)
     assert [x.name for x in doc.layers.state.layers] == ["Layer 1", "Recording"]

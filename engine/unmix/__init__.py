@@ -6,6 +6,7 @@ are computed a run of frames at a time and kept as fixed-point masks
 (engine.layer_sources.quantized_masks): the layers they make add up to their
 source exactly, whatever the method."""
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -85,7 +86,9 @@ def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
     paint to separate, ``[parts, ch, frames, bins]`` in [0, 1] (NMF only)."""
     frames_per_s = 1 / transform.seconds_of(1)
     if method.name == "nmf":
-        fitted = nmf.Model(mag, method.count, marks=hints, progress=progress, cancel=cancel)
+        with one_thread(mag.device):
+            fitted = nmf.Model(mag, method.count, marks=hints, progress=progress,
+                               cancel=cancel)
         if hints is None:
             fitted.order_by_centroid()
         return fitted
@@ -114,6 +117,23 @@ def masks(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
         for mask, q in zip(out, quantized_masks(fitted.shares(f0, f1)), strict=True):
             mask[:, f0:f1] = q
     return tuple(out)
+
+
+@contextmanager
+def one_thread(device: torch.device):
+    """NMF on the CPU with one torch thread: its products are [bins, K] by [K, frames]
+    with K of 2 to 16, where a second thread costs more than it gives. A 60 s stereo
+    nmf:2 took 4.8-5.1 s on one thread and 11.7-14.9 s on two, alternating in one run
+    (2 cores, load 5.5). Torch's thread count is the process's: it is put back after."""
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _bins(transform, hz: float) -> float:
