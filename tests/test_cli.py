@@ -16,9 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def specpaint(*args, cwd=None, env=None, timeout=120):
+    """The command as installed, running this checkout's code (PYTHONPATH): an editable
+    install may point at another checkout."""
     exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
     cmd = [exe] if exe else [sys.executable, "-m", "app.main"]
-    env = {**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "SPECPAINT_DEVICE": "cpu", "PYTHONPATH": path, **(env or {})}
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=env, timeout=timeout)
 
