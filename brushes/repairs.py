@@ -190,11 +190,11 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
         if module.name != "denoise":
             raise ParameterError(f"{name}: only denoise learns from a profile")
         spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
-    wave = _layer_audio(doc, audio, spans)
-    x = wave[chans, a0:a1].astype(np.float64)
+    layer = doc.layers.active.id  # taken once: a worker reads and writes the same layer
+    region, *noise = _layer_audio(doc, audio, spans, layer)
+    x = region[chans].astype(np.float64)
     if profile is not None:
-        p0, p1 = spans[1]
-        extra["profile"] = wave[chans, p0:p1].astype(np.float64)
+        extra["profile"] = noise[0][chans].astype(np.float64)
     reduce_gain = values.pop("gain", "keep") == "reduce"  # declip's, applied after it
     outcome = module.run(x, sr, values, progress=scaled(progress, 0, 0.8), cancel=cancel,
                          **extra)
@@ -222,22 +222,21 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
         return report
     step(0.8, progress, cancel)
     report.step = _write(doc, y - x, a0 + span[0], a0 + span[1], a0, chans,
-                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel)
+                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel, layer=layer)
     report.changes = _event_changes(y - x, outcome.events, a0)
     if history is not None:
         history.push(report.step)
     return report
 
 
-def _layer_audio(doc: Document, audio, spans: list[tuple[int, int]]) -> np.ndarray:
-    """The active layer's audio over ``spans`` (``audio``, the mix's, when the document
-    has no layers), ``[ch, length]`` (zero elsewhere)."""
+def _layer_audio(doc: Document, audio, spans: list[tuple[int, int]],
+                 layer: int) -> list[np.ndarray]:
+    """The audio of ``layer`` over each of ``spans`` (``[ch, s1 - s0]``; ``audio``'s,
+    the mix's, when the document has no layers)."""
     if doc.layers.plain:
-        return np.asarray(audio.cpu().numpy() if isinstance(audio, torch.Tensor) else audio)
-    wave = np.zeros((doc.channels, doc.length), np.float32)
-    for s0, s1 in spans:
-        wave[:, s0:s1] = layer_audio(doc, sample0=s0, sample1=s1)
-    return wave
+        whole = np.asarray(audio.cpu().numpy() if isinstance(audio, torch.Tensor) else audio)
+        return [whole[:, s0:s1] for s0, s1 in spans]
+    return [layer_audio(doc, layer=layer, sample0=s0, sample1=s1) for s0, s1 in spans]
 
 
 def _event_changes(d: np.ndarray, events, a0: int) -> list[tuple[int, np.ndarray]]:
@@ -268,6 +267,9 @@ def put_back(doc: Document, report: Report, index: int, *,
     start, change = report.changes[index]
     if not len(change):
         return None
+    if all(x.id != report.step.layer for x in doc.layers.state.layers):
+        raise ParameterError(f"put back: the layer {MODULES[report.module].title} repaired "
+                             "is gone (deleted, merged or unmixed): undo that first")
     channel = report.events[index][2]
     title = MODULES[report.module].title
     done = _write(doc, -change[None].astype(np.float64), start, start + len(change), start,
