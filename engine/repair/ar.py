@@ -70,13 +70,16 @@ def levinson(r: np.ndarray) -> np.ndarray:
     return a
 
 
-def interpolate(x: np.ndarray, unknown: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``[B, M]``: for each row of ``x`` ``[B, L]``, its ``unknown`` samples (``[B, L]``, at
-    most ``M`` a row, each at least ``p = a.shape[-1] - 1`` samples inside the row; in
-    order, padded with zeros) re-estimated as those that minimise the prediction error
-    of the row's model ``a`` ``[B, p + 1]`` over the row, plus the prior (Bayesian LSAR):
-    they are no larger than the audio around them, weighed against the model's
-    prediction error there. Every other sample is known."""
+def interpolate(x: np.ndarray, unknown: np.ndarray,
+                a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``([B, M], [B, M])``: for each row of ``x`` ``[B, L]``, its ``unknown`` samples
+    (``[B, L]``, at most ``M`` a row, each at least ``p = a.shape[-1] - 1`` samples inside
+    the row; in order, padded with zeros) re-estimated as those that minimise the
+    prediction error of the row's model ``a`` ``[B, p + 1]`` over the row, plus the prior
+    (Bayesian LSAR): they are no larger than the audio around them, weighed against the
+    model's prediction error there; and each estimate's posterior variance (the
+    prediction error's power times the diagonal of the inverse normal matrix). Every
+    other sample is known."""
     rows, length = x.shape
     p = a.shape[-1] - 1
     count = unknown.sum(-1)
@@ -109,4 +112,6 @@ def interpolate(x: np.ndarray, unknown: np.ndarray, a: np.ndarray) -> np.ndarray
         clean.sum(-1), 1), power)
     ridge = RIDGE * error / np.maximum(power, 1e-300) + 1e-12 * lag[:, 0]
     gram[:, np.arange(m), np.arange(m)] += ridge[:, None] * slot
-    return np.linalg.solve(gram, -rhs[..., None])[..., 0] * slot
+    inverse = np.linalg.inv(gram)
+    values = -(inverse @ rhs[..., None])[..., 0] * slot
+    return values, error[:, None] * np.diagonal(inverse, axis1=1, axis2=2) * slot

@@ -42,6 +42,8 @@ BATCH = 256  # blocks filtered at once (bounded memory on long files)
 EDGE_SECONDS = 0.0005  # the audio either side of a candidate compared with a period away
 PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
 RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
+REACH = 4  # samples beyond a run found that may be its click's first or last
+EDGE = 3.0  # ...when their one-sided error stands out this much
 
 
 def order_for(sample_rate: int) -> int:
@@ -87,23 +89,25 @@ def block_models(signal: np.ndarray, block: int, order: int) -> np.ndarray:
     return models
 
 
-def errors(signal: np.ndarray, models: np.ndarray, block: int) -> np.ndarray:
-    """Per sample, the smaller of its forward and backward prediction errors under its
-    block's model (0 within a model order of the signal's ends)."""
+def errors(signal: np.ndarray, models: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample, the magnitudes of its forward and backward prediction errors under
+    its block's model (0 within a model order of the signal's ends)."""
     count, p = models.shape[0], models.shape[1] - 1
     size = block + 2 * p
     segments = _windows(signal, size, block, p, count)  # row b: x[b * block - p ...]
-    out = np.empty((count, block))
+    fwd, bwd = np.empty((count, block)), np.empty((count, block))
     for i in range(0, count, BATCH):
         spectrum = np.fft.rfft(segments[i:i + BATCH], size)
         model = np.fft.rfft(models[i:i + BATCH], size)
         # the filter and its reverse, circularly: neither wraps over the rows kept
-        fwd = np.fft.irfft(spectrum * model, size)[:, p:p + block]
-        bwd = np.fft.irfft(spectrum * model.conj(), size)[:, p:p + block]
-        out[i:i + BATCH] = np.minimum(np.abs(fwd), np.abs(bwd))
-    err = out.ravel()[:len(signal)]
-    err[:p], err[max(p, len(signal) - p):] = 0.0, 0.0
-    return err
+        fwd[i:i + BATCH] = np.abs(np.fft.irfft(spectrum * model, size)[:, p:p + block])
+        bwd[i:i + BATCH] = np.abs(np.fft.irfft(spectrum * model.conj(), size)[:, p:p + block])
+    out = []
+    for e in (fwd, bwd):
+        e = e.ravel()[:len(signal)]
+        e[:p], e[max(p, len(signal) - p):] = 0.0, 0.0
+        out.append(e)
+    return out[0], out[1]
 
 
 def block_scales(signal: np.ndarray, err: np.ndarray, block: int, order: int) -> np.ndarray:
@@ -146,34 +150,71 @@ def local_rms(err: np.ndarray, sample_rate: int) -> np.ndarray:
     return np.sqrt(np.maximum(energy, 0.0) / count)
 
 
+def _level(err: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """RMS of ``err`` over each ``[starts[i], stops[i])`` (clipped to it; 0 if empty)."""
+    total = np.concatenate(([0.0], np.cumsum(err * err)))
+    a, b = np.clip(starts, 0, len(err)), np.clip(stops, 0, len(err))
+    return np.sqrt(np.maximum(total[b] - total[a], 0.0) / np.maximum(b - a, 1))
+
+
+def extents(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+            sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs found widened to each click's first and last samples, which the smaller
+    of the two errors often misses (the other error partly cancels there). A click
+    starts where the forward error first stands out (``EDGE`` times its RMS over the
+    ``LOCAL_SECONDS`` before, which no click's sample reaches) and ends where the
+    backward error last does, at most ``REACH`` samples beyond the run."""
+    n = len(fwd)
+    reach = round(LOCAL_SECONDS * sample_rate)
+    before = _level(fwd, starts - REACH - reach, starts - REACH)
+    after = _level(bwd, stops + REACH, stops + REACH + reach)
+    lo, hi = starts.copy(), stops.copy()
+    for k in range(REACH, 0, -1):
+        at = np.clip(starts - k, 0, n - 1)
+        out = (starts - k >= 0) & (fwd[at] > np.maximum(EDGE * before, FLOOR))
+        lo = np.where(out, np.minimum(lo, at), lo)
+        at = np.clip(stops - 1 + k, 0, n - 1)
+        out = (stops - 1 + k < n) & (bwd[at] > np.maximum(EDGE * after, FLOOR))
+        hi = np.where(out, np.maximum(hi, at + 1), hi)
+    return lo, hi
+
+
 def candidates(signal: np.ndarray, sample_rate: int, *, block: float, local: float,
                max_len: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(starts, stops)`` of the runs of samples whose error stands out by ``block``
-    robust deviations of its block's scale and ``local`` times the RMS about it (runs
-    closer than a quarter of the model order joined), no longer than ``max_len``."""
+    """``(starts, stops)`` of the clicks: the runs of samples whose error stands out by
+    ``block`` robust deviations of its block's scale and ``local`` times the RMS about it
+    (runs closer than a quarter of the model order joined), no longer than ``max_len``,
+    widened to their :func:`extents`."""
     order = order_for(sample_rate)
     size = block_for(sample_rate, order)
-    err = errors(signal, block_models(signal, size, order), size)
+    fwd, bwd = errors(signal, block_models(signal, size, order), size)
+    err = np.minimum(fwd, bwd)
     scale = np.repeat(block_scales(signal, err, size, order), size)[:len(signal)]
     flags = (err > np.maximum(block * scale, FLOOR)) & (err > local * local_rms(err, sample_rate))
     starts, stops = runs(flags, max(1, order // 4))
     short = stops - starts <= max_len
-    return starts[short], stops[short]
+    return extents(fwd, bwd, starts[short], stops[short], sample_rate)
 
 
 def in_silence(signal: np.ndarray, *, max_len: int, quiet: int) -> tuple[np.ndarray,
                                                                           np.ndarray]:
-    """``(starts, stops)`` of the clicks in digital silence: bursts of at most ``max_len``
-    samples that peak above ``FLOOR``, with ``quiet`` silent samples either side."""
+    """``(starts, stops)`` of the clicks in digital silence: the bursts of a cluster (bursts
+    less than ``quiet`` samples apart, ``quiet`` samples of silence either side of it)
+    that holds at most ``max_len`` samples of sound and peaks above ``FLOOR``: a click, or
+    two close together. A plosive's burst in silence is often shorter than a click may
+    be, but comes with others (espeak-ng's: 15, 22 and 58 samples within 3 ms)."""
+    n = len(signal)
     sound = np.abs(signal) > ar.SILENT
     starts, stops = runs(sound, 1)
-    if len(starts) == 0:
+    c0, c1 = runs(sound, quiet)
+    if len(c0) == 0:
         return starts, stops
-    before = starts - np.r_[0, stops[:-1]]  # silent samples before each burst
-    after = np.r_[starts[1:], len(signal)] - stops
-    peaks = np.maximum.reduceat(np.abs(signal), starts)
-    keep = (stops - starts <= max_len) & (before >= quiet) & (after >= quiet) & (peaks > FLOOR)
-    return starts[keep], stops[keep]
+    heard = np.concatenate(([0], np.cumsum(sound)))
+    peaks = np.maximum.reduceat(np.abs(signal), c0)
+    keep = (heard[c1] - heard[c0] <= max_len) & (peaks > FLOOR) & (c0 >= quiet) & \
+        (c1 + quiet <= n)
+    cluster = np.searchsorted(c0, starts, side="right") - 1
+    return starts[keep[cluster]], stops[keep[cluster]]
 
 
 def _correlation(u: np.ndarray, v: np.ndarray) -> float:

@@ -17,7 +17,6 @@ from engine.progress import step
 from engine.repair import Event, Outcome, ar, click_fill, click_find
 from engine.repair.click_find import FLOOR, live, order_for
 
-DILATE = 2  # samples added either side of each click
 CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
 SILENCE_SECONDS = 0.002  # a click in digital silence has this much of it either side
 PART_SECONDS = 20.0  # the module works through a channel this much at a time
@@ -44,23 +43,12 @@ def _merged(events: list[Event]) -> list[Event]:
     for e in sorted(events, key=lambda e: (e.channel, e.start)):
         last = out[-1] if out else None
         if last is not None and last.channel == e.channel and \
-                e.start <= last.start + last.length + DILATE:
+                e.start <= last.start + last.length + click_fill.REACH:
             end = max(last.start + last.length, e.start + e.length)
             out[-1] = Event(last.start, end - last.start, e.channel)
         else:
             out.append(e)
     return sorted(out, key=lambda e: (e.start, e.channel))
-
-
-def _dilated(starts: np.ndarray, stops: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The runs widened by ``DILATE`` either side, those that then touch merged."""
-    starts, stops = np.maximum(starts - DILATE, 0), np.minimum(stops + DILATE, n)
-    if len(starts) < 2:
-        return starts, stops
-    joined = starts[1:] <= stops[:-1]
-    keep = np.r_[True, ~joined]
-    last = np.r_[~joined, True]
-    return starts[keep], np.maximum.accumulate(stops)[last]
 
 
 def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple,
@@ -78,7 +66,6 @@ def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple,
             seg[r0:r1] = 0.0
             found.append(Event(a + int(r0), int(r1 - r0), 0))
     starts, stops = click_find.candidates(seg, sr, block=block, local=local, max_len=max_len)
-    starts, stops = _dilated(starts, stops, len(seg))
     clicks = [(r0, r1) for r0, r1 in zip(starts, stops, strict=True)
               if not click_find.recurs(seg, r0, r1, sr, recur)]
     if not clicks:
@@ -87,15 +74,14 @@ def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple,
     order = order_for(sr)
     span = max(4 * order, round(CONTEXT_SECONDS * sr))
     left_alone = 0
-    for r0, r1, fixed in zip(starts, stops, click_fill.fill(seg, starts, stops, order=order,
-                                                            span=span), strict=True):
+    for r0, r1, fixed in click_fill.fill(seg, starts, stops, order=order, span=span):
         if not lo <= a + r0 < hi:
             continue  # another part's
         if fixed is None:
             left_alone += 1
             continue
         seg[r0:r1] = fixed
-        found.append(Event(a + int(r0), int(r1 - r0), 0))
+        found.append(Event(a + r0, r1 - r0, 0))
     return found, left_alone
 
 
@@ -129,9 +115,9 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     events = _merged(events)
     if not events:
         return Outcome(x, "", [])
-    lengths = sorted(e.length - 2 * DILATE for e in events)
-    summary = (f"{len(events)} click(s) repaired ({max(lengths[0], 1)}-{max(lengths[-1], 1)} "
-               f"samples, median {max(lengths[len(lengths) // 2], 1)})")
+    lengths = sorted(e.length for e in events)
+    summary = (f"{len(events)} click(s) repaired ({lengths[0]}-{lengths[-1]} samples, median "
+               f"{lengths[len(lengths) // 2]})")
     if left_alone:
         summary += f"; {left_alone} at the file's ends left alone"
     return Outcome(out, summary, events)
@@ -148,7 +134,7 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     if not ar.usable(x[~inside], order):
         return None
     a = ar.levinson(ar.autocorrelation(x[None], order, present=~inside[None]))
-    err = click_find.errors(x, a, len(x))
+    err = np.minimum(*click_find.errors(x, a, len(x)))
     context = ~inside & live(x) & (err > 0)
     if context.sum() < 64:
         return None
@@ -156,11 +142,10 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     starts, stops = click_find.runs(inside & (err > max(threshold * sigma, FLOOR)),
                                     max(1, order // 4))
     short = stops - starts <= max_ms / 1000 * sample_rate
-    starts, stops = _dilated(starts[short], stops[short], len(x))
     span = max(4 * order, round(CONTEXT_SECONDS * sample_rate))
     out, changed = x.copy(), False
-    for r0, r1, fixed in zip(starts, stops, click_fill.fill(x, starts, stops, order=order,
-                                                            span=span), strict=True):
+    for r0, r1, fixed in click_fill.fill(x, starts[short], stops[short], order=order,
+                                         span=span):
         if fixed is not None:
             out[r0:r1], changed = fixed, True
     return out if changed else None
