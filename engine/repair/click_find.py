@@ -39,9 +39,6 @@ LOCAL_SECONDS = 0.0015  # the error's level about a sample is measured this far 
 GAP_SECONDS = 0.00027  # ...leaving out this much about it (a click's own samples)
 MIN_GAP = 6  # samples: at low rates, still more than most of a click of 8 samples
 BATCH = 256  # blocks filtered at once (bounded memory on long files)
-EDGE_SECONDS = 0.0005  # the audio either side of a candidate compared with a period away
-PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
-RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
 REACH = 4  # samples beyond a run found that may be its click's first or last
 EDGE = 3.0  # ...when their one-sided error stands out this much
 
@@ -78,83 +75,86 @@ def _windows(x: np.ndarray, size: int, step: int, before: int, count: int) -> np
     return np.lib.stride_tricks.sliding_window_view(padded, size)[::step][:count]
 
 
-def block_models(signal: np.ndarray, block: int, order: int) -> np.ndarray:
-    """``[blocks, order + 1]``: each block's prediction-error filter, learnt from it and
-    half a block either side (zeros beyond the signal)."""
-    count = -(-len(signal) // block)
-    windows = _windows(signal, 2 * block, block, block // 2, count)
-    models = np.empty((count, order + 1))
-    for i in range(0, count, BATCH):
-        models[i:i + BATCH] = ar.levinson(ar.autocorrelation(windows[i:i + BATCH], order))
+def block_models(signal: np.ndarray, block: int, order: int, blocks: np.ndarray) -> np.ndarray:
+    """``[len(blocks), order + 1]``: each of ``blocks``' prediction-error filter, learnt
+    from it and half a model order either side (zeros beyond the signal): its
+    autocorrelation takes one FFT of the size the block's filtering takes. Learnt from
+    the block and half a block either side instead, the models found as many clicks
+    (seed 1: 90.5 % against 90.7 %; 1.09 false clicks a second against 1.23, and PESQ-WB
+    2.40 against 2.43) at twice the cost."""
+    windows = _windows(signal, block + order - 1, block, (order - 1) // 2, blocks[-1] + 1)
+    models = np.empty((len(blocks), order + 1))
+    for i in range(0, len(blocks), BATCH):
+        models[i:i + BATCH] = ar.levinson(ar.autocorrelation(windows[blocks[i:i + BATCH]],
+                                                             order))
     return models
 
 
-def errors(signal: np.ndarray, models: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample, the magnitudes of its forward and backward prediction errors under
-    its block's model (0 within a model order of the signal's ends)."""
-    count, p = models.shape[0], models.shape[1] - 1
+def errors(signal: np.ndarray, models: np.ndarray, block: int,
+           blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``([len(blocks), block], ...)``: the magnitudes of the forward and backward
+    prediction errors of each of ``blocks``' samples under its model (``models``, one a
+    block given), 0 within a model order of the signal's ends and beyond them."""
+    p = models.shape[1] - 1
     size = block + 2 * p
-    segments = _windows(signal, size, block, p, count)  # row b: x[b * block - p ...]
-    fwd, bwd = np.empty((count, block)), np.empty((count, block))
-    for i in range(0, count, BATCH):
-        spectrum = np.fft.rfft(segments[i:i + BATCH], size)
+    segments = _windows(signal, size, block, p, blocks[-1] + 1)  # row b: from b * block - p
+    fwd, bwd = np.empty((len(blocks), block)), np.empty((len(blocks), block))
+    for i in range(0, len(blocks), BATCH):
+        spectrum = np.fft.rfft(segments[blocks[i:i + BATCH]], size)
         model = np.fft.rfft(models[i:i + BATCH], size)
-        # the filter and its reverse, circularly: neither wraps over the rows kept
+        # the filter and its reverse, circularly: neither wraps over the samples kept
         fwd[i:i + BATCH] = np.abs(np.fft.irfft(spectrum * model, size)[:, p:p + block])
         bwd[i:i + BATCH] = np.abs(np.fft.irfft(spectrum * model.conj(), size)[:, p:p + block])
-    out = []
-    for e in (fwd, bwd):
-        e = e.ravel()[:len(signal)]
-        e[:p], e[max(p, len(signal) - p):] = 0.0, 0.0
-        out.append(e)
-    return out[0], out[1]
+    at = blocks[:, None] * block + np.arange(block)
+    outside = (at < p) | (at >= len(signal) - p)
+    fwd[outside], bwd[outside] = 0.0, 0.0
+    return fwd, bwd
 
 
-def block_scales(signal: np.ndarray, err: np.ndarray, block: int, order: int) -> np.ndarray:
-    """``[blocks]``: robust standard deviation of the error over each block and half a
-    block either side, learnt from live samples only; inf where they cannot teach a
-    model (too few live samples, or no more than DC)."""
-    count = -(-len(signal) // block)
-    ok = live(signal) & (err > 0)
-    rows_x = _windows(signal, 2 * block, block, block // 2, count)
-    rows_e = _windows(err, 2 * block, block, block // 2, count)
-    rows_ok = _windows(ok, 2 * block, block, block // 2, count)
-    out = np.full(count, np.inf)
-    for i in range(0, count, BATCH):
-        e, m, x = rows_e[i:i + BATCH], rows_ok[i:i + BATCH], rows_x[i:i + BATCH]
-        enough = m.sum(1) >= 4 * order
-        spread = np.zeros(len(m))
-        spread[enough] = np.std(x[enough], axis=1, where=m[enough])
-        usable = enough & (spread > ar.SILENT)
-        full = usable & m.all(1)
-        if full.any():
-            out[i:i + BATCH][full] = np.median(e[full], axis=1)
-        for j in np.flatnonzero(usable & ~full):
-            out[i + j] = np.median(e[j][m[j]])
+def block_scales(signal: np.ndarray, err: np.ndarray, block: int, order: int,
+                 blocks: np.ndarray) -> np.ndarray:
+    """``[len(blocks)]``: robust standard deviation of the error (``err``, the signal's)
+    over each of ``blocks`` and half a block either side (every fourth sample: as
+    robust, a quarter of the work), learnt from the samples that are not digital
+    silence; inf where the block cannot teach a model (too few live samples, or no more
+    than DC)."""
+    n = len(signal)
+    at = (blocks * block - block // 2)[:, None] + np.arange(0, 2 * block, 4)
+    inside = (at >= 0) & (at < n)
+    at = np.clip(at, 0, n - 1)
+    x, e = signal[at], err[at]
+    sound = inside & (np.abs(x) > ar.SILENT) & (e > 0)
+    teaching = sound & (np.abs(x) < ar.FULL_SCALE)
+    have = teaching.sum(1)
+    mean = (x * teaching).sum(1) / np.maximum(have, 1)
+    spread = (x * x * teaching).sum(1) / np.maximum(have, 1) - mean * mean
+    usable = (4 * have >= 4 * order) & (spread > ar.SILENT ** 2)
+    out = np.full(len(blocks), np.inf)
+    full = usable & sound.all(1)
+    if full.any():
+        out[full] = np.median(e[full], axis=1)
+    for j in np.flatnonzero(usable & ~full):
+        out[j] = np.median(e[j][sound[j]])
     return 1.4826 * out + 1e-12
 
 
-def local_rms(err: np.ndarray, sample_rate: int) -> np.ndarray:
-    """The error's RMS over ``LOCAL_SECONDS`` either side of each sample, leaving out
-    ``GAP_SECONDS`` about it. Windowed sums from one cumulative sum: its rounding
-    (1e-16 of the running total) is far below a click's error (above ``FLOOR``)."""
+def _rms(x: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+    """RMS of ``x`` over each ``[starts[i], starts[i] + length)``, what lies outside ``x``
+    left out (0 where all does)."""
+    idx = starts[:, None] + np.arange(length)
+    inside = (idx >= 0) & (idx < len(x))
+    values = np.where(inside, x[np.clip(idx, 0, len(x) - 1)], 0.0)
+    return np.sqrt((values * values).sum(-1) / np.maximum(inside.sum(-1), 1))
+
+
+def local_rms(err: np.ndarray, at: np.ndarray, sample_rate: int) -> np.ndarray:
+    """The error's RMS over ``LOCAL_SECONDS`` either side of each sample ``at``, leaving
+    out ``GAP_SECONDS`` about it."""
     gap = max(MIN_GAP, round(GAP_SECONDS * sample_rate))
     reach = max(4 * gap, round(LOCAL_SECONDS * sample_rate))
-    n = len(err)
-    total = np.concatenate(([0.0], np.cumsum(err * err)))
-    idx = np.arange(n)
-    lo_a, lo_b = np.clip(idx - reach, 0, n), np.clip(idx - gap + 1, 0, n)
-    hi_a, hi_b = np.clip(idx + gap, 0, n), np.clip(idx + reach + 1, 0, n)
-    energy = total[lo_b] - total[lo_a] + total[hi_b] - total[hi_a]
-    count = np.maximum(lo_b - lo_a + hi_b - hi_a, 1)
-    return np.sqrt(np.maximum(energy, 0.0) / count)
-
-
-def _level(err: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """RMS of ``err`` over each ``[starts[i], stops[i])`` (clipped to it; 0 if empty)."""
-    total = np.concatenate(([0.0], np.cumsum(err * err)))
-    a, b = np.clip(starts, 0, len(err)), np.clip(stops, 0, len(err))
-    return np.sqrt(np.maximum(total[b] - total[a], 0.0) / np.maximum(b - a, 1))
+    width = reach - gap + 1
+    before, after = _rms(err, at - reach, width), _rms(err, at + gap, width)
+    return np.sqrt((before * before + after * after) / 2)
 
 
 def extents(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, stops: np.ndarray,
@@ -166,8 +166,8 @@ def extents(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, stops: np.ndar
     backward error last does, at most ``REACH`` samples beyond the run."""
     n = len(fwd)
     reach = round(LOCAL_SECONDS * sample_rate)
-    before = _level(fwd, starts - REACH - reach, starts - REACH)
-    after = _level(bwd, stops + REACH, stops + REACH + reach)
+    before = _rms(fwd, starts - REACH - reach, reach)
+    after = _rms(bwd, stops + REACH, reach)
     lo, hi = starts.copy(), stops.copy()
     for k in range(REACH, 0, -1):
         at = np.clip(starts - k, 0, n - 1)
@@ -179,78 +179,63 @@ def extents(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, stops: np.ndar
     return lo, hi
 
 
-def candidates(signal: np.ndarray, sample_rate: int, *, block: float, local: float,
-               max_len: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(starts, stops)`` of the clicks: the runs of samples whose error stands out by
-    ``block`` robust deviations of its block's scale and ``local`` times the RMS about it
-    (runs closer than a quarter of the model order joined), no longer than ``max_len``,
-    widened to their :func:`extents`."""
-    order = order_for(sample_rate)
-    size = block_for(sample_rate, order)
-    fwd, bwd = errors(signal, block_models(signal, size, order), size)
-    err = np.minimum(fwd, bwd)
-    scale = np.repeat(block_scales(signal, err, size, order), size)[:len(signal)]
-    flags = (err > np.maximum(block * scale, FLOOR)) & (err > local * local_rms(err, sample_rate))
-    starts, stops = runs(flags, max(1, order // 4))
-    short = stops - starts <= max_len
-    return extents(fwd, bwd, starts[short], stops[short], sample_rate)
+class Finder:
+    """The models, errors and error scales of one stretch of a channel (``signal``, a
+    view: the repairs written into it are seen), brought up to date only where clicks
+    were repaired: a later pass costs what the repairs reached, not the stretch."""
 
+    def __init__(self, signal: np.ndarray, sample_rate: int):
+        self.signal, self.sample_rate = signal, sample_rate
+        self.order = order_for(sample_rate)
+        self.block = block_for(sample_rate, self.order)
+        self.count = -(-len(signal) // self.block)
+        self.fwd = np.zeros((self.count, self.block))
+        self.bwd = np.zeros((self.count, self.block))
+        self.scales = np.zeros(self.count)
+        self.fresh = np.arange(self.count)  # the blocks whose clicks are still to be found
+        self._refresh(self.fresh)
 
-def in_silence(signal: np.ndarray, *, max_len: int, quiet: int) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-    """``(starts, stops)`` of the clicks in digital silence: the bursts of a cluster (bursts
-    less than ``quiet`` samples apart, ``quiet`` samples of silence either side of it)
-    that holds at most ``max_len`` samples of sound and peaks above ``FLOOR``: a click, or
-    two close together. A plosive's burst in silence is often shorter than a click may
-    be, but comes with others (espeak-ng's: 15, 22 and 58 samples within 3 ms)."""
-    n = len(signal)
-    sound = np.abs(signal) > ar.SILENT
-    starts, stops = runs(sound, 1)
-    c0, c1 = runs(sound, quiet)
-    if len(c0) == 0:
-        return starts, stops
-    heard = np.concatenate(([0], np.cumsum(sound)))
-    peaks = np.maximum.reduceat(np.abs(signal), c0)
-    keep = (heard[c1] - heard[c0] <= max_len) & (peaks > FLOOR) & (c0 >= quiet) & \
-        (c1 + quiet <= n)
-    cluster = np.searchsorted(c0, starts, side="right") - 1
-    return starts[keep[cluster]], stops[keep[cluster]]
+    def _refresh(self, blocks: np.ndarray) -> None:
+        """New models and errors of ``blocks``, new scales there and next to them."""
+        models = block_models(self.signal, self.block, self.order, blocks)
+        self.fwd[blocks], self.bwd[blocks] = errors(self.signal, models, self.block, blocks)
+        self.fresh = np.unique(np.clip(np.r_[blocks - 1, blocks, blocks + 1], 0,
+                                       self.count - 1))
+        err = np.minimum(self.fwd, self.bwd).ravel()
+        self.scales[self.fresh] = block_scales(self.signal, err, self.block, self.order,
+                                               self.fresh)
 
+    def repaired(self, starts: np.ndarray, stops: np.ndarray) -> None:
+        """The samples ``[starts[i], stops[i])`` were changed: their blocks' models and
+        errors (and those whose filtering reaches them) are learnt again."""
+        p, b = self.order, self.block
+        first, last = (np.asarray(starts) - p) // b, (np.asarray(stops) + p - 1) // b
+        blocks = np.unique(np.concatenate([np.arange(f, g + 1) for f, g in
+                                           zip(first, last, strict=True)] or [[]]))
+        blocks = blocks[(blocks >= 0) & (blocks < self.count)].astype(int)
+        if len(blocks):
+            self._refresh(blocks)
+        else:
+            self.fresh = blocks
 
-def _correlation(u: np.ndarray, v: np.ndarray) -> float:
-    return float(u @ v) / (math.sqrt(float(u @ u) * float(v @ v)) + 1e-30)
-
-
-def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: float) -> bool:
-    """Whether ``[c0, c1)`` is the waveform recurring, not a click: the audio about it
-    (``EDGE_SECONDS`` either side) comes back a period away (``PERIOD_SECONDS``, 40-500
-    Hz) with a normalised correlation above ``RECUR``, and that period's copy predicts
-    the candidate as well as it predicts the audio about it (its error there does not
-    stand out by ``threshold`` robust deviations). A square wave's edge or a buzzy
-    note's, which a short AR model cannot predict, is the sound; a click on a steady
-    tone is not in the tone's previous period."""
-    edge = max(2, round(EDGE_SECONDS * sample_rate))
-    a, b = c0 - edge, c1 + edge
-    if a < 0 or b > len(signal):
-        return False
-    seg = signal[a:b]
-    energy = float(seg @ seg)
-    shortest = max(b - a, round(PERIOD_SECONDS[0] * sample_rate))
-    longest = round(PERIOD_SECONDS[1] * sample_rate)
-    lo, hi = max(0, a - longest), min(len(signal), b + longest)
-    windows = np.lib.stride_tricks.sliding_window_view(signal[lo:hi], b - a)
-    lags = np.arange(lo, hi - (b - a) + 1) - a
-    windows = windows[np.abs(lags) >= shortest]
-    if energy <= 0 or len(windows) == 0:
-        return False
-    dots = windows @ seg
-    power = np.einsum("ij,ij->i", windows, windows)
-    best = int(np.argmax(dots / (np.sqrt(power * energy) + 1e-30)))
-    copy = windows[best]
-    about = np.r_[0:edge, b - a - edge:b - a]  # the candidate's surroundings, not itself
-    if min(dots[best] / (math.sqrt(power[best] * energy) + 1e-30),
-           _correlation(seg[about], copy[about])) <= RECUR:
-        return False  # (a click whose best match is another click: its surroundings differ)
-    error = np.abs(seg - dots[best] / power[best] * copy)
-    sigma = 1.4826 * float(np.median(error[about])) + 1e-12
-    return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)
+    def clicks(self, *, block: float, local: float, max_len: int) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+        """``(starts, stops)`` of the clicks in the fresh blocks: the runs of samples whose
+        error stands out by ``block`` robust deviations of its block's scale and ``local``
+        times the RMS about it (runs closer than a quarter of the model order joined), no
+        longer than ``max_len``, widened to their :func:`extents`; the blocks are then
+        spent until a repair reaches them."""
+        n = len(self.signal)
+        fwd, bwd = self.fwd.ravel()[:n], self.bwd.ravel()[:n]
+        err = np.minimum(fwd, bwd)
+        at = (self.fresh[:, None] * self.block + np.arange(self.block)).ravel()
+        at = at[at < n]
+        scale = np.repeat(self.scales, self.block)[at]
+        at = at[err[at] > np.maximum(block * scale, FLOOR)]
+        at = at[err[at] > local * local_rms(err, at, self.sample_rate)]  # a few: only there
+        flags = np.zeros(n, bool)
+        flags[at] = True
+        self.fresh = self.fresh[:0]
+        starts, stops = runs(flags, max(1, self.order // 4))
+        short = stops - starts <= max_len
+        return extents(fwd, bwd, starts[short], stops[short], self.sample_rate)

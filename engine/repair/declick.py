@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from engine.progress import step
-from engine.repair import Event, Outcome, ar, click_fill, click_find
+from engine.repair import Event, Outcome, ar, click_context, click_fill, click_find
 from engine.repair.click_find import FLOOR, live, order_for
 
 CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
@@ -24,6 +24,7 @@ MARGIN_SECONDS = 0.1  # ...seeing this much more either side (models, periods, r
 BLOCK_THRESHOLD = 8.0  # robust deviations of its block's error scale (sensitivity 5)
 LOCAL_THRESHOLD = 6.0  # times the error's RMS about it (sensitivity 5)
 RECUR_THRESHOLD = 16.0  # a period's copy that predicts a candidate within this is the sound
+PASSES = 2  # each pass learns its models from what the one before repaired
 
 
 def thresholds(sensitivity: float) -> tuple[float, float, float]:
@@ -51,46 +52,51 @@ def _merged(events: list[Event]) -> list[Event]:
     return sorted(out, key=lambda e: (e.start, e.channel))
 
 
-def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple,
-          max_len: int) -> tuple[list[Event], int]:
-    """Find and repair the clicks of ``signal`` starting in ``[lo, hi)`` (in place); the
-    clicks repaired (channel 0) and how many were left alone at the signal's ends."""
+def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple, max_len: int,
+          passes: int) -> tuple[list[Event], set[int]]:
+    """Find and repair the clicks of ``signal`` starting in ``[lo, hi)`` (in place), in
+    ``passes``; the clicks repaired (channel 0) and where those left alone at the
+    signal's ends start."""
     block, local, recur = limits
     margin = round(MARGIN_SECONDS * sr)
     a, b = max(0, lo - margin), min(len(signal), hi + margin)
     seg = signal[a:b]
     found = []
-    s0, s1 = click_find.in_silence(seg, max_len=max_len, quiet=round(SILENCE_SECONDS * sr))
+    s0, s1 = click_context.in_silence(seg, max_len=max_len, quiet=round(SILENCE_SECONDS * sr))
     for r0, r1 in zip(s0, s1, strict=True):
         if lo <= a + r0 < hi:
             seg[r0:r1] = 0.0
             found.append(Event(a + int(r0), int(r1 - r0), 0))
-    starts, stops = click_find.candidates(seg, sr, block=block, local=local, max_len=max_len)
-    clicks = [(r0, r1) for r0, r1 in zip(starts, stops, strict=True)
-              if not click_find.recurs(seg, r0, r1, sr, recur)]
-    if not clicks:
-        return found, 0
-    starts, stops = np.array(clicks).T
-    order = order_for(sr)
-    span = max(4 * order, round(CONTEXT_SECONDS * sr))
-    left_alone = 0
-    for r0, r1, fixed in click_fill.fill(seg, starts, stops, order=order, span=span):
-        if not lo <= a + r0 < hi:
-            continue  # another part's
-        if fixed is None:
-            left_alone += 1
-            continue
-        seg[r0:r1] = fixed
-        found.append(Event(a + r0, r1 - r0, 0))
+    finder = click_find.Finder(seg, sr)
+    span = max(4 * finder.order, round(CONTEXT_SECONDS * sr))
+    left_alone = set()
+    for _ in range(passes):
+        starts, stops = finder.clicks(block=block, local=local, max_len=max_len)
+        clicks = [(r0, r1) for r0, r1 in zip(starts, stops, strict=True)
+                  if not click_context.recurs(seg, r0, r1, sr, recur)]
+        written = []
+        for r0, r1, fixed in click_fill.fill(seg, *np.array(clicks, int).reshape(-1, 2).T,
+                                             order=finder.order, span=span):
+            if not lo <= a + r0 < hi:
+                continue  # another part's
+            if fixed is None:
+                left_alone.add(a + r0)
+                continue
+            seg[r0:r1] = fixed
+            written.append((r0, r1))
+            found.append(Event(a + r0, r1 - r0, 0))
+        if not written:
+            break
+        finder.repaired(*np.array(written).T)
     return found, left_alone
 
 
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
         progress=None, cancel=None) -> Outcome:
     """Every click of ``x`` ``[channels, n]``, found (engine.repair.click_find) and
-    repaired (engine.repair.click_fill) in passes over parts of ``PART_SECONDS``.
-    ``crackle``: dense small clicks (at most 1 ms, found 3 dB more readily, a third
-    pass over what the first two left)."""
+    repaired (engine.repair.click_fill) over parts of ``PART_SECONDS``, in ``PASSES``
+    each. ``crackle``: dense small clicks (at most 1 ms, found 3 dB more readily, a
+    pass more)."""
     sr = sample_rate
     block, local, recur = thresholds(sensitivity)
     if crackle:
@@ -98,19 +104,18 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     max_len = round((1.0 if crackle else 3.0) / 1000 * sr)
     out = np.array(x, np.float64, copy=True)
     events: list[Event] = []
-    passes = 3 if crackle else 2
     part = round(PART_SECONDS * sr)
-    total = out.shape[0] * passes * max(1, math.ceil(out.shape[1] / part))
-    done = left_alone = 0
-    for _ in range(passes):
-        for ch, signal in enumerate(out):
-            for lo in range(0, len(signal), part):
-                step(done / total, progress, cancel)
-                done += 1
-                found, alone = _part(signal, lo, min(lo + part, len(signal)), sr,
-                                     limits=(block, local, recur), max_len=max_len)
-                events += [Event(e.start, e.length, ch) for e in found]
-                left_alone += alone
+    total = out.shape[0] * max(1, math.ceil(out.shape[1] / part))
+    done, left_alone = 0, 0
+    for ch, signal in enumerate(out):
+        for lo in range(0, len(signal), part):
+            step(done / total, progress, cancel)
+            done += 1
+            found, alone = _part(signal, lo, min(lo + part, len(signal)), sr,
+                                 limits=(block, local, recur), max_len=max_len,
+                                 passes=PASSES + (1 if crackle else 0))
+            events += [Event(e.start, e.length, ch) for e in found]
+            left_alone += len(alone)
     step(1.0, progress, None)
     events = _merged(events)
     if not events:
@@ -134,7 +139,7 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     if not ar.usable(x[~inside], order):
         return None
     a = ar.levinson(ar.autocorrelation(x[None], order, present=~inside[None]))
-    err = np.minimum(*click_find.errors(x, a, len(x)))
+    err = np.minimum(*click_find.errors(x, a, len(x), np.zeros(1, int)))[0]
     context = ~inside & live(x) & (err > 0)
     if context.sum() < 64:
         return None
