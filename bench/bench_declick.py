@@ -1,6 +1,6 @@
 """De-click's detection on a randomized set: the clean takes of tests/takes.py with
-clicks drawn as bench/bench_repair.py draws them (1-8 samples, 1-50 a second, random
-size and polarity), for several seeds. Per click: found (an event overlaps it) and
+clicks drawn as bench/bench_repair.py draws them (tests.takes.clicks: 1-8 samples, 1-50
+a second, random size and polarity), for several seeds. Per click: found (an event overlaps it) and
 covered (events span all of it), by its size over the clean audio's local level
 (RMS over 5 ms either side), its length, the take's kind and whether it lies in a
 quiet stretch (local level 40 dB under the take's peak). Per take: false clicks a
@@ -9,8 +9,12 @@ PESQ-WB / STOI (speech) and SI-SDR (all) of the input and of the module's output
 (through the safety guard, as the document path applies it). Medians and the worst
 take per seed.
 
+With ``--draw crackle`` the disturbance is vinyl-like crackle instead: 200-2000 tiny
+clicks a second, 1-3 samples, 0.01-0.2 of the take's peak (the module's ``crackle``
+setting is for it).
+
     .venv/bin/python bench/bench_declick.py [--seeds 1 2 3] [--rate 22050] [--no-scores]
-        [--sensitivity 5] [--crackle] [--dump clicks.json]
+        [--sensitivity 5] [--crackle] [--draw clicks|crackle] [--dump clicks.json]
 """
 
 import argparse
@@ -25,7 +29,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_repair import draw_clicks  # noqa: E402
 from tests import material, takes  # noqa: E402
 
 SIZE_BINS = (-np.inf, 0, 10, 20, 30, np.inf)  # dB of a click's peak over the local RMS
@@ -38,6 +41,19 @@ def _bin(value: float) -> str:
     lo, hi = SIZE_BINS[i], SIZE_BINS[i + 1]
     return f"< {hi:g} dB" if lo == -np.inf else f">= {lo:g} dB" if hi == np.inf else \
         f"{lo:g}-{hi:g} dB"
+
+
+def draw_crackle(x: np.ndarray, rng, sr: int):
+    """``x`` with crackle (see the module notes), and each click's (first sample, length)."""
+    y, drawn = x.copy(), []
+    count = int(rng.uniform(200, 2000) * len(x) / sr)
+    peak = np.abs(x).max()
+    for i in np.sort(rng.choice(np.arange(int(0.02 * sr), len(x) - 4, 4), count, replace=False)):
+        length = int(rng.integers(1, 4))
+        shape = rng.uniform(0.4, 1, length) * rng.choice([-1, 1], length, p=[0.3, 0.7])
+        y[i:i + length] += rng.choice([-1, 1]) * rng.uniform(0.01, 0.2) * peak * shape
+        drawn.append((int(i), length))
+    return y, drawn
 
 
 def classify(clean: np.ndarray, dirty: np.ndarray, drawn, sr: int, kind: str) -> list[dict]:
@@ -92,12 +108,12 @@ def scores(clean, test, speech: bool, sr: int) -> dict:
     return {"si_sdr": si_sdr_db(clean, test)}
 
 
-def run_seed(seed: int, sr: int, settings: dict, with_scores: bool):
+def run_seed(seed: int, sr: int, settings: dict, with_scores: bool, draw=takes.clicks):
     rng = np.random.default_rng(1000 + seed)
     records, rows = [], []
     for take in takes.clean_takes(sample_rate=sr, seed=seed):
         x = take.samples.mean(0)
-        y, drawn = draw_clicks(x, rng, sr)
+        y, drawn = draw(x, rng, sr)
         speech = take.kind == "speech"
         _, clean_events, _ = repaired(x, sr, settings)
         fixed, events, seconds = repaired(y, sr, settings)
@@ -176,6 +192,7 @@ def main() -> None:
     parser.add_argument("--sensitivity", type=float, default=5.0)
     parser.add_argument("--crackle", action="store_true")
     parser.add_argument("--no-scores", action="store_true")
+    parser.add_argument("--draw", choices=("clicks", "crackle"), default="clicks")
     parser.add_argument("--dump", type=Path)
     args = parser.parse_args()
     if takes.missing() or material.available():
@@ -184,10 +201,11 @@ def main() -> None:
     records, rows_by_seed = [], {}
     load = os.getloadavg()[0]
     for seed in args.seeds:
-        mine, rows_by_seed[seed] = run_seed(seed, args.rate, settings, not args.no_scores)
+        mine, rows_by_seed[seed] = run_seed(seed, args.rate, settings, not args.no_scores,
+                                            takes.clicks if args.draw == "clicks" else draw_crackle)
         records += mine
-    print(f"\n{args.rate} Hz, {settings}, load average {load:.1f} -> {os.getloadavg()[0]:.1f}; "
-          "cells: median / worst take\n")
+    print(f"\n{args.draw} at {args.rate} Hz, {settings}, load average {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f}; cells: median / worst take\n")
     print(take_table(rows_by_seed) + "\n\n" + recall_table(records))
     if args.dump:
         args.dump.write_text(json.dumps({"records": records, "rows": rows_by_seed}))

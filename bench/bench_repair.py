@@ -39,23 +39,8 @@ CQ_TAKES = 6  # the constant-Q brush is painted on the first takes only (it is s
 HEAL_MAX_CLICKS = 40
 
 
-def draw_clicks(x, rng, sr=SR):
-    """``x`` (mono) with clicks as the module header says, and each click's (first
-    sample, length)."""
-    n = len(x)
-    rate = rng.uniform(1, 50)
-    y, drawn = x.copy(), []
-    peak = np.abs(x).max()
-    for i in np.sort(rng.integers(int(0.02 * sr), n - 20, max(1, int(rate * n / sr)))):
-        length = int(rng.integers(1, 9))
-        shape = rng.uniform(0.4, 1, length) * rng.choice([-1, 1], length, p=[0.3, 0.7])
-        y[i:i + length] += rng.choice([-1, 1]) * rng.uniform(0.05, 2) * peak * shape
-        drawn.append((int(i), length))
-    return y, drawn
-
-
 def clicks(x, rng):
-    y, drawn = draw_clicks(x, rng)
+    y, drawn = takes.clicks(x, rng, SR)
     return y, [("heal", [((i + length / 2) / SR, 0), ((i + length / 2) / SR, SR / 2)])
                for i, length in drawn]
 

@@ -25,6 +25,9 @@ BLOCK_THRESHOLD = 8.0  # robust deviations of its block's error scale (sensitivi
 LOCAL_THRESHOLD = 6.0  # times the error's RMS about it (sensitivity 5)
 RECUR_THRESHOLD = 16.0  # a period's copy that predicts a candidate within this is the sound
 PASSES = 2  # each pass learns its models from what the one before repaired
+CRACKLE_BLOCK = 0.7071
+CRACKLE_LOCAL = 0.7071
+CRACKLE_PASSES = 3
 
 
 def thresholds(sensitivity: float) -> tuple[float, float, float]:
@@ -100,7 +103,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     sr = sample_rate
     block, local, recur = thresholds(sensitivity)
     if crackle:
-        block, local = block / math.sqrt(2), local / math.sqrt(2)
+        block, local = block * CRACKLE_BLOCK, local * CRACKLE_LOCAL
     max_len = round((1.0 if crackle else 3.0) / 1000 * sr)
     out = np.array(x, np.float64, copy=True)
     events: list[Event] = []
@@ -113,7 +116,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
             done += 1
             found, alone = _part(signal, lo, min(lo + part, len(signal)), sr,
                                  limits=(block, local, recur), max_len=max_len,
-                                 passes=PASSES + (1 if crackle else 0))
+                                 passes=CRACKLE_PASSES if crackle else PASSES)
             events += [Event(e.start, e.length, ch) for e in found]
             left_alone += len(alone)
     step(1.0, progress, None)
