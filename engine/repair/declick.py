@@ -10,6 +10,7 @@ brush (one click under a dab).
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,19 +26,40 @@ BLOCK_THRESHOLD = 8.0  # robust deviations of its block's error scale (sensitivi
 LOCAL_THRESHOLD = 6.0  # times the error's RMS about it (sensitivity 5)
 RECUR_THRESHOLD = 16.0  # a period's copy that predicts a candidate within this is the sound
 PASSES = 2  # each pass learns its models from what the one before repaired
-CRACKLE_BLOCK = 0.7071
-CRACKLE_LOCAL = 0.7071
-CRACKLE_PASSES = 3
+CRACKLE = 0.7071  # crackle: the thresholds times this (3 dB more readily found)
+CRACKLE_PASSES = 4  # ...in more passes (each repairs the largest, the next finds more)
+CRACKLE_SILENCE_SECONDS = 0.00025  # ...and clicks in silence need this much of it
 
 
-def thresholds(sensitivity: float) -> tuple[float, float, float]:
-    """The block, local and recurrence thresholds at ``sensitivity`` (0-10; 5 is the
-    default): each step of sensitivity is ~0.6 dB more sensitive, 0 halves it, 10
-    doubles it. On the takes of tests/takes.py (seed 1, 22.05 kHz) the default found
-    89 % of random clicks outside quiet stretches at 1.7 false clicks a second of
-    clean audio, where the block test alone (its threshold 16) found 79 % at 2.3."""
+@dataclass(frozen=True)
+class Limits:
+    """What a click is at a sensitivity: how far its error stands out of its block's
+    scale (``block``) and of the error about it (``local``), within what a period's copy
+    predicting it makes it the sound (``recur``), its longest run (``max_len`` samples),
+    the silence a click in digital silence has either side (``quiet`` samples), and the
+    passes over the audio."""
+
+    block: float
+    local: float
+    recur: float
+    max_len: int
+    quiet: int
+    passes: int
+
+
+def limits(sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False) -> Limits:
+    """The :class:`Limits` at ``sensitivity`` (0-10; 5 the default: each step is ~0.6 dB
+    more sensitive, 0 halves the thresholds, 10 doubles them) and for ``crackle`` (dense
+    small clicks: at most 1 ms, 3 dB more readily found, in more passes, with less
+    silence about those in digital silence)."""
     factor = 10 ** (-0.0602 * (sensitivity - 5.0))
-    return BLOCK_THRESHOLD * factor, LOCAL_THRESHOLD * factor, RECUR_THRESHOLD * factor
+    found = factor * (CRACKLE if crackle else 1.0)
+    return Limits(block=BLOCK_THRESHOLD * found, local=LOCAL_THRESHOLD * found,
+                  recur=RECUR_THRESHOLD * factor,
+                  max_len=round((1.0 if crackle else 3.0) / 1000 * sample_rate),
+                  quiet=round((CRACKLE_SILENCE_SECONDS if crackle else SILENCE_SECONDS)
+                              * sample_rate),
+                  passes=CRACKLE_PASSES if crackle else PASSES)
 
 
 def _merged(events: list[Event]) -> list[Event]:
@@ -55,17 +77,15 @@ def _merged(events: list[Event]) -> list[Event]:
     return sorted(out, key=lambda e: (e.start, e.channel))
 
 
-def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple, max_len: int,
-          passes: int) -> tuple[list[Event], set[int]]:
-    """Find and repair the clicks of ``signal`` starting in ``[lo, hi)`` (in place), in
-    ``passes``; the clicks repaired (channel 0) and where those left alone at the
-    signal's ends start."""
-    block, local, recur = limits
+def _part(signal: np.ndarray, lo: int, hi: int, sr: int,
+          limit: Limits) -> tuple[list[Event], set[int]]:
+    """Find and repair the clicks of ``signal`` starting in ``[lo, hi)`` (in place); the
+    clicks repaired (channel 0) and where those left alone at the signal's ends start."""
     margin = round(MARGIN_SECONDS * sr)
     a, b = max(0, lo - margin), min(len(signal), hi + margin)
     seg = signal[a:b]
     found = []
-    s0, s1 = click_context.in_silence(seg, max_len=max_len, quiet=round(SILENCE_SECONDS * sr))
+    s0, s1 = click_context.in_silence(seg, max_len=limit.max_len, quiet=limit.quiet)
     for r0, r1 in zip(s0, s1, strict=True):
         if lo <= a + r0 < hi:
             seg[r0:r1] = 0.0
@@ -73,10 +93,11 @@ def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple, max_l
     finder = click_find.Finder(seg, sr)
     span = max(4 * finder.order, round(CONTEXT_SECONDS * sr))
     left_alone = set()
-    for _ in range(passes):
-        starts, stops = finder.clicks(block=block, local=local, max_len=max_len)
+    for _ in range(limit.passes):
+        starts, stops = finder.clicks(block=limit.block, local=limit.local,
+                                      max_len=limit.max_len)
         clicks = [(r0, r1) for r0, r1 in zip(starts, stops, strict=True)
-                  if not click_context.recurs(seg, r0, r1, sr, recur)]
+                  if not click_context.recurs(seg, r0, r1, sr, limit.recur)]
         written = []
         for r0, r1, fixed in click_fill.fill(seg, *np.array(clicks, int).reshape(-1, 2).T,
                                              order=finder.order, span=span):
@@ -97,14 +118,10 @@ def _part(signal: np.ndarray, lo: int, hi: int, sr: int, *, limits: tuple, max_l
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
         progress=None, cancel=None) -> Outcome:
     """Every click of ``x`` ``[channels, n]``, found (engine.repair.click_find) and
-    repaired (engine.repair.click_fill) over parts of ``PART_SECONDS``, in ``PASSES``
-    each. ``crackle``: dense small clicks (at most 1 ms, found 3 dB more readily, a
-    pass more)."""
+    repaired (engine.repair.click_fill) over parts of ``PART_SECONDS``, as
+    :func:`limits` says at ``sensitivity`` and for ``crackle``."""
     sr = sample_rate
-    block, local, recur = thresholds(sensitivity)
-    if crackle:
-        block, local = block * CRACKLE_BLOCK, local * CRACKLE_LOCAL
-    max_len = round((1.0 if crackle else 3.0) / 1000 * sr)
+    limit = limits(sr, sensitivity=sensitivity, crackle=crackle)
     out = np.array(x, np.float64, copy=True)
     events: list[Event] = []
     part = round(PART_SECONDS * sr)
@@ -114,9 +131,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
         for lo in range(0, len(signal), part):
             step(done / total, progress, cancel)
             done += 1
-            found, alone = _part(signal, lo, min(lo + part, len(signal)), sr,
-                                 limits=(block, local, recur), max_len=max_len,
-                                 passes=CRACKLE_PASSES if crackle else PASSES)
+            found, alone = _part(signal, lo, min(lo + part, len(signal)), sr, limit)
             events += [Event(e.start, e.length, ch) for e in found]
             left_alone += len(alone)
     step(1.0, progress, None)
