@@ -157,7 +157,8 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     if not ar.usable(x[~inside], order):
         return None
     a = ar.levinson(ar.autocorrelation(x[None], order, present=~inside[None]))
-    err = np.minimum(*click_find.errors(x, a, len(x), np.zeros(1, int)))[0]
+    fwd, bwd = (e[0] for e in click_find.errors(x, a, len(x), np.zeros(1, int)))
+    err = np.minimum(fwd, bwd)
     context = ~inside & live(x) & (err > 0)
     if context.sum() < 64:
         return None
@@ -165,10 +166,10 @@ def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
     starts, stops = click_find.runs(inside & (err > max(threshold * sigma, FLOOR)),
                                     max(1, order // 4))
     short = stops - starts <= max_ms / 1000 * sample_rate
+    starts, stops = click_find.extents(fwd, bwd, starts[short], stops[short], sample_rate)
     span = max(4 * order, round(CONTEXT_SECONDS * sample_rate))
     out, changed = x.copy(), False
-    for r0, r1, fixed in click_fill.fill(x, starts[short], stops[short], order=order,
-                                         span=span):
+    for r0, r1, fixed in click_fill.fill(x, starts, stops, order=order, span=span):
         if fixed is not None:
             out[r0:r1], changed = fixed, True
     return out if changed else None
