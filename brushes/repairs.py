@@ -46,6 +46,7 @@ class Module:
     params: tuple[Param, ...]
     context_s: float  # audio either side of the region the module learns from
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
+    counts: bool = False  # it repairs things it counts (clicks): only those in the region
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -66,7 +67,7 @@ MODULES = {m.name: m for m in (
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
             Param("crackle", "off", choices=("off", "on"),
-                  help="on: dense small clicks (vinyl crackle)")), 0.05),
+                  help="on: dense small clicks (vinyl crackle)")), 0.05, counts=True),
     Module("dehum", "De-hum", "Find mains hum (50 or 60 Hz, its drift and harmonics) and "
            "subtract it, keeping what sounds under it.",
            (Param("fundamental", "auto", choices=("auto", "50", "60"),
@@ -190,6 +191,8 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
         if module.name != "denoise":
             raise ParameterError(f"{name}: only denoise learns from a profile")
         spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
+    if module.counts:  # the context is for learning: what it reports lies in the region
+        extra["within"] = (s0 - a0, s1 - a0)
     layer = doc.layers.active.id  # taken once: a worker reads and writes the same layer
     region, *noise = _layer_audio(doc, audio, spans, layer)
     x = region[chans].astype(np.float64)

@@ -116,10 +116,11 @@ def _part(signal: np.ndarray, lo: int, hi: int, sr: int,
 
 
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
-        progress=None, cancel=None) -> Outcome:
-    """Every click of ``x`` ``[channels, n]``, found (engine.repair.click_find) and
-    repaired (engine.repair.click_fill) over parts of ``PART_SECONDS``, as
-    :func:`limits` says at ``sensitivity`` and for ``crackle``."""
+        within: tuple[int, int] | None = None, progress=None, cancel=None) -> Outcome:
+    """Every click of ``x`` ``[channels, n]`` that starts within the samples ``within``
+    (default: all; the rest is context the models learn from), found
+    (engine.repair.click_find) and repaired (engine.repair.click_fill) over parts of
+    ``PART_SECONDS``, as :func:`limits` says at ``sensitivity`` and for ``crackle``."""
     sr = sample_rate
     limit = limits(sr, sensitivity=sensitivity, crackle=crackle)
     out = np.array(x, np.float64, copy=True)
@@ -127,11 +128,15 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     part = round(PART_SECONDS * sr)
     total = out.shape[0] * max(1, math.ceil(out.shape[1] / part))
     done, left_alone = 0, 0
+    w0, w1 = within or (0, out.shape[1])
     for ch, signal in enumerate(out):
         for lo in range(0, len(signal), part):
             step(done / total, progress, cancel)
             done += 1
-            found, alone = _part(signal, lo, min(lo + part, len(signal)), sr, limit)
+            a, b = max(lo, w0), min(lo + part, len(signal), w1)
+            if a >= b:
+                continue
+            found, alone = _part(signal, a, b, sr, limit)
             events += [Event(e.start, e.length, ch) for e in found]
             left_alone += len(alone)
     step(1.0, progress, None)
