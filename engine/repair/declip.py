@@ -148,7 +148,7 @@ def _summary(x: np.ndarray, y: np.ndarray, channels: dict[int, _Channel],
     samples = sum(int(np.sum(c.runs[:, 1] - c.runs[:, 0])) for c in clipping)
     level = max(max(c.levels) for c in clipping)
     # only the clipped samples changed, each to at least its magnitude
-    peak = max(float(np.max(np.abs(x))),
+    peak = max(float(np.max(x)), -float(np.min(x)),
                *(float(np.max(np.abs(y[ch, c.hit]))) for ch, c in channels.items()))
     return (f"{runs} clipped runs ({samples} samples) restored, clip level "
             f"{_dbfs(level):.1f} dBFS; peak now {_dbfs(peak):.1f} dBFS")
