@@ -11,6 +11,15 @@ one coefficient a round took 5-10 times the rounds for 0.5 dB more SI-SDR on the
 clipped takes of bench/bench_declip.py; 10 % lost 0.3 dB against 5 %).
 Batched over blocks, in float32 (the caller clamps the result to the bounds).
 
+Hardly a block of music meets the tolerance while it is sparse: in 10 minutes of
+music clipped at half its peak (44.1 kHz) every block ran until ``k`` was 59-100 %
+of its bins. Shorter schedules were measured on bench/bench_declip.py and left
+out, as each cost some take something: stopping once ``k`` passes half the bins
+(13 % fewer rounds) moved the worst take's SI-SDR gain by -0.01 dB (22.05 kHz)
+and -0.06 dB (the same takes at 44.1 kHz); starting ``k`` at 16 (15 % fewer)
+moved the median by -0.01 dB, at 32 the worst take by -1.7 dB; growing 10 % a
+round past an eighth of the bins cost 0.2 dB of the median.
+
 Where the time goes (a batch of 256 blocks of 2048 samples, per round): the two
 FFTs and the selection of the ``k`` largest (``np.partition`` of the magnitudes'
 bits) about equally, then a handful of passes over the coefficients. The
