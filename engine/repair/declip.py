@@ -37,7 +37,8 @@ from engine.repair.declip_spade import aspade
 BLOCK_SECONDS = 0.046  # the block: this long, to the nearest power of two in samples
 EXCESS = 0.7  # of how far A-SPADE goes beyond the level, what is kept
 OVERLAP = 2  # blocks overlapping each sample
-BATCH_SAMPLES = 1 << 19  # blocks restored together hold about this many samples
+BATCH_SAMPLES = 1 << 16  # blocks restored together hold about this many samples (their buffers
+# stay in the cache: 256 blocks of 2048 at a time took a fifth more CPU)
 
 
 def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
