@@ -51,7 +51,7 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     out = np.empty((batch, w))
     analysis = scipy.fft.rfft(padded, axis=1)
     dual = np.zeros_like(analysis)
-    work = _Buffers(batch, bins)
+    work = _Buffers(low, high)
     k = 1.0  # the same for every block: they all start together
     rows = np.arange(batch)  # which block each row still being solved is
     for _ in range(MAX_ROUNDS):
@@ -65,8 +65,11 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
         kth = np.partition(order, bins - keep, axis=1)[:, bins - keep, None]
         np.multiply(sparse, order >= kth, out=sparse)
         np.subtract(sparse, dual, out=work.synthesis)
-        x = scipy.fft.irfft(work.synthesis, axis=1, overwrite_x=True)[:, :w]
-        np.minimum(np.maximum(x, low, out=padded[:, :w]), high, out=padded[:, :w])
+        # the projection: reliable samples stay as they are in ``padded``, the clipped
+        # ones are the synthesis brought within their bounds
+        free = np.take(scipy.fft.irfft(work.synthesis, axis=1, overwrite_x=True), work.free)
+        np.put(padded, work.free, np.minimum(np.maximum(free, work.low, out=free), work.high,
+                                             out=free))
         analysis = scipy.fft.rfft(padded, axis=1)
         residual = np.subtract(analysis, sparse, out=sparse)
         dual += residual
@@ -76,7 +79,7 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
             out[rows[~going]] = padded[~going, :w]
             rows, low, high = rows[going], low[going], high[going]
             padded, analysis, dual = padded[going], analysis[going], dual[going]
-            work = _Buffers(len(rows), bins)
+            work = _Buffers(low, high)
         if len(rows) == 0:
             break
     out[rows] = padded[:, :w]
@@ -84,12 +87,18 @@ def aspade(blocks: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 class _Buffers:
-    """What a round of :func:`aspade` writes, allocated once for ``batch`` rows."""
+    """What a round of :func:`aspade` writes, allocated once for the rows being solved,
+    and where their clipped samples are: ``free`` in the padded blocks ``[B, 2 w]``
+    (flat), between ``low`` and ``high``."""
 
-    def __init__(self, batch: int, bins: int):
-        self.sparse = np.empty((batch, bins), np.complex64)
-        self.synthesis = np.empty((batch, bins), np.complex64)
-        self.size = np.empty((batch, bins), np.float32)
+    def __init__(self, low: np.ndarray, high: np.ndarray):
+        batch, w = low.shape
+        self.sparse = np.empty((batch, w + 1), np.complex64)
+        self.synthesis = np.empty((batch, w + 1), np.complex64)
+        self.size = np.empty((batch, w + 1), np.float32)
+        free = np.flatnonzero(low != high)
+        self.free = free // w * (2 * w) + free % w
+        self.low, self.high = low.ravel()[free], high.ravel()[free]
 
 
 def _norm(c: np.ndarray) -> np.ndarray:
