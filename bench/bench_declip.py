@@ -1,8 +1,6 @@
-"""De-clip on a randomized set of real recordings, beside a plain peer, and its speed.
+"""De-clip on a randomized set of real recordings, beside a plain peer.
 
-    .venv/bin/python bench/bench_declip.py [--seeds 1 2 3] [--runs 3] [--no-speed]
-
-(``--seeds`` with no seed: the speed figure alone.)
+    .venv/bin/python bench/bench_declip.py [--seeds 1 2 3]
 
 Every clean take of tests/takes.py (22.05 kHz: speech, recorded sounds, stereo
 music) is clipped twice, at a random 20-45 % and 45-70 % of its peak; a third
@@ -14,17 +12,13 @@ afterwards to a random peak. Each is judged against its clean take by SI-SDR
 ``engine.repair.declip`` and for the plain peer: a cubic spline through the
 reliable samples across the runs our detection finds. Medians and the worst take
 per band of input SI-SDR; "worse" counts the takes where ours is below the input
-by a measure. Speed: 10 minutes of real stereo music at 44.1 kHz clipped at 50 %
-of its peak, median of ``--runs`` runs, the peer timed in the same run. Prints a
-markdown table.
+by a measure. Prints a markdown table. De-clip's speed: bench/bench_repair_speed.py.
 """
 
 import argparse
 import itertools
-import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -137,60 +131,14 @@ def table(rows: list[dict], seeds) -> str:
     return "\n".join(lines)
 
 
-def long_music(seconds: float = 600.0, sample_rate: int = 44100) -> np.ndarray:
-    """``seconds`` of the asc-music tracks back to back, stereo at ``sample_rate``."""
-    import soundfile as sf
-
-    parts, have = [], 0
-    for track in sorted(takes_module.MUSIC.glob("*.mp3")):
-        x, sr = sf.read(track, dtype="float64", always_2d=True)
-        parts.append(takes_module.resample(x.T, sr, sample_rate))
-        have += parts[-1].shape[1]
-        if have >= seconds * sample_rate:
-            break
-    return np.concatenate(parts, axis=1)[:, :int(seconds * sample_rate)]
-
-
-def speed(runs: int) -> str:
-    x = long_music()
-    x = np.clip(x, -0.5 * np.max(np.abs(x)), 0.5 * np.max(np.abs(x)))
-    ours, ours_cpu, peer, peer_cpu = [], [], [], []
-    for _ in range(runs):
-        outcome, wall, cpu = _timed(lambda: declip.run(x, 44100))
-        ours.append(wall)
-        ours_cpu.append(cpu)
-        _, wall, cpu = _timed(lambda: cubic_peer(x))
-        peer.append(wall)
-        peer_cpu.append(cpu)
-    m = statistics.median
-    return (f"Speed: 10 min of stereo music at 44.1 kHz clipped at 50 % of its peak "
-            f"({outcome.summary}): de-clip {m(ours):.1f} s ({m(ours_cpu):.1f} s of CPU), "
-            f"cubic spline peer {m(peer):.1f} s ({m(peer_cpu):.1f} s of CPU); median of {runs} "
-            f"on this 2-core CPU, shared with other work (load average {os.getloadavg()[0]:.1f}): "
-            "the CPU seconds are what the process itself used.")
-
-
-def _timed(work):
-    """``work()``, its wall-clock seconds and the CPU seconds this process used."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = work()
-    return result, time.perf_counter() - t0, time.process_time() - c0
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     args = parser.parse_args()
     missing = takes_module.missing()
     if missing:
         sys.exit(f"bench_declip: the clean takes need {missing}")
-    rows = [r for seed in args.seeds for r in quality(seed)]
-    text = [table(rows, args.seeds)] if rows else []
-    if not args.no_speed:
-        text.append(speed(args.runs))
-    print("\n\n".join(text))
+    print(table([r for seed in args.seeds for r in quality(seed)], args.seeds))
 
 
 if __name__ == "__main__":

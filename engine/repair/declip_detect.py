@@ -67,7 +67,7 @@ def _level(v: np.ndarray) -> tuple[float, np.ndarray]:
         steep = _steep(v, runs, level) & _flat(v, runs, level * band, level)
         if steep.sum() >= MIN_STEEP_RUNS[band]:
             # the level and how far below it clipped samples wobble: from the steep runs
-            on_level = np.concatenate([v[s:e] for s, e in runs[steep]])
+            on_level = v[run_samples(runs[steep])]
             return float(np.median(on_level)), _runs(v >= on_level.min(), MIN_RUN[EXACT])
     return 0.0, np.zeros((0, 2), np.int64)
 
@@ -79,7 +79,7 @@ def _pile(v: np.ndarray, peak: float) -> float:
     peak is not the level. ``inf`` when nothing piles up ``PILE`` times."""
     bins = np.log1p(BIN)
     edges = 0.1 * peak * np.exp(bins * np.arange(int(np.log(10) / bins) + 2))
-    counts = np.concatenate([[0], np.cumsum(np.histogram(v, edges)[0])])
+    counts = np.concatenate([[0], np.cumsum(np.histogram(v[v >= edges[0]], edges)[0])])
     k = int(round(WOBBLE / BIN))
     centre = np.arange(4 * k, len(edges) - 1 - k)
     if len(centre) == 0:
@@ -94,7 +94,12 @@ def _pile(v: np.ndarray, peak: float) -> float:
 def _flat(v: np.ndarray, runs: np.ndarray, band: float, level: float) -> np.ndarray:
     """Which runs lie on the level: their median within ``band`` of it (not a peak
     that passes above it)."""
-    return np.array([abs(np.median(v[s:e]) - level) <= band for s, e in runs], bool)
+    lengths = runs[:, 1] - runs[:, 0]
+    first = np.cumsum(lengths) - lengths  # where each run's samples begin, all runs end to end
+    values = v[run_samples(runs)]
+    values = values[np.lexsort((values, np.repeat(np.arange(len(runs)), lengths)))]
+    median = (values[first + (lengths - 1) // 2] + values[first + lengths // 2]) / 2
+    return np.abs(median - level) <= band
 
 
 def _steep(v: np.ndarray, runs: np.ndarray, level: float) -> np.ndarray:
@@ -110,6 +115,13 @@ def _steep(v: np.ndarray, runs: np.ndarray, level: float) -> np.ndarray:
 
 def _runs(mask: np.ndarray, min_length: int) -> np.ndarray:
     """``[R, 2]`` (start, end) of the runs of True in ``mask`` at least ``min_length`` long."""
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    runs = np.stack([np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)], axis=1)
+    padded = np.zeros(len(mask) + 2, bool)
+    padded[1:-1] = mask
+    runs = np.flatnonzero(padded[1:] != padded[:-1]).reshape(-1, 2)  # starts and ends alternate
     return runs[runs[:, 1] - runs[:, 0] >= min_length]
+
+
+def run_samples(runs: np.ndarray) -> np.ndarray:
+    """The samples of ``runs`` (``[R, 2]`` start, end), run after run."""
+    lengths = runs[:, 1] - runs[:, 0]
+    return np.arange(lengths.sum()) + np.repeat(runs[:, 0] - np.cumsum(lengths) + lengths, lengths)
