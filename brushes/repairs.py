@@ -46,7 +46,8 @@ class Module:
     params: tuple[Param, ...]
     context_s: float  # audio either side of the region the module learns from
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
-    counts: bool = False  # it repairs things it counts (clicks): only those in the region
+    counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
+    # the region
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -79,7 +80,7 @@ MODULES = {m.name: m for m in (
                   "how far above the clip level a restored peak may reach"),
             Param("gain", "reduce", choices=("reduce", "keep"),
                   help="reduce: lower the whole region's level so restored peaks fit below "
-                       "full scale")), 0.05),
+                       "full scale")), 0.05, counts=True),
 )}
 
 

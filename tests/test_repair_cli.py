@@ -209,3 +209,20 @@ def test_declick_of_a_region_reports_only_the_clicks_in_it(write_audio):
     for seconds in outside:
         i = round(seconds * SR)
         assert np.abs(ed.audio()[0, i - 5:i + 8] - x[i - 5:i + 8]).max() < 1e-5  # left as is
+
+
+def test_declip_of_a_region_reports_only_the_runs_that_reach_into_it():
+    """De-clip finds the clip level in 50 ms of context about a region: runs clipped
+    there are neither restored nor reported nor counted (they were reported and
+    counted as restored)."""
+    t = np.arange(2 * SR) / SR
+    x = 0.3 * np.sin(2 * np.pi * 330 * t)
+    inside, outside = (0.8, 1.0, 1.2), (0.47, 1.53)
+    for seconds in inside + outside:
+        x[np.abs(t - seconds) < 0.004] *= 3.0
+    x = np.clip(x, -0.5, 0.5)
+    ed = Editor(Document(Audio(x[None].astype(np.float32), SR), device="cpu"))
+    report = ed.repair("declip", start=0.5, end=1.5)
+    starts = [e[0] for e in report.events]
+    assert starts and all(0.5 - 0.01 < s < 1.5 for s in starts)
+    assert report.summary.startswith(f"{len(starts)} clipped runs")

@@ -42,13 +42,16 @@ BATCH_SAMPLES = 1 << 16  # blocks restored together hold about this many samples
 
 
 def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
-        threshold: float | None = None, progress=None, cancel=None) -> Outcome:
-    """Restore the clipped runs of ``x`` (float64 ``[channels, n]``). ``threshold``
-    (linear, full scale 1.0) forces the clip level of both polarities; by default it
-    is found per channel and polarity. Restored samples lie at most ``headroom_db``
-    above the clip level. Nothing clipped: ``x`` itself and an empty summary."""
+        threshold: float | None = None, within: tuple[int, int] | None = None,
+        progress=None, cancel=None) -> Outcome:
+    """Restore the clipped runs of ``x`` (float64 ``[channels, n]``) that reach into the
+    samples ``within`` (default: all; the rest is context the clip level is found in).
+    ``threshold`` (linear, full scale 1.0) forces the clip level of both polarities; by
+    default it is found per channel and polarity. Restored samples lie at most
+    ``headroom_db`` above the clip level. Nothing clipped: ``x`` itself and an empty
+    summary."""
     x = np.asarray(x, np.float64)
-    clipping = [find_clipping(ch, threshold=threshold) for ch in x]
+    clipping = [_reaching(find_clipping(ch, threshold=threshold), within) for ch in x]
     if not any(len(c.runs) for c in clipping):
         return Outcome(samples=x)
     w = block_length(sample_rate)
@@ -60,6 +63,15 @@ def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
         y[ch, blocks.hit] = blocks.restored(10 ** (headroom_db / 20))
     return Outcome(samples=y, summary=_summary(x, y, channels, clipping), events=[
         Event(int(s), int(e - s), ch) for ch, c in enumerate(clipping) for s, e in c.runs])
+
+
+def _reaching(found: Clipping, within: tuple[int, int] | None) -> Clipping:
+    """``found`` with only the runs that reach into ``within``."""
+    if within is None:
+        return found
+    keep = (found.runs[:, 1] > within[0]) & (found.runs[:, 0] < within[1]) \
+        if len(found.runs) else np.zeros(0, bool)
+    return Clipping(found.runs[keep], found.signs[keep], found.levels)
 
 
 def block_length(sample_rate: int) -> int:
