@@ -123,7 +123,7 @@ def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: b
     ``PART_SECONDS``, as :func:`limits` says at ``sensitivity`` and for ``crackle``."""
     sr = sample_rate
     limit = limits(sr, sensitivity=sensitivity, crackle=crackle)
-    out = np.array(x, np.float64, copy=True)
+    out = np.array(x, np.float64, copy=True, order="C")
     events: list[Event] = []
     part = round(PART_SECONDS * sr)
     total = out.shape[0] * max(1, math.ceil(out.shape[1] / part))

@@ -50,10 +50,11 @@ def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
     default it is found per channel and polarity. Restored samples lie at most
     ``headroom_db`` above the clip level. Nothing clipped: ``x`` itself and an empty
     summary."""
-    x = np.asarray(x, np.float64)
+    given = np.asarray(x, np.float64)
+    x = np.ascontiguousarray(given)  # rows: a column-major array made every pass slow
     clipping = [_reaching(find_clipping(ch, threshold=threshold), within) for ch in x]
     if not any(len(c.runs) for c in clipping):
-        return Outcome(samples=x)
+        return Outcome(samples=given)
     w = block_length(sample_rate)
     channels = {ch: _Channel.cut(x[ch], found, w) for ch, found in enumerate(clipping)
                 if len(found.runs)}

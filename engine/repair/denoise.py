@@ -53,13 +53,14 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0,
     it over time; ``tonal``: steady tones learnt as noise too). Each channel on its
     own. Returns ``x`` itself and no summary when there is nothing to reduce (digital
     silence, a noise floor below -140 dB)."""
-    x = np.asarray(x, dtype=np.float64)
+    given = np.asarray(x, dtype=np.float64)
+    x = np.ascontiguousarray(given)  # rows: a column-major array made every pass slow
     if amount_db <= 0 or x.shape[1] == 0:
-        return Outcome(samples=x)
+        return Outcome(samples=given)
     n_fft = 1 << int(round(np.log2(FRAME_S * sample_rate)))
     silent = _digital_silence(x, max(8, int(SILENCE_S * sample_rate)))
     if silent.all():
-        return Outcome(samples=x)
+        return Outcome(samples=given)
     if profile is not None:
         noise, source = profile_power(np.asarray(profile, np.float64), x.shape[0], n_fft)
         noise, centers = np.broadcast_to(noise[:, None, :], (x.shape[0], 1, noise.shape[1])), None
@@ -68,13 +69,13 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0,
                                               adaptive=adaptive, tonal=tonal)
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
-        return Outcome(samples=x)
+        return Outcome(samples=given)
     y, kept = _apply_gains(x, noise, centers, n_fft, 10 ** (-amount_db / 20), progress, cancel)
     reduced_db = _reduction_db(noise, kept, n_fft, sample_rate)
     y[silent] = 0.0
     y = _keep_below_input(x, y, max(1, int(PEAK_S * sample_rate)))
     if reduced_db < 0.1 or not np.all(np.isfinite(y)):
-        return Outcome(samples=x)
+        return Outcome(samples=given)
     return Outcome(samples=y, summary=f"noise reduced by {reduced_db:.1f} dB ({source})")
 
 
@@ -82,8 +83,7 @@ def _digital_silence(x: np.ndarray, shortest: int) -> np.ndarray:
     """True where a sample lies in a run of at least ``shortest`` exact zeros."""
     silent = np.zeros(x.shape, bool)
     for c, row in enumerate(x == 0.0):
-        edges = np.flatnonzero(np.diff(np.concatenate([[False], row, [False]]).view(np.int8)))
-        for a, b in edges.reshape(-1, 2):
+        for a, b in _runs(row):
             if b - a >= shortest:
                 silent[c, a:b] = True
     return silent
@@ -199,15 +199,34 @@ def _overlap_add(y: np.ndarray, frames: np.ndarray, start: int, hop: int) -> Non
 def _keep_below_input(x: np.ndarray, y: np.ndarray, window: int) -> np.ndarray:
     """``y`` turned down (smoothly) in each ``window`` of the grid whose peak exceeds
     the input's peak over it and one window either side by more than ``HEADROOM_DB``."""
-    count = -(-x.shape[1] // window)
-    pad = ((0, 0), (0, count * window - x.shape[1]))
-    peak_x = np.abs(np.pad(x, pad)).reshape(x.shape[0], count, window).max(axis=2)
-    peak_y = np.abs(np.pad(y, pad)).reshape(y.shape[0], count, window).max(axis=2)
+    peak_x, peak_y = _window_peaks(x, window), _window_peaks(y, window)
+    count = peak_x.shape[1]
     allowed = ndimage.maximum_filter1d(peak_x, 3, axis=1) * 10 ** (HEADROOM_DB / 20)
     if not (peak_y > allowed).any():
         return y
     ratio = np.minimum(allowed / np.maximum(peak_y, 1e-300), 1.0)
     ratio = ndimage.minimum_filter1d(ratio, 3, axis=1)  # neighbours ramp within it
     centres = np.arange(count) * window + window / 2
-    at = np.arange(x.shape[1])
-    return y * np.stack([np.interp(at, centres, r) for r in ratio])
+    out = y.copy()
+    for c, r in enumerate(ratio):  # the gain is 1 but in the windows about one below 1
+        for a, b in _runs(ndimage.binary_dilation(r < 1.0)):
+            at = np.arange(a * window, min(b * window, x.shape[1]))
+            out[c, at[0]:at[-1] + 1] *= np.interp(at, centres, r)
+    return out
+
+
+def _window_peaks(x: np.ndarray, window: int) -> np.ndarray:
+    """The peak magnitude of each channel of ``x`` in each ``window`` of samples (the
+    last one may be shorter), without a copy of ``x``."""
+    full = x.shape[1] // window
+    whole = x[:, :full * window].reshape(x.shape[0], full, window)
+    peaks = [np.maximum(whole.max(axis=2), -whole.min(axis=2))] if full else []
+    if x.shape[1] > full * window:
+        peaks.append(np.abs(x[:, full * window:]).max(axis=1, keepdims=True))
+    return np.concatenate(peaks, axis=1)
+
+
+def _runs(mask: np.ndarray) -> np.ndarray:
+    """The (start, end) of each run of True in ``mask``."""
+    return np.flatnonzero(np.diff(np.concatenate([[False], mask, [False]]).view(np.int8))) \
+        .reshape(-1, 2)
