@@ -251,6 +251,30 @@ def test_tone_remover_leaves_no_whistle_in_the_pauses():
         assert 20 * np.log10(left) < -45, (take.name, 20 * np.log10(left))
 
 
+def test_tone_remover_keeps_a_harmonic_that_crosses_the_tone():
+    """A vowel's harmonic that meets a whistle's frequency for 0.15 s (3-6 times
+    louder, a cos² swell) was subtracted with it: the demodulated amplitude (smoothed
+    over 12 ms) followed the sum. The tone's amplitude is now held below its running
+    median over 0.5 s. What is lost of the harmonic, in dB of it, over 6 random
+    draws: 0.0 in every draw before; now a median under -5 dB, each under -1.5."""
+    sr, lost = 22050, []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        t = np.arange(3 * sr) / sr
+        f = rng.uniform(800, 3000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
+        phase = 2 * np.pi * np.cumsum(f) / sr
+        centre, half = rng.uniform(1.0, 2.0), 0.075
+        crossing = np.abs(t - centre) < half
+        swell = np.where(crossing, np.cos(np.pi * (t - centre) / (2 * half)) ** 2, 0.0)
+        harmonic = rng.uniform(3, 6) * 0.05 * swell * np.sin(phase + rng.uniform(0, 2 * np.pi))
+        clean = harmonic + 1e-3 * rng.standard_normal(len(t))
+        points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.2, 2.8, 12)]
+        out = _tone_removed(clean + 0.05 * np.sin(phase), sr, points)
+        lost.append(10 * np.log10(np.sum((out - clean)[crossing] ** 2) /
+                                  np.sum(harmonic[crossing] ** 2)))
+    assert np.median(lost) < -5 and max(lost) < -1.5, lost
+
+
 def _vibrato_whistle(x: np.ndarray, sr: int, rng) -> tuple[np.ndarray, list]:
     """A whistle over the middle 80 % of ``x``: 0.8-4 kHz with 1 % vibrato at 4-7 Hz,
     10-30 dB under ``x``'s peak; and the stroke a user paints along it."""

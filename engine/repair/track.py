@@ -7,7 +7,9 @@ stands ``STANDS_DB`` above the spectrum around it and a neighbouring frame found
 within ``JUMP_HZ`` (noise's strongest peak lands anywhere in the band), along at
 least ``PRESENT`` of the stroke. The tone is then demodulated
 along the phase of that frequency, low-passed over ``SMOOTH_SECONDS`` (what
-sounds beside it changes faster and averages out) and subtracted where it was
+sounds beside it changes faster and averages out), held below its running median
+over ``LEVEL_SECONDS`` (a tone's level holds; a harmonic crossing it adds to it for
+a moment) and subtracted where it was
 found, easing in and out over ``RAMP_SECONDS`` (its own fade goes with it).
 The demodulation is de-hum's (engine.repair.dehum), with one harmonic. What of
 the tone still stands out at its frequency after that (a few per cent, heard in
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import ndimage
 
 from engine.repair import dehum
 
@@ -29,6 +32,7 @@ STANDS_DB = 10.0
 JUMP_HZ = 15.0  # from one frame to the next (5 ms), a tone's frequency moves less than this
 PRESENT = 0.5  # and it is found along at least this share of the stroke
 SMOOTH_SECONDS = 0.012
+LEVEL_SECONDS = 0.5  # a tone's level holds over this; what it is above its median here is not it
 RAMP_SECONDS = 0.01
 GATE_BINS = 2  # the residual left at the tone's frequency: its bin and this many either side
 RING_BINS = 32  # ... stands out above the median of the bins this far either side of it
@@ -131,6 +135,15 @@ class Followed:
         return out[:, win // 2:win // 2 + y.shape[-1]]
 
 
+def _held(amps: np.ndarray, span: int) -> np.ndarray:
+    """The tone's amplitudes ``[ch, 1, grid]`` no larger than their running median over
+    ``span`` points: a speech harmonic crossing the tone adds to what the demodulation
+    finds for a moment, and was subtracted with it (a vowel's harmonic taken out)."""
+    level = np.abs(amps)
+    cap = ndimage.median_filter(level, size=(1, 1, span), mode="nearest")
+    return amps * np.minimum(1.0, cap / np.maximum(level, 1e-300))
+
+
 def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
            reach: np.ndarray) -> Followed | None:
     """The tone along the path (seconds from ``x``'s first sample, Hz, and Hz of reach)
@@ -146,6 +159,7 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     carrier = dehum._Carrier(f0, np.interp(grid, centres, f) - f0, coarse, sr)
     amps = dehum._amplitudes(x, carrier, [1], coarse, None, None)
     amps = dehum._smooth_all(amps, SMOOTH_SECONDS * sr / coarse)
+    amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1)
     presence = np.interp(np.arange(x.shape[-1]), centres, stands.astype(float))
     ramp = max(1, round(RAMP_SECONDS * sr))
     presence = np.convolve(presence > 0.5, np.ones(ramp) / ramp, mode="same")
