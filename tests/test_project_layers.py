@@ -146,3 +146,90 @@ def test_a_project_cannot_hide_a_tile_outside_the_document(tmp_path, valid_layer
         tiled["tiles"][0] = [10**6, 0]
     with pytest.raises(ProjectError, match="outside the document"):
         load_project(build(tmp_path / "far.spp", _changed(manifest, far), arrays), device="cpu")
+
+
+def _on_top(m, made):
+    """``made(first)``'s sources appended to the table, the last one (a tiled) made the
+    bottom layer's content in the current state."""
+    sources = m["layers"]["sources"]
+    sources.extend(made(len(sources)))
+    m["layers"]["states"][0]["layers"][0]["content"] = len(sources) - 1
+
+
+def _silence(m) -> int:
+    return next(i for i, s in enumerate(m["layers"]["sources"]) if s["kind"] == "silence")
+
+
+def _tiled_chain(m):  # each tiled over the one before: a recursion 5000 deep
+    first = _silence(m)
+    _on_top(m, lambda b: [{"kind": "tiled", "base": b + i - 1 if i else first, "tiles": []}
+                          for i in range(5000)])
+
+
+def _summed(count, gain, twice):
+    def change(m):  # each summing the one before (twice: 2**count sources in one read)
+        def made(b):
+            out = []
+            for i in range(count):
+                below = b + i - 1 if i else 0
+                out.append({"kind": "summed", "parts": [[below, gain]] * (2 if twice else 1)})
+            return out + [{"kind": "tiled", "base": b + count - 1, "tiles": []}]
+        _on_top(m, made)
+    return change
+
+
+def _many_masks(m):
+    _on_top(m, lambda b: [{"kind": "masked", "parent": 0, "masks": [0] * 100_000,
+                           "index": 100_000}, {"kind": "tiled", "base": b, "tiles": []}])
+
+
+def _step_on_a_missing_layer(m):
+    for step in m["history"]["steps"]:
+        if step["stack"] is None and step["patches"]:
+            step["layer"] = 12345
+
+
+@pytest.mark.parametrize("change,match", [
+    (_tiled_chain, "65 deep"),
+    (_summed(60, 1.0, True), "in all"),
+    (_summed(40, 16.0, False), "amplifies"),
+    (_many_masks, "layer source"),
+    (_step_on_a_missing_layer, "layer 12345, which its layers do not hold"),
+])
+def test_a_hostile_layer_table_is_refused_at_once(tmp_path, valid_layers, change, match):
+    """Each case crashed (RecursionError), hung (2**60 reads), opened with a NaN mix or
+    a level 16000 times too high, or opened with a step whose undo raised."""
+    manifest, arrays = valid_layers
+    refused(build(tmp_path / "bad.spp", _changed(manifest, change), arrays), match)
+
+
+@pytest.mark.parametrize("name", ["layer_mask_x", "layer_mask_\u00b2", "layer_mask_01"])
+def test_an_array_named_like_a_mask_but_not_one_is_refused(tmp_path, valid_layers, name):
+    manifest, arrays = valid_layers
+    refused(build(tmp_path / "bad.spp", manifest, {**arrays, name: arrays["layer_mask_0"]}),
+            "an array named")
+
+
+def test_masks_of_one_unmix_that_add_up_past_one_are_refused(tmp_path, valid_layers):
+    manifest, arrays = valid_layers
+    full = np.full_like(arrays["layer_mask_0"], 65535)
+    refused(build(tmp_path / "bad.spp", manifest, {**arrays, "layer_mask_0": full}),
+            "add up to more than one")
+
+
+def test_masks_shared_by_two_unmixes_are_refused(tmp_path, valid_layers):
+    manifest, arrays = valid_layers
+
+    def other_group(m):
+        masked = next(s for s in m["layers"]["sources"] if s["kind"] == "masked")
+        _on_top(m, lambda b: [{**masked, "masks": masked["masks"][:1], "index": 0},
+                              {"kind": "tiled", "base": b, "tiles": []}])
+    refused(build(tmp_path / "bad.spp", _changed(manifest, other_group), arrays),
+            "shares a mask")
+
+
+def test_tiles_past_any_sound_are_refused(tmp_path, valid_layers):
+    manifest, arrays = valid_layers
+    loud = np.full_like(arrays["layer_tiles"], 1e30)
+    refused(build(tmp_path / "bad.spp", manifest, {**arrays, "layer_tiles": loud}),
+            "layer_tiles holds values past")
