@@ -344,14 +344,20 @@ def _points(points, where: str) -> list[StrokePoint]:
 
 
 def load_stroke_script(path: str | os.PathLike) -> list:
+    return load_json_list(path, what="stroke script", items="strokes")
+
+
+def load_json_list(path: str | os.PathLike, *, what: str, items: str) -> list:
+    """A JSON file holding a list (of ``items``: a ``what``), read as hostile input: every
+    failure is one ParameterError naming the file."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SCRIPT_BYTES + 1)  # a device such as /dev/zero never ends
     except OSError as e:
-        raise ParameterError(f"{path}: cannot read the stroke script ({e})") from e
+        raise ParameterError(f"{path}: cannot read the {what} ({e})") from e
     if len(data) > MAX_SCRIPT_BYTES:
-        raise ParameterError(f"{path}: a stroke script is at most {MAX_SCRIPT_BYTES // 2**20} "
+        raise ParameterError(f"{path}: a {what} is at most {MAX_SCRIPT_BYTES // 2**20} "
                              "MiB; this one is larger")
     try:
         script = json.loads(data.decode("utf-8"))
@@ -361,8 +367,8 @@ def load_stroke_script(path: str | os.PathLike) -> list:
         raise ParameterError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
                              f"{e.colno}") from e
     except (RecursionError, ValueError) as e:  # nesting; integers of thousands of digits
-        raise ParameterError(f"{path}: not a stroke script ({str(e) or 'nested too deeply'})") \
+        raise ParameterError(f"{path}: not a {what} ({str(e) or 'nested too deeply'})") \
             from e
     if not isinstance(script, list):
-        raise ParameterError(f"{path}: a stroke script is a JSON list of strokes")
+        raise ParameterError(f"{path}: a {what} is a JSON list of {items}")
     return script

@@ -189,8 +189,15 @@ def _step_on_a_missing_layer(m):
             step["layer"] = 12345
 
 
+def _marks_far_past_the_file(m):  # a separation after opening split the path in 1e303 pieces
+    masked = next(s for s in m["layers"]["sources"] if s["kind"] == "masked")
+    masked["recipe"] = {"method": f"nmf:{len(masked['masks']) + 1}", "marks": [
+        {"part": 0, "points": [[0, 440], [1e300, 440]], "radius_ms": 1, "radius_hz": 1}]}
+
+
 @pytest.mark.parametrize("change,match", [
     (_tiled_chain, "65 deep"),
+    (_marks_far_past_the_file, "layer source"),
     (_summed(60, 1.0, True), "in all"),
     (_summed(40, 16.0, False), "amplifies"),
     (_many_masks, "layer source"),

@@ -20,7 +20,6 @@ from engine.resynth import Resynthesizer
 from tests import mixtures, takes
 from tests.test_cli import specpaint
 
-pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=str(takes.missing()))
 METHODS = ("hpss", "hpss:1", "tonal-noise", "nmf:3")
 
 
@@ -28,8 +27,14 @@ def editor(x: np.ndarray, sr: int, **analysis) -> Editor:
     return Editor(Document(Audio(np.asarray(x, np.float32), sr), device="cpu", **analysis))
 
 
+def needs_takes():
+    if takes.missing() is not None:
+        pytest.skip(takes.missing())
+
+
 @pytest.fixture(scope="module")
 def real_takes():
+    needs_takes()
     found = takes.clean_takes(seed=2, speech=1, music=1, sounds=1, music_seconds=3.0)
     return [t for t in found if t.samples.shape[1] > 0]
 
@@ -56,6 +61,7 @@ def test_every_method_sums_to_its_source_and_keeps_the_mix(real_takes, method, t
 
 @pytest.fixture(scope="module")
 def hits_over_tones():
+    needs_takes()
     return mixtures.mixtures(seed=3, per_kind=2, kinds=("tones+hits",))
 
 
@@ -143,7 +149,10 @@ def test_specpaint_unmix_writes_stems_that_add_up_to_the_input(tmp_path, real_ta
 
 @pytest.mark.parametrize("args,match", [
     (["--method", "pca:2"], "unknown unmix method 'pca:2'"),
-    (["--method", "nmf:2", "--hints", "MISSING"], "cannot read the stroke script"),
+    (["--method", "nmf:2", "--hints", "MISSING"], "MISSING: cannot read the marks file"),
+    (["--method", "nmf:2", "--hints", "HUGE"], r"HUGE: marks\[0\]\.points: .*seconds 0 to"),
+    (["--method", "nmf:2", "--hints", "OBJECT"], "OBJECT: a marks file is a JSON list of marks"),
+    (["--method", "nmf:3", "--hints", "MARKS", "--bits", "12"], "--bits 12: WAV stems"),
     (["--method", "hpss", "--format", "mp9"], "--format mp9"),
     (["--method", "hpss", "--hints", "MARKS"], "steers an nmf unmix|only nmf"),
 ])
@@ -151,10 +160,60 @@ def test_specpaint_unmix_refuses_bad_input_in_one_line(tmp_path, args, match):
     source = tmp_path / "in.wav"
     sf.write(source, np.zeros((4410, 1), np.float32), 44100)
     (tmp_path / "MARKS").write_text(json.dumps([{"part": 0, "points": [[0.01, 100]]}]))
-    args = [str(tmp_path / a) if a in ("MISSING", "MARKS") else a for a in args]
+    (tmp_path / "HUGE").write_text(json.dumps([{"part": 0, "points": [[0, 440], [1e300, 440]],
+                                                 "radius_ms": 1, "radius_hz": 1}]))
+    (tmp_path / "OBJECT").write_text(json.dumps({"part": 0}))
+    files = ("MISSING", "MARKS", "HUGE", "OBJECT")
+    args = [str(tmp_path / a) if a in files else a for a in args]
     r = specpaint("unmix", source, "-o", tmp_path / "out", *args)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in r.stderr
+    assert len(lines) == 1 and "Traceback" not in r.stderr and "stroke script" not in r.stderr
     import re
     assert re.search(match, lines[0]), lines[0]
+    if "--hints" in args or "--bits" in args:  # refused before the file is decoded
+        missing = tmp_path / "no such file.wav"
+        r = specpaint("unmix", missing, "-o", tmp_path / "out", *args)
+        assert r.stderr.strip().replace(str(missing), str(source)) == lines[0]
+
+
+def test_marks_reaching_far_past_the_file_cost_what_they_cover(tmp_path):
+    """A mark from 0 to 100000 s with a 1 ms radius was cut into 2e8 pieces, each a
+    Python loop turn (killed after 60 s); its segment now covers the file's cells."""
+    source = tmp_path / "in.wav"
+    sf.write(source, np.random.default_rng(0).uniform(-0.3, 0.3, (11025, 1)), 22050)
+    hints = tmp_path / "long.json"
+    hints.write_text(json.dumps([{"part": 0, "points": [[0, 440], [100000, 440]],
+                                  "radius_ms": 1, "radius_hz": 1}]))
+    r = specpaint("unmix", source, "-o", tmp_path / "out", "--method", "nmf:2", "--hints",
+                  hints, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_marks_rasterize_as_a_naive_union_of_ellipses_along_their_paths():
+    """Each segment's capsule against a reference that tests every cell against
+    ellipses at 2000 points of the segment (tolerance: cells on the capsule's edge,
+    which the sampled reference can miss)."""
+    from brushes.marks import rasterized
+
+    rng = np.random.default_rng(5)
+    doc = Document(Audio(rng.uniform(-0.3, 0.3, (1, 22050)).astype(np.float32), 22050),
+                   device="cpu")
+    seconds = doc.transform.seconds_of(torch.arange(doc.n_frames, dtype=torch.float64)).numpy()
+    hz = doc.transform.bin_frequencies().double().numpy()
+    for _ in range(6):
+        points = [[float(rng.uniform(0, 1.2)), float(rng.uniform(0, 12000))]
+                  for _ in range(rng.integers(1, 4))]
+        mark = {"part": 1, "points": points, "radius_ms": float(rng.uniform(5, 200)),
+                "radius_hz": float(rng.uniform(20, 2000))}
+        got = rasterized(doc, [mark], 2)[1, 0].numpy()
+        assert not rasterized(doc, [mark], 2)[0].any()
+        rt, rf = mark["radius_ms"] / 1000, mark["radius_hz"]
+        want = np.zeros_like(got, bool)
+        pairs = list(zip(points, points[1:], strict=False)) or [(points[0], points[0])]
+        for (t0, f0), (t1, f1) in pairs:
+            for u in np.linspace(0, 1, 2001):
+                tc, fc = t0 + u * (t1 - t0), f0 + u * (f1 - f0)
+                want |= ((seconds[:, None] - tc) / rt) ** 2 + ((hz[None] - fc) / rf) ** 2 <= 1
+        assert (got.astype(bool) >= want).all()  # every cell of the reference
+        assert (got.astype(bool) & ~want).sum() <= 0.01 * max(1, want.sum())

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from brushes.unmix import checked_marks
+from brushes.marks import checked_marks
 from engine import unmix
 from engine.errors import ParameterError
 from engine.layer_sources import MASK_ONE
