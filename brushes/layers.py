@@ -116,17 +116,25 @@ def set_mixing(doc: Document, layer: int, *, gain: float | None = None,
 def merge_down(doc: Document, *, layer: int | None = None,
                history: History | None = None) -> Step:
     """Merge a layer (the active one) into the one below it: that layer then sounds as
-    the two did together (each with its gain and inversion), with gain 1; it keeps its
-    name, origin and solo, and is muted only if both were."""
+    the two did together, with gain 1, and keeps its name. Each part adds its factor
+    (gain, inversion), or nothing where it was not heard while the other was; soloed
+    if either was, muted if neither was heard. Its origin is the same sum of the
+    parts' origins, so restore paints back what the merge made."""
     state = doc.layers.layered()
     i = state.active if layer is None else state.index(layer)
     if i == 0:
         raise ParameterError(f"layer '{state.layers[i].name}' is the bottom layer; there is "
                              "nothing below it to merge into")
     upper, lower = state.layers[i], state.layers[i - 1]
-    base = Summed(((lower.content.frozen(), lower.factor), (upper.content.frozen(), upper.factor)))
-    merged = lower.changed(content=doc.layers.tiled(base), gain=1.0, invert=False,
-                           mute=lower.mute and upper.mute)
+    heard = {x.id for x in state.audible()}
+    either = lower.id in heard or upper.id in heard
+    factors = [x.factor if x.id in heard or not either else 0.0 for x in (lower, upper)]
+    base = Summed(tuple(zip((lower.content.frozen(), upper.content.frozen()), factors,
+                            strict=True)))
+    origin = Summed(tuple(zip((lower.origin, upper.origin), factors, strict=True)))
+    merged = lower.changed(content=doc.layers.tiled(base), origin=origin, gain=1.0,
+                           invert=False, solo=lower.solo or upper.solo,
+                           mute=not either and lower.mute and upper.mute)
     layers = state.layers[:i - 1] + (merged,) + state.layers[i + 1:]
     return changed(doc, StackState(layers, i - 1),
                    f"merge layer '{upper.name}' into '{lower.name}'", history)
@@ -136,8 +144,9 @@ def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True
                        channel: int | None = None, name: str | None = None,
                        history: History | None = None) -> Step:
     """A new layer above the active one holding what ``selection`` weighs of it (its
-    mask times the cells); ``move`` takes that out of the active layer, so the mix
-    stays as it was (within float32 rounding); else it is copied. One undo step."""
+    mask times the cells), mixed as it is (gain, inversion, mute, solo); ``move`` takes
+    that out of the active layer, so the mix stays as it was (within float32
+    rounding); else it is copied. One undo step."""
     rect = selection.cells(doc)
     if rect.empty:
         raise ParameterError("the selection holds no cell of this document")
@@ -155,7 +164,8 @@ def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True
         taken = torch.view_as_complex(torch.view_as_real(cells) * weight[..., None])
         content.write(part, taken, c)
         parts.append((part, cells, taken))
-    layer = Layer(stack.new_id(), _name(name, state), content, content.frozen())
+    layer = Layer(stack.new_id(), _name(name, state), content, content.frozen(),
+                  gain=source.gain, invert=source.invert, mute=source.mute, solo=source.solo)
     verb = "move" if move else "copy"
     step = _inserted(doc, [layer], f"{verb} selection to layer '{layer.name}'", None)
     if move:
