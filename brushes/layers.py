@@ -19,7 +19,7 @@ from brushes.history import History, Patch, Step
 from brushes.selection import Selection
 from engine.document import Document
 from engine.errors import ParameterError
-from engine.layer_sources import Masked, Summed
+from engine.layer_sources import Masked, Summed, Tiled
 from engine.layers import Layer, StackState
 from engine.region import Rect
 
@@ -50,8 +50,11 @@ def duplicate_layer(doc: Document, *, layer: int | None = None,
     state = stack.layered()
     source = state.layers[state.index(layer)] if layer is not None else \
         state.layers[state.active]
+    # a fresh Tiled even over an unpainted layer: a copy of an unmix's part is no part
+    # of that unmix (brushes.unmix.unmixed_parts), which its base would make it
+    snapshot = Tiled(source.content.base, source.content.size, source.content.tiles)
     copy = source.changed(id=stack.new_id(), name=_name(f"{source.name} copy", state),
-                          content=stack.tiled(source.content.frozen()))
+                          content=stack.tiled(snapshot))
     return _inserted(doc, [copy], f"duplicate layer '{source.name}'", history,
                      at=state.index(source.id))
 

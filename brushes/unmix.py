@@ -112,7 +112,7 @@ def unmixed_parts(doc: Document, layer: int | None = None) -> tuple[list, Masked
     group = sorted((x for x in state.layers if isinstance(getattr(x.content, "base", None),
                                                            Masked)
                     and x.content.base.masks is base.masks), key=lambda x: x.content.base.index)
-    if len(group) != len(base.masks) + 1:
+    if [x.content.base.index for x in group] != list(range(len(base.masks) + 1)):
         raise ParameterError(f"layer '{chosen.name}' was unmixed with layers that are gone "
                              "(deleted or merged); unmix its source again")
     return group, base

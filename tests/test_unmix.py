@@ -217,3 +217,48 @@ def test_marks_rasterize_as_a_naive_union_of_ellipses_along_their_paths():
                 want |= ((seconds[:, None] - tc) / rt) ** 2 + ((hz[None] - fc) / rf) ** 2 <= 1
         assert (got.astype(bool) >= want).all()  # every cell of the reference
         assert (got.astype(bool) & ~want).sum() <= 0.01 * max(1, want.sum())
+
+
+def _nmf_parts():
+    rng = np.random.default_rng(1)
+    t = np.arange(16000) / 8000
+    x = 0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * rng.standard_normal(t.size)
+    ed = editor(x[None], 8000, n_fft=256)
+    return ed, [x.id for x in ed.unmix("nmf:2")]
+
+
+MARK = [{"part": 0, "points": [[0.5, 440], [1.0, 440]]}]
+
+
+def test_a_duplicated_part_is_no_part_of_the_unmix():
+    """The review's mixing_ops: with part 2 deleted and part 1 duplicated, the copy was
+    taken for part 2 and paint to separate changed the mix by 0.44 of its peak; a
+    plain duplicate made separate say its parts were gone."""
+    ed, (a, b) = _nmf_parts()
+    ed.layers.duplicate(a)
+    copy = ed.doc.layers.active
+    before = ed.doc.mix.clone()
+    ed.separate(MARK, layer=a)  # the copy is no part: the unmix's parts are a and b
+    assert [x.id for x in ed.layers] == [a, copy.id, b]
+    assert float((ed.doc.mix - before).abs().max()) > 0  # it separated again
+    with pytest.raises(ParameterError, match="not a part of an unmix"):
+        ed.separate(MARK, layer=copy.id)
+    ed.undo()
+    ed.layers.delete(b)
+    before = ed.doc.mix.clone()
+    with pytest.raises(ParameterError, match="layers that are gone"):
+        ed.separate(MARK, layer=a)
+    assert torch.equal(ed.doc.mix, before)
+
+
+def test_paint_to_separate_works_on_an_unmix_saved_and_opened(tmp_path):
+    """A project's masks came back as one tuple per layer, so the parts of an unmix
+    were no longer found together ("unmixed with layers that are gone")."""
+    from app.project.write import load_project, save_project, snapshot
+    from tests.test_project_layers import AllTiles
+
+    ed, (a, b) = _nmf_parts()
+    path = save_project(tmp_path / "u.spp", snapshot(ed.doc, AllTiles(ed.doc)), {}).path
+    again = Editor(load_project(path, device="cpu").doc)
+    again.separate(MARK, layer=a)
+    assert [x.name for x in again.layers] == [x.name for x in ed.layers]

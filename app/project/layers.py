@@ -123,6 +123,7 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
     if flat.size and float(np.abs(flat).max()) > TILE_VALUE_LIMIT:
         raise bad(f"layer_tiles holds values past {TILE_VALUE_LIMIT:.0e}, far past any sound")
     sources: list[Source] = []
+    groups: dict[tuple[int, ...], tuple[torch.Tensor, ...]] = {}
     for i, entry in enumerate(section["sources"]):
         kind = entry["kind"]
         if kind == "recording":
@@ -134,8 +135,9 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
         elif kind == "summed":
             sources.append(Summed(tuple((sources[s], float(g)) for s, g in entry["parts"])))
         elif kind == "masked":
-            sources.append(Masked(sources[entry["parent"]],
-                                  tuple(masks[j] for j in entry["masks"]), entry["index"],
+            group = groups.setdefault(tuple(entry["masks"]),  # one tuple: one unmix
+                                      tuple(masks[j] for j in entry["masks"]))
+            sources.append(Masked(sources[entry["parent"]], group, entry["index"],
                                   entry.get("recipe")))
         else:
             tiled = stack.tiled(sources[entry["base"]])
