@@ -169,3 +169,29 @@ def test_the_view_shows_the_mix_a_layer_alone_or_every_layer_tinted(qtbot, windo
     assert tinted_like_layer_1(tinted) > 0.9 and tinted_like_layer_1(before) < 0.2
     view.setCurrentIndex(view.findData("mix"))
     assert np.abs(pixels(window).astype(int) - before).max() <= 2
+
+
+def test_choosing_a_layer_waits_while_an_unmix_runs(qtbot, window):
+    """The Layers panel changed the active layer while a job that edits it ran (the
+    review's repair_race: a repair of layer 0 landed on a silent layer); now the row
+    chosen snaps back, and the unmix replaces the layer active when it started."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    panel = window.layers_panel.list
+    panel.setCurrentRow(1)  # Recording (the top row is Layer 1)
+    assert doc.layers.active.name == "Recording"
+
+    def nmf(dialog):
+        method = dialog.findChild(QComboBox, "unmix-method")
+        method.setCurrentIndex(method.findData("nmf"))
+        dialog.accept()
+
+    when_shown(window, UnmixDialog, "unmix-dialog", nmf)
+    choose(window, "Layer > Unmix…")
+    run_until(lambda: window.jobs.running(), timeout=30)
+    panel.setCurrentRow(0)  # Layer 1, while the unmix runs
+    assert window.jobs.running() and doc.layers.active.name == "Recording"
+    assert panel.currentRow() == 1 and "waits" in window.statusBar().currentMessage()
+    run_until(lambda: len(names(window)) == 3, timeout=120)
+    idle(window)
+    assert names(window) == ["Layer 1", "Recording component 2", "Recording component 1"]

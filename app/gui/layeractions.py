@@ -134,8 +134,11 @@ class LayerActions:
                                    doc.layers.active.id if view == "layer" else view)
 
     def activate(self, layer_id: int) -> None:
-        """Paint on this layer from now on (a stroke being painted lands first)."""
-        if self.opened.session is None:
+        """Paint on this layer from now on (a stroke being painted lands first); not
+        while a job that edits the document runs (a repair, an unmix: they act on the
+        layer that was active when they started)."""
+        if self.opened.session is None or self.jobs.editing_blocked("Choosing a layer"):
+            self.refresh()
             return
         self.opened.session.finish()
         ops.activate(self.opened.doc, layer_id)
@@ -194,9 +197,9 @@ class LayerActions:
     def unmix(self, method: str):
         """Unmix the active layer in a worker; one undo step when it is done."""
         doc = self.opened.doc
-        name = doc.layers.active.name
-        return self._in_worker(f"Unmix {name}", lambda progress, cancel: unmixed(
-            doc, method, progress=progress, cancel=cancel))
+        layer = doc.layers.active
+        return self._in_worker(f"Unmix {layer.name}", lambda progress, cancel: unmixed(
+            doc, method, layer=layer.id, progress=progress, cancel=cancel))
 
     def _in_worker(self, label: str, work):
         session = self.opened.session
@@ -251,8 +254,9 @@ class LayerActions:
         marks = [{"part": part, "points": points,
                   "radius_ms": min(max(params.get("radius_ms", 50.0), 1.0), 5000.0),
                   "radius_hz": min(max(params.get("radius_hz", 200.0), 1.0), 20000.0)}]
+        layer = doc.layers.active.id
         self._in_worker("Paint to separate", lambda progress, cancel: separated(
-            doc, marks, progress=progress, cancel=cancel))
+            doc, marks, layer=layer, progress=progress, cancel=cancel))
 
     # -- stems ----------------------------------------------------------------------------
     def export_stems_dialog(self) -> None:
