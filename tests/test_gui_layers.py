@@ -195,3 +195,38 @@ def test_choosing_a_layer_waits_while_an_unmix_runs(qtbot, window):
     run_until(lambda: len(names(window)) == 3, timeout=120)
     idle(window)
     assert names(window) == ["Layer 1", "Recording component 2", "Recording component 1"]
+
+
+def test_moves_and_merges_of_layers_with_content_and_mixing_keep_what_is_heard(qtbot, window):
+    """Through the menus and the panel, on layers that hold sound: the recording
+    inverted and quieter, a selection moved out of it, that part's gain changed and
+    merged down, the result deleted and everything undone bit for bit (the GUI tests
+    merged, deleted and undid only empty layers)."""
+    doc = window.doc
+    opened = digest(doc)
+    panel = window.layers_panel
+    choose(window, "Layer > New layer")
+    panel.list.setCurrentRow(1)  # Recording
+    panel.invert.setChecked(True)
+    panel.gain.setValue(-6.0)
+    settle(qtbot, window)
+    heard, mix = window.session.synth.waveform().copy(), doc.mix.clone()
+    window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=300, f_hi=3000))
+    choose(window, "Selection > To new layer")  # out of the inverted, quieter Recording
+    settle(qtbot, window)
+    assert float((doc.mix - mix).abs().max()) <= 1e-6 * float(mix.abs().max())
+    moved = doc.layers.active
+    assert moved.invert and abs(moved.gain - 10 ** (-6 / 20)) < 1e-9
+    choose(window, "Layer > Merge down")  # the moved part back into Recording
+    settle(qtbot, window)
+    assert names(window) == ["Layer 1", "Recording"]
+    assert float((doc.mix - mix).abs().max()) <= 1e-6 * float(mix.abs().max())
+    now = window.session.synth.waveform()
+    assert np.abs(now - heard).max() <= 1e-5 * np.abs(heard).max()
+    choose(window, "Layer > Delete layer")  # Recording, merged: only silence is left
+    settle(qtbot, window)
+    assert names(window) == ["Layer 1"] and float(doc.mix.abs().max()) == 0
+    while window.undo_stack.canUndo():
+        choose(window, "Edit > Undo")
+    settle(qtbot, window)
+    assert doc.layers.plain and digest(doc) == opened

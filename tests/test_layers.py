@@ -166,6 +166,25 @@ def test_a_stroke_on_a_layer_changes_that_layer_and_the_mix_in_its_rect_only():
     assert not torch.equal(doc.mix[:, inside], mix[:, inside])
 
 
+def test_a_layer_holds_only_the_tiles_that_differ_from_its_base():
+    """An undone stroke leaves its layer no tile: each written back to its base's cells
+    is dropped (without that the layer kept every tile it was ever painted in)."""
+    doc = noisy_doc()
+    history = History(doc)
+    ops.unmix_into(doc, random_masks(doc, random.Random(6), 2), ["a", "b"], label="unmix",
+                   history=history)
+    layer = doc.layers.active
+    assert not layer.content.tiles
+    paint(doc, "gain", [StrokePoint(0.2, 500), StrokePoint(1.5, 3000)],
+          params={"gain_db": -20, "radius_ms": 60, "radius_hz": 300}, history=history)
+    painted = len(doc.layers.layer(layer.id).content.tiles)
+    assert painted >= 4
+    history.undo()
+    assert not doc.layers.layer(layer.id).content.tiles
+    history.redo()
+    assert len(doc.layers.layer(layer.id).content.tiles) == painted
+
+
 def test_the_mix_sounds_as_the_sum_of_its_layers():
     doc = noisy_doc()
     history = History(doc)

@@ -68,6 +68,9 @@ def test_a_layered_project_and_its_history_come_back_bit_for_bit(tmp_path):
     assert digest(again) == states[0]
     assert [x.name for x in again.layers.state.layers] == \
         [x.name for x in doc.layers.state.layers]
+    assert again.layers.next_id == doc.layers.next_id  # no new layer takes a kept one's id
+    assert all(x.id < again.layers.next_id for s in states_of(opened.history.steps)
+               for x in s.layers)
     reopened = History(again)
     reopened.steps, reopened.position = opened.history.steps, opened.history.index
     for expected in states[1:]:
@@ -78,6 +81,10 @@ def test_a_layered_project_and_its_history_come_back_bit_for_bit(tmp_path):
         reopened.redo()
     history.redo()  # the step that was undone when it was saved
     assert digest(again) == digest(doc)
+
+
+def states_of(steps) -> list:
+    return [s for step in steps if step.stack is not None for s in step.stack]
 
 
 def test_a_project_without_layers_keeps_no_layer_table(tmp_path):
