@@ -152,24 +152,26 @@ class LayerStack:
             self.mix, self.pending = state.layers[0].content.tensor, []
             return None if old.plain and old.layers[0].content is state.layers[0].content \
                 else self.full
-        if old.plain:
-            self.mix = self.mix.clone() if self.deferred else torch.empty_like(self.mix)
-            return self._changed(self.full)
+        if old.plain:  # the mix becomes its own tensor: its one layer's cells, added to
+            self.mix = self.mix + 0  # zeros as _remix adds them (-0.0 becomes +0.0)
         before = {x.id: x for x in old.audible()}
         after = {x.id: x for x in state.audible()}
         changed = None
         for layer_id in before.keys() | after.keys():
             a, b = before.get(layer_id), after.get(layer_id)
-            if a is None or b is None or a.content is not b.content or a.factor != b.factor:
+            if a is None or b is None or not _same_cells(a.content, b.content) \
+                    or a.factor != b.factor:
                 for x in (a, b):
                     extent = None if x is None else x.content.extent(self.full)
                     changed = changed if extent is None else extent.union(changed)
         return None if changed is None else self._changed(changed)
 
     def _changed(self, rect: Rect) -> Rect | None:
-        """Recompute the mix over ``rect`` now, or queue it (:attr:`deferred`)."""
+        """Recompute the mix over ``rect`` now, or queue it (:attr:`deferred`: once, if
+        queued rects hold it; those it holds are dropped)."""
         if self.deferred:
-            self.pending.append(rect)
+            if not any(rect.union(x) == x for x in self.pending):
+                self.pending = [x for x in self.pending if rect.union(x) != rect] + [rect]
             return None
         self._remix(rect, slice(None))
         return rect
@@ -216,3 +218,9 @@ class LayerStack:
                 tensors.update((id(t), t) for t in source.held())
                 todo.extend(source.parents())
         return sum(t.numel() * t.element_size() for t in tensors.values())
+
+
+def _same_cells(a: Source, b: Source) -> bool:
+    """Whether two layer contents are the same cells: one source, or (a document
+    getting layers) tiles over the other with none painted yet."""
+    return a is b or isinstance(b, Tiled) and not b.tiles and b.base is a

@@ -230,3 +230,30 @@ def test_moves_and_merges_of_layers_with_content_and_mixing_keep_what_is_heard(q
         choose(window, "Edit > Undo")
     settle(qtbot, window)
     assert doc.layers.plain and digest(doc) == opened
+
+
+def test_acting_twice_in_a_row_leaves_the_remix_to_the_event_loop(qtbot, window):
+    """A layer action right after one heard everywhere waited on the GUI thread for
+    the whole remix (755 ms for a click on another layer after New layer, 60 s stereo;
+    bench/bench_gui_layers.py); now it goes on a piece a turn, and the mix ends as a
+    whole recomputation gives it. The Gain box's ticks are one undo step."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    settle(qtbot, window)
+    panel = window.layers_panel
+    panel.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # mute Recording
+    assert doc.layers.pending
+    panel.list.setCurrentRow(1)  # choose Recording at once
+    assert doc.layers.active.name == "Recording" and doc.layers.pending  # not waited for
+    steps = window.undo_stack.count()
+    for db in (-1.0, -2.0, -3.0, -4.0):  # ticks of the Gain box
+        panel.gain.setValue(db)
+    assert window.undo_stack.count() == steps + 1 and doc.layers.pending
+    assert abs(doc.layers.active.gain - 10 ** (-4 / 20)) < 1e-9
+    settle(qtbot, window)
+    assert not doc.layers.pending
+    mix = doc.mix.clone()
+    doc.layers._remix(doc.full_rect(), slice(None))
+    assert torch.equal(doc.mix, mix)  # what the pieces made is the whole recomputation
+    choose(window, "Edit > Undo")  # the four ticks at once
+    assert doc.layers.active.gain == 1.0

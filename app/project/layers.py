@@ -164,6 +164,9 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
         if any(not isinstance(x.content, Tiled | Dense) for x in s.layers) or (
                 len(s.layers) > 1 and any(isinstance(x.content, Dense) for x in s.layers)):
             raise bad("a layer is made of a source a layer cannot be painted in")
+        only = s.layers[0]
+        if s.plain and (only.gain, only.invert, only.mute, only.solo) != (1, False, False, False):
+            raise bad("the only layer of a document without layers has mixing set")
     stack.next_id = section["next_id"]
     doc.set_layers(states[section["current"]])
     doc.take_dirty()
