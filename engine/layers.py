@@ -209,15 +209,21 @@ class LayerStack:
         made of, once (undo steps may hold more)."""
         if self.plain:
             return 0
-        sources, tensors = set(), {}
-        todo = [s for x in self.state.layers for s in (x.content, x.origin)]
-        while todo:
-            source = todo.pop()
-            if id(source) not in sources:
-                sources.add(id(source))
-                tensors.update((id(t), t) for t in source.held())
-                todo.extend(source.parents())
-        return sum(t.numel() * t.element_size() for t in tensors.values())
+        return sum(t.numel() * t.element_size() for t in held_tensors(self.state).values())
+
+
+def held_tensors(state: StackState) -> dict[int, torch.Tensor]:
+    """Every tensor the layers of ``state`` are made of (their sources' own, each
+    once), by ``id``."""
+    sources, tensors = set(), {}
+    todo = [s for x in state.layers for s in (x.content, x.origin)]
+    while todo:
+        source = todo.pop()
+        if id(source) not in sources:
+            sources.add(id(source))
+            tensors.update((id(t), t) for t in source.held())
+            todo.extend(source.parents())
+    return tensors
 
 
 def _same_cells(a: Source, b: Source) -> bool:

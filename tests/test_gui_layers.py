@@ -257,3 +257,25 @@ def test_acting_twice_in_a_row_leaves_the_remix_to_the_event_loop(qtbot, window)
     assert torch.equal(doc.mix, mix)  # what the pieces made is the whole recomputation
     choose(window, "Edit > Undo")  # the four ticks at once
     assert doc.layers.active.gain == 1.0
+
+
+def test_the_undo_limit_counts_what_layer_steps_hold(qtbot, window):
+    """Moves to new layers hold tiles and patches the undo limit did not count (layer
+    steps were skipped, and layer actions never applied the limit)."""
+    doc = window.doc
+    window.session.history_limit = 1  # byte: only the newest step is kept
+    for t0 in (1.0, 3.0, 5.0):
+        window.selection.set_selection(Selection.rect(t0, t0 + 1.0, f_lo=300, f_hi=3000))
+        choose(window, "Selection > To new layer")
+    stack = window.undo_stack
+    texts = [stack.text(i) for i in range(stack.count())]
+    assert sum("can no longer be undone" in t for t in texts) == 2, texts
+    assert names(window) == ["Layer 3", "Layer 2", "Layer 1", "Recording"]
+    heard = digest(doc)
+    choose(window, "Edit > Undo")  # the newest move: kept
+    assert names(window) == ["Layer 2", "Layer 1", "Recording"]
+    choose(window, "Edit > Undo")  # a dropped one: nothing changes
+    assert names(window) == ["Layer 2", "Layer 1", "Recording"]
+    choose(window, "Edit > Redo")
+    settle(qtbot, window)
+    assert digest(doc) == heard

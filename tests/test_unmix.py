@@ -262,3 +262,25 @@ def test_paint_to_separate_works_on_an_unmix_saved_and_opened(tmp_path):
     again = Editor(load_project(path, device="cpu").doc)
     again.separate(MARK, layer=a)
     assert [x.name for x in again.layers] == [x.name for x in ed.layers]
+
+
+def test_the_history_and_projects_count_the_masks_separations_keep(tmp_path):
+    """Each separation keeps a full set of masks in its undo step; the caps counted
+    none (the review's masks_in_history: History.nbytes 0 with 7 mask sets held,
+    and a project saved them all, left_out empty)."""
+    from app.project.history import keep_within
+
+    ed, _ = _nmf_parts()
+    for i in range(4):
+        ed.separate([{"part": i % 2, "points": [[0.2 + 0.4 * i, 440]]}])
+    mask = ed.doc.channels * ed.doc.n_frames * ed.doc.n_bins * 2  # one uint16 mask
+    assert ed.history.nbytes >= 5 * mask
+    kept = keep_within(ed.history.steps, ed.history.position, limit=3 * mask)
+    assert kept.left_out and sum(s.nbytes for s in kept.steps) <= 3 * mask
+    small = Editor(ed.doc.__class__(ed.doc.audio, device="cpu", n_fft=256),
+                   history_limit=3 * mask)
+    small.unmix("nmf:2")
+    with pytest.warns(RuntimeWarning, match="can no longer be undone"):
+        for i in range(4):
+            small.separate([{"part": i % 2, "points": [[0.2 + 0.4 * i, 440]]}])
+    assert small.history.nbytes <= 3 * mask

@@ -67,9 +67,10 @@ class StrokeCommand(QUndoCommand):
         return True
 
     def drop(self, limit_bytes: int) -> None:
-        """Free the step's cells: the stack shows it can no longer be undone, and Qt
-        removes it, without touching the document, if the user undoes that far."""
+        """Free the step's cells and layers: the stack shows it can no longer be undone,
+        and Qt removes it, without touching the document, if the user undoes that far."""
         self.step.patches.clear()
+        self.step.stack = None
         self.setObsolete(True)
         self.setText(f"{self.step.label} (can no longer be undone: undo history over "
                      f"{limit_bytes / 2**20:.0f} MiB)")
@@ -279,7 +280,7 @@ class PaintSession:
             self.notice(f"{label or step.label}: {step.notice}")
         if step.changed:
             self.undo_stack.push(StrokeCommand(self.doc, step))
-            self._keep_within_limit()
+            self.keep_within_limit()
 
     def _drop_stroke(self) -> None:
         """After a failure: forget the failed stroke's queued events."""
@@ -309,14 +310,16 @@ class PaintSession:
             self.catch_up()
             self.turn_painted()
 
-    def _keep_within_limit(self) -> None:
-        """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
+    def keep_within_limit(self) -> None:
+        """Past ``history_limit`` (patches, and what layer steps hold: Step.nbytes), the
+        oldest done steps on the stack are dropped (shown), every one before the newest
+        dropped too, so what can still be undone starts from where the document is."""
         stack = self.undo_stack
         strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
-                   if isinstance(c, StrokeCommand) and c.step.patches and c.step.stack is None]
+                   if isinstance(c, StrokeCommand) and not c.isObsolete()]
         total = sum(c.step.nbytes for _, c in strokes)
         for i, oldest in strokes[:-1]:
-            if total <= self.history_limit:
+            if total <= self.history_limit or i >= stack.index():  # only done ones
                 break
             total -= oldest.step.nbytes
             oldest.drop(self.history_limit)

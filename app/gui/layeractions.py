@@ -162,6 +162,7 @@ class LayerActions:
             self.jobs.show_error(str(e))
             return
         self.opened.undo_stack.push(StrokeCommand(self.opened.doc, step))
+        session.keep_within_limit()
         session.catch_up_soon()
         self.refresh()
 
