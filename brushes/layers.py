@@ -52,7 +52,8 @@ def duplicate_layer(doc: Document, *, layer: int | None = None,
         state.layers[state.active]
     # a fresh Tiled even over an unpainted layer: a copy of an unmix's part is no part
     # of that unmix (brushes.unmix.unmixed_parts), which its base would make it
-    snapshot = Tiled(source.content.base, source.content.size, source.content.tiles)
+    snapshot = stack.shallow(Tiled(source.content.base, source.content.size,
+                                   source.content.tiles))
     copy = source.changed(id=stack.new_id(), name=_name(f"{source.name} copy", state),
                           content=stack.tiled(snapshot))
     return _inserted(doc, [copy], f"duplicate layer '{source.name}'", history,
@@ -132,10 +133,12 @@ def merge_down(doc: Document, *, layer: int | None = None,
     heard = {x.id for x in state.audible()}
     either = lower.id in heard or upper.id in heard
     factors = [x.factor if x.id in heard or not either else 0.0 for x in (lower, upper)]
-    base = Summed(tuple(zip((lower.content.frozen(), upper.content.frozen()), factors,
-                            strict=True)))
-    origin = Summed(tuple(zip((lower.origin, upper.origin), factors, strict=True)))
-    merged = lower.changed(content=doc.layers.tiled(base), origin=origin, gain=1.0,
+    stack = doc.layers
+    base = stack.shallow(Summed(tuple(zip((lower.content.frozen(), upper.content.frozen()),
+                                          factors, strict=True))))
+    origin = stack.shallow(Summed(tuple(zip((lower.origin, upper.origin), factors,
+                                            strict=True))))
+    merged = lower.changed(content=stack.tiled(base), origin=origin, gain=1.0,
                            invert=False, solo=lower.solo or upper.solo,
                            mute=not either and lower.mute and upper.mute)
     layers = state.layers[:i - 1] + (merged,) + state.layers[i + 1:]
@@ -196,7 +199,7 @@ def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str],
     i = state.active if layer is None else state.index(layer)
     old = state.layers[i]
     _check_masks(doc, masks, len(names))
-    parent = old.content.frozen()
+    parent = stack.shallow(old.content.frozen())
     made = []
     for k, name in enumerate(names):
         share = Masked(parent, masks, k, recipe)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from engine.errors import ParameterError
-from engine.layer_sources import LAYER_TILE, Dense, Silence, Source, Tiled
+from engine.layer_sources import LAYER_TILE, NEST_LIMIT, Dense, Silence, Source, Tiled, depth
 from engine.region import Rect
 
 REMIX_FRAMES = 2048  # frames recomputed at a time (the memory a remix holds stays bounded)
@@ -112,6 +112,19 @@ class LayerStack:
 
     def tiled(self, base: Source) -> Tiled:
         return Tiled(base, (self.full.bin1, self.full.frame1))
+
+    def shallow(self, source: Source) -> Source:
+        """``source``, or, made more than NEST_LIMIT sources deep (merges of merges,
+        duplicates of duplicates), its cells as tiles over silence where it has any:
+        the same bits, and reading a layer never recurses far."""
+        if depth(source) <= NEST_LIMIT:
+            return source
+        out = self.tiled(self.silence())
+        extent = source.extent(self.full)
+        for key in () if extent is None else extent.tiles(LAYER_TILE):
+            rect = out.tile_rect(key)
+            out.write(rect, source.cells(rect, slice(None)), slice(None))
+        return out
 
     # -- cells -------------------------------------------------------------------
     def read(self, rect: Rect, chans: slice, layer_id: int | None = None) -> torch.Tensor:

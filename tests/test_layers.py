@@ -185,6 +185,37 @@ def test_a_layer_holds_only_the_tiles_that_differ_from_its_base():
     assert len(doc.layers.layer(layer.id).content.tiles) == painted
 
 
+def test_merges_of_merges_and_copies_of_copies_stay_shallow():
+    """Each merge wrapped its layers in one more sum and each duplicate in one more
+    tiling: reads cost more at every merge and at ~990 merges painting raised
+    RecursionError (the review's merge_chain). Past NEST_LIMIT a source becomes
+    tiles of its cells: the same bits, undone bit for bit."""
+    from engine.layer_sources import NEST_LIMIT, depth
+
+    doc = noisy_doc(seconds=1.0)
+    history = History(doc)
+    states = [digest(doc)]
+    for i in range(30):
+        ops.new_layer(doc, history=history)
+        paint(doc, "gain", [StrokePoint(0.1 + 0.02 * i, 500), StrokePoint(0.3, 900)],
+              params={"gain_db": 6}, history=history)
+        ops.set_mixing(doc, 0, gain=0.9, history=history)
+        ops.merge_down(doc, history=history)
+        ops.duplicate_layer(doc, history=history)
+        ops.rename_layer(doc, doc.layers.active.id, f"copy {i}", history=history)
+        ops.set_mixing(doc, doc.layers.active.id, invert=i % 2 == 0, history=history)
+        states += [None] * 6 + [digest(doc)]
+    for layer in doc.layers.state.layers:
+        assert depth(layer.content) <= NEST_LIMIT + 3 and depth(layer.origin) <= NEST_LIMIT + 3
+    peak = float(float64_mix(doc).abs().max())
+    assert float((doc.mix.to(torch.complex128).transpose(1, 2) - float64_mix(doc))
+                 .abs().max()) <= 1e-5 * peak
+    for i in range(len(history.steps), 0, -1):
+        history.undo()
+        if states[i - 1] is not None:
+            assert digest(doc) == states[i - 1]
+
+
 def test_the_mix_sounds_as_the_sum_of_its_layers():
     doc = noisy_doc()
     history = History(doc)
