@@ -122,8 +122,9 @@ def merge_down(doc: Document, *, layer: int | None = None,
     """Merge a layer (the active one) into the one below it: that layer then sounds as
     the two did together, with gain 1, and keeps its name. Each part adds its factor
     (gain, inversion), or nothing where it was not heard while the other was; soloed
-    if either was, muted if neither was heard. Its origin is the same sum of the
-    parts' origins, so restore paints back what the merge made."""
+    if either was; muted if neither was heard (and soloed, or both muted). Its origin
+    is the same sum of the parts' origins, so restore paints back what the merge
+    made."""
     state = doc.layers.layered()
     i = state.active if layer is None else state.index(layer)
     if i == 0:
@@ -138,9 +139,10 @@ def merge_down(doc: Document, *, layer: int | None = None,
                                           factors, strict=True))))
     origin = stack.shallow(Summed(tuple(zip((lower.origin, upper.origin), factors,
                                             strict=True))))
+    soloed = lower.solo or upper.solo  # kept: whether any layer is soloed stays as it was
     merged = lower.changed(content=stack.tiled(base), origin=origin, gain=1.0,
-                           invert=False, solo=lower.solo or upper.solo,
-                           mute=not either and lower.mute and upper.mute)
+                           invert=False, solo=soloed,
+                           mute=not either and (soloed or lower.mute and upper.mute))
     layers = state.layers[:i - 1] + (merged,) + state.layers[i + 1:]
     return changed(doc, StackState(layers, i - 1),
                    f"merge layer '{upper.name}' into '{lower.name}'", history)

@@ -63,10 +63,12 @@ class StackState:
         return len(self.layers) == 1 and isinstance(self.layers[0].content, Dense)
 
     def audible(self) -> list[Layer]:
-        """The layers the mix adds up, in the order of their ids: the soloed ones if any
-        is, else those not muted."""
-        soloed = [x for x in self.layers if x.solo]
-        return sorted(soloed or [x for x in self.layers if not x.mute], key=lambda x: x.id)
+        """The layers the mix adds up, in the order of their ids: those not muted, and
+        of them only the soloed ones if any layer is soloed (a muted layer is never
+        heard, soloed or not: its "heard" box says so)."""
+        soloed = any(x.solo for x in self.layers)
+        return sorted((x for x in self.layers if not x.mute and (x.solo or not soloed)),
+                      key=lambda x: x.id)
 
     def index(self, layer_id: int) -> int:
         for i, layer in enumerate(self.layers):

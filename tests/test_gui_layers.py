@@ -279,3 +279,19 @@ def test_the_undo_limit_counts_what_layer_steps_hold(qtbot, window):
     choose(window, "Edit > Redo")
     settle(qtbot, window)
     assert digest(doc) == heard
+
+
+def test_a_muted_layer_is_not_heard_even_soloed(qtbot, window):
+    """A soloed layer was heard though its "heard" box was unchecked."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    panel = window.layers_panel
+    panel.list.setCurrentRow(1)  # Recording
+    panel.list.item(1).setCheckState(Qt.CheckState.Unchecked)
+    panel.solo.setChecked(True)
+    settle(qtbot, window)
+    assert panel.list.item(1).checkState() == Qt.CheckState.Unchecked
+    assert float(doc.mix.abs().max()) == 0 and not np.abs(window.session.synth.waveform()).max()
+    panel.list.item(1).setCheckState(Qt.CheckState.Checked)
+    settle(qtbot, window)
+    assert float(doc.mix.abs().max()) > 0
