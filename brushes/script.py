@@ -27,7 +27,7 @@ from brushes.path import StrokePoint
 from brushes.presets import expect_object, find_preset, parse_preset
 from brushes.registry import get_brush
 from brushes.repairs import Report, get_module, put_back, repair, settings_of
-from brushes.script_layers import EditorLayers, stem_paths
+from brushes.script_layers import EditorLayers, write_stems
 from brushes.stroke import paint
 from brushes.unmix import separate, unmix
 from engine.document import Document
@@ -164,16 +164,16 @@ class Editor:
 
     def export_stems(self, folder: str | os.PathLike, *, stem: str | None = None,
                      suffix: str = ".wav", **options) -> list[ExportReport]:
-        """Write each layer alone (bottom up) into ``folder``, as
-        ``<stem>-<n>-<layer name><suffix>`` (stem: the source file's name)."""
+        """Write each layer as heard (its gain and inversion; muted layers not at all),
+        bottom up, into ``folder``, as ``<stem>-<n>-<layer name><suffix>`` (stem: the
+        source file's name): they add up to the mix
+        (:func:`brushes.script_layers.write_stems`)."""
         folder = Path(folder)
         if not folder.is_dir():
             raise ParameterError(f"{folder}: no such folder; create it first")
         stem = stem or (Path(self.doc.audio.path).stem if self.doc.audio.path else "stem")
-        layers = list(self.layers)
-        paths = stem_paths(folder, stem, [x.name for x in layers], suffix)
-        return [self.export(path, layer=x.id, **options) for x, path in zip(layers, paths,
-                                                                              strict=True)]
+        return [report for _, report in write_stems(self.doc, folder, stem=stem, suffix=suffix,
+                                                    **options)]
 
     def run_script(self, strokes: list) -> int:
         """Paint every stroke (and run every repair step) of a decoded stroke script;

@@ -127,7 +127,7 @@ def test_export_stems_add_up_to_the_mix(tmp_path, real_takes):
     assert [r.path.name for r in reports] == ["take-1-Recording-tonal.wav",
                                               "take-2-Recording-noise.wav"]
     tonal, noise = (sf.read(r.path, dtype="float32", always_2d=True)[0].T for r in reports)
-    assert np.abs(tonal + 0.5 * noise - ed.audio()).max() <= 1e-5
+    assert np.abs(tonal + noise - ed.audio()).max() <= 1e-5  # each as heard
 
 
 def test_specpaint_unmix_writes_stems_that_add_up_to_the_input(tmp_path, real_takes):
@@ -284,3 +284,23 @@ def test_the_history_and_projects_count_the_masks_separations_keep(tmp_path):
         for i in range(4):
             small.separate([{"part": i % 2, "points": [[0.2 + 0.4 * i, 440]]}])
     assert small.history.nbytes <= 3 * mask
+
+
+def test_stems_are_the_layers_as_heard_and_add_up_to_the_mix(tmp_path):
+    """Stems were each layer before its gain and inversion, muted ones too: after a
+    change of mixing they no longer added up to the exported mix."""
+    ed, (a, b) = _nmf_parts()
+    ed.layers.activate(b)
+    ed.layers.new()  # above b, muted below: no file
+    ed.layers.mix(a, gain=0.5, invert=True)
+    ed.layers.mix(ed.layers[-1].id, mute=True)
+    reports = ed.export_stems(tmp_path, stem="s", bit_depth="float")
+    assert [r.path.name for r in reports] == ["s-1-Recording-component-1.wav",
+                                              "s-2-Recording-component-2.wav"]
+    assert not list(tmp_path.glob("s-3-*"))
+    total = sum(sf.read(r.path, dtype="float32", always_2d=True)[0].T for r in reports)
+    assert np.abs(total - ed.audio()).max() <= 1e-5 * np.abs(ed.audio()).max()
+    for x in list(ed.layers):
+        ed.layers.mix(x.id, mute=True)
+    with pytest.raises(ParameterError, match="no layer is heard"):
+        ed.export_stems(tmp_path, stem="s")

@@ -26,11 +26,9 @@ from app.gui.opened import OpenDocument
 from app.gui.panels import BrushPanel
 from app.gui.prompts import file_dialog
 from brushes import layers as ops
-from brushes.script_layers import stem_paths
+from brushes.script_layers import write_stems
 from brushes.unmix import apply, separated, unmixed, unmixed_parts
 from engine.errors import SpectroPaintError
-from engine.export import export
-from engine.resynth import layer_audio
 
 METHODS = (("Harmonic, percussive and residual (HPSS)", "hpss"),
            ("Harmonic and percussive (HPSS)", "hpss:1"), ("Tonal and noise", "tonal-noise"),
@@ -269,23 +267,17 @@ class LayerActions:
                     "Audio (*.wav *.flac *.aiff)", self.export_stems, save=True, name=name)
 
     def export_stems(self, path: Path):
-        """Each layer alone, as ``<name>-<n>-<layer><suffix>`` beside ``path``."""
+        """Each layer as heard, as ``<name>-<n>-<layer><suffix>`` beside ``path``
+        (brushes.script_layers.write_stems)."""
         session, doc = self.opened.session, self.opened.doc
         if session is None or self.jobs.busy("Export stems"):
             return None
         session.finish()
-        layers = list(doc.layers.state.layers)
-        paths = stem_paths(path.parent, path.stem, [x.name for x in layers],
-                           path.suffix or ".wav")
-        audio = doc.audio
 
         def work(progress, cancel):
-            for i, (layer, out) in enumerate(zip(layers, paths, strict=True)):
-                progress(i / len(layers))
-                export(layer_audio(doc, layer=layer.id), doc.sample_rate, out,
-                       source=audio.path, metadata=audio.metadata, layout=audio.layout,
-                       cancel=cancel)
-            return paths
+            return [report.path for _, report in write_stems(
+                doc, path.parent, stem=path.stem, suffix=path.suffix or ".wav",
+                progress=progress, cancel=cancel)]
 
         def done(written):
             self.status.showMessage(f"Exported {len(written)} stems: " +
