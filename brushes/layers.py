@@ -70,8 +70,8 @@ def delete_layer(doc: Document, *, layer: int | None = None,
     layers = state.layers[:i] + state.layers[i + 1:]
     a = state.active  # the layer below a deleted active one becomes active
     active = a - 1 if a > i or (a == i and i > 0) else a
-    return changed(doc, StackState(layers, active),
-                   f"delete layer '{state.layers[i].name}'", history)
+    return stack_step(doc, StackState(layers, active),
+                      label=f"delete layer '{state.layers[i].name}'", history=history)
 
 
 def move_layer(doc: Document, layer: int, index: int, *,
@@ -87,7 +87,7 @@ def move_layer(doc: Document, layer: int, index: int, *,
     layers.insert(index, moving)
     active_id = state.layers[state.active].id
     after = StackState(tuple(layers), [x.id for x in layers].index(active_id))
-    return changed(doc, after, f"move layer '{moving.name}'", history)
+    return stack_step(doc, after, label=f"move layer '{moving.name}'", history=history)
 
 
 def rename_layer(doc: Document, layer: int, name: str, *,
@@ -144,8 +144,8 @@ def merge_down(doc: Document, *, layer: int | None = None,
                            invert=False, solo=soloed,
                            mute=not either and (soloed or lower.mute and upper.mute))
     layers = state.layers[:i - 1] + (merged,) + state.layers[i + 1:]
-    return changed(doc, StackState(layers, i - 1),
-                   f"merge layer '{upper.name}' into '{lower.name}'", history)
+    return stack_step(doc, StackState(layers, i - 1),
+                      label=f"merge layer '{upper.name}' into '{lower.name}'", history=history)
 
 
 def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True,
@@ -204,11 +204,11 @@ def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str],
     parent = stack.shallow(old.content.frozen())
     made = []
     for k, name in enumerate(names):
-        share = Masked(parent, masks, k, recipe)
+        share = Masked(parent, masks, k, recipe=recipe)
         made.append(old.changed(id=stack.new_id(), name=_name(name, None),
                                 content=stack.tiled(share), origin=share))
     layers = state.layers[:i] + tuple(made) + state.layers[i + 1:]
-    return changed(doc, StackState(layers, i), label, history)
+    return stack_step(doc, StackState(layers, i), label=label, history=history)
 
 
 def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], *,
@@ -224,9 +224,9 @@ def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], 
     _check_masks(doc, masks, len(group))
     stacked = list(state.layers)
     for k, old in enumerate(group):
-        share = Masked(bases[0].parent, masks, k, recipe)
+        share = Masked(bases[0].parent, masks, k, recipe=recipe)
         stacked[state.index(old.id)] = old.changed(content=doc.layers.tiled(share), origin=share)
-    return changed(doc, replace(state, layers=tuple(stacked)), label, history)
+    return stack_step(doc, replace(state, layers=tuple(stacked)), label=label, history=history)
 
 
 def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> None:
@@ -238,8 +238,8 @@ def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> 
         raise ParameterError(f"an unmix's masks are uint16 {expected}")
 
 
-def changed(doc: Document, after: StackState, label: str,
-            history: History | None) -> Step:
+def stack_step(doc: Document, after: StackState, *, label: str,
+               history: History | None) -> Step:
     """Make ``after`` the document's layers as one undo step (pushed to ``history``)."""
     step = Step(label, None, layer=doc.layers.active.id, stack=(doc.layers.state, after))
     doc.set_layers(after)
@@ -254,14 +254,14 @@ def _inserted(doc: Document, layers: list[Layer], label: str, history: History |
     state = doc.layers.layered()
     i = state.active if at is None else at
     stacked = state.layers[:i + 1] + tuple(layers) + state.layers[i + 1:]
-    return changed(doc, StackState(stacked, i + 1), label, history)
+    return stack_step(doc, StackState(stacked, i + 1), label=label, history=history)
 
 
 def _replaced(doc: Document, layer: Layer, label: str, history: History | None) -> Step:
     state = doc.layers.layered()
     i = state.index(layer.id)
-    return changed(doc, replace(state, layers=state.layers[:i] + (layer,) +
-                                state.layers[i + 1:]), label, history)
+    return stack_step(doc, replace(state, layers=state.layers[:i] + (layer,) +
+                                   state.layers[i + 1:]), label=label, history=history)
 
 
 def _name(name: str | None, state: StackState | None) -> str:

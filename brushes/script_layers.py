@@ -102,7 +102,7 @@ class EditorLayers:
         return layer_audio(self._doc, layer=self.id_of(layer))
 
 
-def stem_paths(folder: Path, stem: str, names: list[str], suffix: str) -> list[Path]:
+def stem_paths(folder: Path, stem: str, names: list[str], *, suffix: str) -> list[Path]:
     """One file name per layer: ``<stem>-<n>-<name>`` (the name in plain characters),
     numbered bottom up so that names alike stay apart."""
     def plain(name: str) -> str:
@@ -125,7 +125,7 @@ def write_stems(doc: Document, folder: Path, *, stem: str, suffix: str,
     options = {"source": doc.audio.path, "metadata": doc.audio.metadata,
                "layout": doc.audio.layout, **options}
     out = []
-    paths = stem_paths(folder, stem, [x.name for x in state.layers], suffix)
+    paths = stem_paths(folder, stem, [x.name for x in state.layers], suffix=suffix)
     for layer, path in zip(state.layers, paths, strict=True):
         if layer.id in heard:
             audio = layer_audio(doc, layer=layer.id)

@@ -93,7 +93,7 @@ class Masked(Source):
     index what the other masks leave. ``recipe``: how the masks were made (plain
     data: the unmix method and the marks painted, brushes.unmix), to make them again."""
 
-    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int,
+    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int, *,
                  recipe: dict | None = None):
         self.parent, self.masks, self.index, self.recipe = parent, masks, index, recipe
 

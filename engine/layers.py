@@ -15,7 +15,7 @@ incremental "mix - old + new" would drift in float32 and break bit-exact undo).
 
 A :class:`StackState` (the layers and which is active) is immutable: operations
 (brushes.layers) make a new one, and undo puts the old one back
-(:meth:`LayerStack.restore`), recomputing the mix where what is heard changed: at
+(:meth:`LayerStack.set_state`), recomputing the mix where what is heard changed: at
 once, or (``deferred``, the GUI) a piece at a time within each turn's budget, so
 that muting a 10-minute layer never freezes the window.
 """
@@ -136,7 +136,7 @@ class LayerStack:
             return self.mix[chans, rect.frames, rect.bins]
         return self.layer(layer_id).content.cells(rect, chans)
 
-    def write(self, rect: Rect, cells: torch.Tensor, chans: slice,
+    def write(self, rect: Rect, cells: torch.Tensor, chans: slice, *,
               layer_id: int | None = None) -> None:
         """Store ``[ch, frames, bins]`` cells in a layer and recompute the mix there."""
         if self.plain:
@@ -159,7 +159,7 @@ class LayerStack:
         only = self.state.layers[0]
         return StackState((only.changed(content=self.tiled(only.content)),), 0)
 
-    def restore(self, state: StackState) -> Rect | None:
+    def set_state(self, state: StackState) -> Rect | None:
         """Make ``state`` the stack's; the rect where the mix changed (None: nowhere,
         or, :attr:`deferred`, not yet: :meth:`remix_some` recomputes it)."""
         old, self.state = self.state, state

@@ -206,7 +206,7 @@ def _marks_far_past_the_file(m):  # a separation after opening split the path in
     (_tiled_chain, "65 deep"),
     (_marks_far_past_the_file, "layer source"),
     (_summed(60, 1.0, True), "in all"),
-    (_summed(40, 16.0, False), "amplifies"),
+    (_summed(40, 4.0, False), "amplifies"),
     (_many_masks, "layer source"),
     (_step_on_a_missing_layer, "layer 12345, which its layers do not hold"),
 ])

@@ -81,7 +81,7 @@ def pack(kept: Kept, state_index) -> tuple[dict, dict[str, np.ndarray]]:
                       "history_before": _joined(before), "history_after": _joined(after)}
 
 
-def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path,
+def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, *, path,
            states: list[StackState]) -> Kept:
     """The steps of a checked project's history, on ``doc``'s device; ``states``: the
     project's layer states (app.project.layers). A patch outside the document is a

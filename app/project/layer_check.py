@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from brushes.layers import GAIN_RANGE, NAME_CHARS
 from brushes.marks import checked_marks
 from engine import unmix
 from engine.errors import ParameterError
@@ -29,8 +30,7 @@ from engine.unmix import MAX_COMPONENTS
 LAYER_KEYS = {"id", "name", "gain", "invert", "mute", "solo", "content", "origin"}
 MAX_SOURCES = 100_000
 MAX_LAYERS = 1000
-NAME_CHARS = 100
-GAIN_LIMIT = 16.0  # a layer's gain, or a merged part's, in a project (the app's: 0 to 4)
+GAIN_LIMIT = GAIN_RANGE[1]  # a layer's gain, or a merged part's factor's size
 MAX_DEPTH = 64  # sources one source is made of, one within the other
 MAX_REFERENCES = 4096  # sources one read of a source computes, counted with multiplicity
 MAX_AMPLIFICATION = 1 << 16  # how far past its inputs a source's cells can reach

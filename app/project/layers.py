@@ -41,7 +41,7 @@ class Table:
     tiles: list[torch.Tensor] = field(default_factory=list)
     masks: list[torch.Tensor] = field(default_factory=list)
     states: list[dict] = field(default_factory=list)
-    plain: Dense | None = None  # the document's own tensor, if a layer is made of it
+    dense: Dense | None = None  # the document's own tensor, if a layer is made of it
     _sources: dict = field(default_factory=dict)  # id(source) -> index
     _masks: dict = field(default_factory=dict)  # id(mask) -> index
     _states: dict = field(default_factory=dict)  # id(state) -> index
@@ -75,7 +75,7 @@ class Table:
         elif isinstance(source, Summed):
             entry = {"kind": "summed", "parts": [[self._source(s), g] for s, g in source.parts]}
         elif isinstance(source, Dense):
-            self.plain, entry = source, {"kind": "plain"}
+            self.dense, entry = source, {"kind": "plain"}
         else:
             entry = {"kind": "silence" if isinstance(source, Silence) else "recording"}
         self.sources.append(entry)
@@ -102,7 +102,7 @@ def pack(t: Table, next_id: int) -> tuple[dict, dict[str, np.ndarray]]:
     return section, arrays
 
 
-def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
+def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
            path) -> list[StackState]:
     """Every state of a checked ``layers`` section, on ``doc`` (which holds the
     recording with its edited rects); the current one is made the document's."""
@@ -138,7 +138,7 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document,
             group = groups.setdefault(tuple(entry["masks"]),  # one tuple: one unmix
                                       tuple(masks[j] for j in entry["masks"]))
             sources.append(Masked(sources[entry["parent"]], group, entry["index"],
-                                  entry.get("recipe")))
+                                  recipe=entry.get("recipe")))
         else:
             tiled = stack.tiled(sources[entry["base"]])
             for tb, tf in entry["tiles"]:
