@@ -295,3 +295,31 @@ def test_a_muted_layer_is_not_heard_even_soloed(qtbot, window):
     panel.list.item(1).setCheckState(Qt.CheckState.Checked)
     settle(qtbot, window)
     assert float(doc.mix.abs().max()) > 0
+
+
+def test_changing_the_analysis_of_a_layered_document_asks_first(qtbot, window):
+    """It flattened the layers into one without a word."""
+    from PySide6.QtWidgets import QMessageBox
+
+    choose(window, "Layer > New layer")
+    steps = window.undo_stack.count()
+
+    def answer(button):
+        def press(box):
+            assert "mixes the 2 layers into one" in box.text()
+            box.button(button).click()
+        return press
+
+    when_shown(window, QMessageBox, "question", answer(QMessageBox.StandardButton.Cancel))
+    window.analysis_panel.n_fft.setCurrentText("1024")
+    window.analysis_panel.apply.click()
+    run_until(lambda: window.findChild(QMessageBox, "question") is None)
+    assert not window.jobs.running() and window.undo_stack.count() == steps
+    assert names(window) == ["Layer 1", "Recording"]
+    when_shown(window, QMessageBox, "question", answer(QMessageBox.StandardButton.Ok))
+    window.analysis_panel.apply.click()
+    run_until(lambda: window.undo_stack.count() == steps + 1, timeout=120)
+    idle(window)
+    assert names(window) == ["Recording"]
+    choose(window, "Edit > Undo")
+    assert names(window) == ["Layer 1", "Recording"]
