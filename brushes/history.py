@@ -5,8 +5,9 @@ before and after it (the after ones read when it is first undone) on the layer i
 painted; undo writes the before-patches back, redo the after-patches. A layer
 operation (brushes.layers) also keeps the layer stack before and after it
 (engine.layers.StackState, which shares the layers' cells), put back around the
-patches. Memory is capped (default 1 GiB): past the cap the oldest steps are
-dropped, with a warning.
+patches. Memory is capped (default 1 GiB, counting the patches and the tensors a
+step's layers hold that the layers before it did not: an unmix's masks): past the
+cap the oldest steps are dropped, with a warning.
 """
 
 import warnings
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.document import Document
-from engine.layers import StackState
+from engine.layers import StackState, held_tensors
 from engine.region import Rect
 
 DEFAULT_LIMIT = 1 << 30
@@ -47,10 +48,25 @@ class Step:
         """Whether the step did anything (painted a cell, or changed the layers)."""
         return bool(self.patches) or self.stack is not None
 
+    _stack_bytes: int | None = field(default=None, repr=False, compare=False)
+
     @property
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for p in self.patches
-                   for t in (p.before, p.after) if t is not None)
+        """Its patches' bytes and :attr:`stack_nbytes`."""
+        return self.stack_nbytes + sum(t.numel() * t.element_size() for p in self.patches
+                                       for t in (p.before, p.after) if t is not None)
+
+    @property
+    def stack_nbytes(self) -> int:
+        """Bytes of the tensors its layers after it are made of and those before it are
+        not (an unmix's masks, a moved selection's tiles); taken the first time asked."""
+        if self.stack is None:
+            return 0
+        if self._stack_bytes is None:
+            before = held_tensors(self.stack[0])
+            self._stack_bytes = sum(t.numel() * t.element_size() for key, t in
+                                    held_tensors(self.stack[1]).items() if key not in before)
+        return self._stack_bytes
 
     def dirty(self) -> Rect | None:
         rect = None

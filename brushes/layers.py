@@ -19,7 +19,7 @@ from brushes.history import History, Patch, Step
 from brushes.selection import Selection
 from engine.document import Document
 from engine.errors import ParameterError
-from engine.layer_sources import Masked, Summed
+from engine.layer_sources import Masked, Summed, Tiled
 from engine.layers import Layer, StackState
 from engine.region import Rect
 
@@ -50,8 +50,12 @@ def duplicate_layer(doc: Document, *, layer: int | None = None,
     state = stack.layered()
     source = state.layers[state.index(layer)] if layer is not None else \
         state.layers[state.active]
+    # a fresh Tiled even over an unpainted layer: a copy of an unmix's part is no part
+    # of that unmix (brushes.unmix.unmixed_parts), which its base would make it
+    snapshot = stack.shallow(Tiled(source.content.base, source.content.size,
+                                   source.content.tiles))
     copy = source.changed(id=stack.new_id(), name=_name(f"{source.name} copy", state),
-                          content=stack.tiled(source.content.frozen()))
+                          content=stack.tiled(snapshot))
     return _inserted(doc, [copy], f"duplicate layer '{source.name}'", history,
                      at=state.index(source.id))
 
@@ -66,8 +70,8 @@ def delete_layer(doc: Document, *, layer: int | None = None,
     layers = state.layers[:i] + state.layers[i + 1:]
     a = state.active  # the layer below a deleted active one becomes active
     active = a - 1 if a > i or (a == i and i > 0) else a
-    return changed(doc, StackState(layers, active),
-                   f"delete layer '{state.layers[i].name}'", history)
+    return stack_step(doc, StackState(layers, active),
+                      label=f"delete layer '{state.layers[i].name}'", history=history)
 
 
 def move_layer(doc: Document, layer: int, index: int, *,
@@ -83,7 +87,7 @@ def move_layer(doc: Document, layer: int, index: int, *,
     layers.insert(index, moving)
     active_id = state.layers[state.active].id
     after = StackState(tuple(layers), [x.id for x in layers].index(active_id))
-    return changed(doc, after, f"move layer '{moving.name}'", history)
+    return stack_step(doc, after, label=f"move layer '{moving.name}'", history=history)
 
 
 def rename_layer(doc: Document, layer: int, name: str, *,
@@ -116,28 +120,41 @@ def set_mixing(doc: Document, layer: int, *, gain: float | None = None,
 def merge_down(doc: Document, *, layer: int | None = None,
                history: History | None = None) -> Step:
     """Merge a layer (the active one) into the one below it: that layer then sounds as
-    the two did together (each with its gain and inversion), with gain 1; it keeps its
-    name, origin and solo, and is muted only if both were."""
+    the two did together, with gain 1, and keeps its name. Each part adds its factor
+    (gain, inversion), or nothing where it was not heard while the other was; soloed
+    if either was; muted if neither was heard (and soloed, or both muted). Its origin
+    is the same sum of the parts' origins, so restore paints back what the merge
+    made."""
     state = doc.layers.layered()
     i = state.active if layer is None else state.index(layer)
     if i == 0:
         raise ParameterError(f"layer '{state.layers[i].name}' is the bottom layer; there is "
                              "nothing below it to merge into")
     upper, lower = state.layers[i], state.layers[i - 1]
-    base = Summed(((lower.content.frozen(), lower.factor), (upper.content.frozen(), upper.factor)))
-    merged = lower.changed(content=doc.layers.tiled(base), gain=1.0, invert=False,
-                           mute=lower.mute and upper.mute)
+    heard = {x.id for x in state.audible()}
+    either = lower.id in heard or upper.id in heard
+    factors = [x.factor if x.id in heard or not either else 0.0 for x in (lower, upper)]
+    stack = doc.layers
+    base = stack.shallow(Summed(tuple(zip((lower.content.frozen(), upper.content.frozen()),
+                                          factors, strict=True))))
+    origin = stack.shallow(Summed(tuple(zip((lower.origin, upper.origin), factors,
+                                            strict=True))))
+    soloed = lower.solo or upper.solo  # kept: whether any layer is soloed stays as it was
+    merged = lower.changed(content=stack.tiled(base), origin=origin, gain=1.0,
+                           invert=False, solo=soloed,
+                           mute=not either and (soloed or lower.mute and upper.mute))
     layers = state.layers[:i - 1] + (merged,) + state.layers[i + 1:]
-    return changed(doc, StackState(layers, i - 1),
-                   f"merge layer '{upper.name}' into '{lower.name}'", history)
+    return stack_step(doc, StackState(layers, i - 1),
+                      label=f"merge layer '{upper.name}' into '{lower.name}'", history=history)
 
 
 def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True,
                        channel: int | None = None, name: str | None = None,
                        history: History | None = None) -> Step:
     """A new layer above the active one holding what ``selection`` weighs of it (its
-    mask times the cells); ``move`` takes that out of the active layer, so the mix
-    stays as it was (within float32 rounding); else it is copied. One undo step."""
+    mask times the cells), mixed as it is (gain, inversion, mute, solo); ``move`` takes
+    that out of the active layer, so the mix stays as it was (within float32
+    rounding); else it is copied. One undo step."""
     rect = selection.cells(doc)
     if rect.empty:
         raise ParameterError("the selection holds no cell of this document")
@@ -155,7 +172,8 @@ def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True
         taken = torch.view_as_complex(torch.view_as_real(cells) * weight[..., None])
         content.write(part, taken, c)
         parts.append((part, cells, taken))
-    layer = Layer(stack.new_id(), _name(name, state), content, content.frozen())
+    layer = Layer(stack.new_id(), _name(name, state), content, content.frozen(),
+                  gain=source.gain, invert=source.invert, mute=source.mute, solo=source.solo)
     verb = "move" if move else "copy"
     step = _inserted(doc, [layer], f"{verb} selection to layer '{layer.name}'", None)
     if move:
@@ -183,14 +201,14 @@ def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str],
     i = state.active if layer is None else state.index(layer)
     old = state.layers[i]
     _check_masks(doc, masks, len(names))
-    parent = old.content.frozen()
+    parent = stack.shallow(old.content.frozen())
     made = []
     for k, name in enumerate(names):
-        share = Masked(parent, masks, k, recipe)
+        share = Masked(parent, masks, k, recipe=recipe)
         made.append(old.changed(id=stack.new_id(), name=_name(name, None),
                                 content=stack.tiled(share), origin=share))
     layers = state.layers[:i] + tuple(made) + state.layers[i + 1:]
-    return changed(doc, StackState(layers, i), label, history)
+    return stack_step(doc, StackState(layers, i), label=label, history=history)
 
 
 def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], *,
@@ -206,9 +224,9 @@ def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], 
     _check_masks(doc, masks, len(group))
     stacked = list(state.layers)
     for k, old in enumerate(group):
-        share = Masked(bases[0].parent, masks, k, recipe)
+        share = Masked(bases[0].parent, masks, k, recipe=recipe)
         stacked[state.index(old.id)] = old.changed(content=doc.layers.tiled(share), origin=share)
-    return changed(doc, replace(state, layers=tuple(stacked)), label, history)
+    return stack_step(doc, replace(state, layers=tuple(stacked)), label=label, history=history)
 
 
 def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> None:
@@ -220,8 +238,8 @@ def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> 
         raise ParameterError(f"an unmix's masks are uint16 {expected}")
 
 
-def changed(doc: Document, after: StackState, label: str,
-            history: History | None) -> Step:
+def stack_step(doc: Document, after: StackState, *, label: str,
+               history: History | None) -> Step:
     """Make ``after`` the document's layers as one undo step (pushed to ``history``)."""
     step = Step(label, None, layer=doc.layers.active.id, stack=(doc.layers.state, after))
     doc.set_layers(after)
@@ -236,14 +254,14 @@ def _inserted(doc: Document, layers: list[Layer], label: str, history: History |
     state = doc.layers.layered()
     i = state.active if at is None else at
     stacked = state.layers[:i + 1] + tuple(layers) + state.layers[i + 1:]
-    return changed(doc, StackState(stacked, i + 1), label, history)
+    return stack_step(doc, StackState(stacked, i + 1), label=label, history=history)
 
 
 def _replaced(doc: Document, layer: Layer, label: str, history: History | None) -> Step:
     state = doc.layers.layered()
     i = state.index(layer.id)
-    return changed(doc, replace(state, layers=state.layers[:i] + (layer,) +
-                                state.layers[i + 1:]), label, history)
+    return stack_step(doc, replace(state, layers=state.layers[:i] + (layer,) +
+                                   state.layers[i + 1:]), label=label, history=history)
 
 
 def _name(name: str | None, state: StackState | None) -> str:

@@ -27,7 +27,7 @@ from brushes.path import StrokePoint
 from brushes.presets import expect_object, find_preset, parse_preset
 from brushes.registry import get_brush
 from brushes.repairs import Report, get_module, put_back, repair, settings_of
-from brushes.script_layers import EditorLayers, stem_paths
+from brushes.script_layers import EditorLayers, write_stems
 from brushes.stroke import paint
 from brushes.unmix import separate, unmix
 from engine.document import Document
@@ -164,16 +164,16 @@ class Editor:
 
     def export_stems(self, folder: str | os.PathLike, *, stem: str | None = None,
                      suffix: str = ".wav", **options) -> list[ExportReport]:
-        """Write each layer alone (bottom up) into ``folder``, as
-        ``<stem>-<n>-<layer name><suffix>`` (stem: the source file's name)."""
+        """Write each layer as heard (its gain and inversion; muted layers not at all),
+        bottom up, into ``folder``, as ``<stem>-<n>-<layer name><suffix>`` (stem: the
+        source file's name): they add up to the mix
+        (:func:`brushes.script_layers.write_stems`)."""
         folder = Path(folder)
         if not folder.is_dir():
             raise ParameterError(f"{folder}: no such folder; create it first")
         stem = stem or (Path(self.doc.audio.path).stem if self.doc.audio.path else "stem")
-        layers = list(self.layers)
-        paths = stem_paths(folder, stem, [x.name for x in layers], suffix)
-        return [self.export(path, layer=x.id, **options) for x, path in zip(layers, paths,
-                                                                              strict=True)]
+        return [report for _, report in write_stems(self.doc, folder, stem=stem, suffix=suffix,
+                                                    **options)]
 
     def run_script(self, strokes: list) -> int:
         """Paint every stroke (and run every repair step) of a decoded stroke script;
@@ -344,14 +344,20 @@ def _points(points, where: str) -> list[StrokePoint]:
 
 
 def load_stroke_script(path: str | os.PathLike) -> list:
+    return load_json_list(path, what="stroke script", items="strokes")
+
+
+def load_json_list(path: str | os.PathLike, *, what: str, items: str) -> list:
+    """A JSON file holding a list (of ``items``: a ``what``), read as hostile input: every
+    failure is one ParameterError naming the file."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SCRIPT_BYTES + 1)  # a device such as /dev/zero never ends
     except OSError as e:
-        raise ParameterError(f"{path}: cannot read the stroke script ({e})") from e
+        raise ParameterError(f"{path}: cannot read the {what} ({e})") from e
     if len(data) > MAX_SCRIPT_BYTES:
-        raise ParameterError(f"{path}: a stroke script is at most {MAX_SCRIPT_BYTES // 2**20} "
+        raise ParameterError(f"{path}: a {what} is at most {MAX_SCRIPT_BYTES // 2**20} "
                              "MiB; this one is larger")
     try:
         script = json.loads(data.decode("utf-8"))
@@ -361,8 +367,8 @@ def load_stroke_script(path: str | os.PathLike) -> list:
         raise ParameterError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} column "
                              f"{e.colno}") from e
     except (RecursionError, ValueError) as e:  # nesting; integers of thousands of digits
-        raise ParameterError(f"{path}: not a stroke script ({str(e) or 'nested too deeply'})") \
+        raise ParameterError(f"{path}: not a {what} ({str(e) or 'nested too deeply'})") \
             from e
     if not isinstance(script, list):
-        raise ParameterError(f"{path}: a stroke script is a JSON list of strokes")
+        raise ParameterError(f"{path}: a {what} is a JSON list of {items}")
     return script

@@ -17,7 +17,9 @@ import numpy as np
 
 from brushes import layers as ops
 from brushes.selection import Selection
+from engine.document import Document
 from engine.errors import ParameterError
+from engine.export import ExportReport, export
 from engine.layers import Layer
 from engine.resynth import layer_audio
 
@@ -100,10 +102,33 @@ class EditorLayers:
         return layer_audio(self._doc, layer=self.id_of(layer))
 
 
-def stem_paths(folder: Path, stem: str, names: list[str], suffix: str) -> list[Path]:
+def stem_paths(folder: Path, stem: str, names: list[str], *, suffix: str) -> list[Path]:
     """One file name per layer: ``<stem>-<n>-<name>`` (the name in plain characters),
     numbered bottom up so that names alike stay apart."""
     def plain(name: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "layer"
 
     return [folder / f"{stem}-{i + 1}-{plain(n)}{suffix}" for i, n in enumerate(names)]
+
+
+def write_stems(doc: Document, folder: Path, *, stem: str, suffix: str,
+                **options) -> list[tuple[Layer, ExportReport]]:
+    """Each layer as the mix hears it (times its gain, negated when inverted), bottom
+    up, as ``<stem>-<n>-<name><suffix>`` (n: its place in the stack), with the
+    source's metadata (``options``: as :func:`engine.export.export`): the files add
+    up to the mix. Layers not heard (muted, or not soloed while another is) are not
+    written."""
+    state = doc.layers.state
+    heard = {x.id for x in state.audible()}
+    if not heard:
+        raise ParameterError("no layer is heard (all are muted): unmute one to export stems")
+    options = {"source": doc.audio.path, "metadata": doc.audio.metadata,
+               "layout": doc.audio.layout, **options}
+    out = []
+    paths = stem_paths(folder, stem, [x.name for x in state.layers], suffix=suffix)
+    for layer, path in zip(state.layers, paths, strict=True):
+        if layer.id in heard:
+            audio = layer_audio(doc, layer=layer.id)
+            audio = audio if layer.factor == 1 else audio * np.float32(layer.factor)
+            out.append((layer, export(audio, doc.sample_rate, path, **options)))
+    return out

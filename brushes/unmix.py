@@ -8,13 +8,13 @@ i-th layer of the unmix). The marks an unmix was steered by are kept with its ma
 steered it are one undo step.
 """
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from brushes.history import History, Step
 from brushes.layers import remasked, unmix_into
+from brushes.marks import MAX_MARKS, checked_marks, rasterized
 from engine import unmix as methods
 from engine.coeffs import magnitude
 from engine.document import Document
@@ -23,10 +23,6 @@ from engine.layer_sources import Masked
 from engine.progress import scaled, step
 from engine.region import Rect
 
-MAX_MARKS = 1000
-MAX_MARK_POINTS = 10_000
-RADIUS_MS = (1.0, 5000.0)
-RADIUS_HZ = (1.0, 20000.0)
 READ_FRAMES = 4096
 
 
@@ -116,7 +112,7 @@ def unmixed_parts(doc: Document, layer: int | None = None) -> tuple[list, Masked
     group = sorted((x for x in state.layers if isinstance(getattr(x.content, "base", None),
                                                            Masked)
                     and x.content.base.masks is base.masks), key=lambda x: x.content.base.index)
-    if len(group) != len(base.masks) + 1:
+    if [x.content.base.index for x in group] != list(range(len(base.masks) + 1)):
         raise ParameterError(f"layer '{chosen.name}' was unmixed with layers that are gone "
                              "(deleted or merged); unmix its source again")
     return group, base
@@ -129,71 +125,4 @@ def layer_magnitude(doc: Document, source, progress=None, cancel=None) -> torch.
         step(f0 / doc.n_frames, progress, cancel)
         f1 = min(doc.n_frames, f0 + READ_FRAMES)
         out[:, f0:f1] = magnitude(source.cells(Rect(0, doc.n_bins, f0, f1), slice(None)))
-    return out
-
-
-def rasterized(doc: Document, marks: list[dict], parts: int) -> torch.Tensor | None:
-    """The marks as each part's weight at each cell, ``[parts, ch, frames, bins]``
-    (None without marks)."""
-    if not marks:
-        return None
-    t = doc.transform
-    out = torch.zeros((parts, doc.n_frames, doc.n_bins), device=doc.device)
-    seconds = t.seconds_of(torch.arange(doc.n_frames, dtype=torch.float64))
-    hz = t.bin_frequencies().double()
-    for mark in marks:
-        rt, rf = mark["radius_ms"] / 1000, mark["radius_hz"]
-        for (t0, f0), (t1, f1) in _segments(mark["points"]):
-            pieces = max(1, math.ceil(max(abs(t1 - t0) / rt, abs(f1 - f0) / rf) * 2))
-            for u in torch.linspace(0, 1, pieces + 1).tolist():
-                tc, fc = t0 + u * (t1 - t0), f0 + u * (f1 - f0)
-                frames = torch.nonzero((seconds - tc).abs() <= rt).flatten()
-                if not len(frames):
-                    continue
-                inside = (((seconds[frames, None] - tc) / rt) ** 2
-                          + ((hz[None] - fc) / rf) ** 2) <= 1
-                out[mark["part"], frames] = torch.maximum(out[mark["part"], frames],
-                                                          inside.float())
-    return out[:, None].expand(parts, doc.channels, doc.n_frames, doc.n_bins)
-
-
-def _segments(points: list) -> list:
-    return list(zip(points, points[1:], strict=False)) if len(points) > 1 else \
-        [(points[0], points[0])]
-
-
-def checked_marks(marks, parts: int, where: str) -> list[dict]:
-    """Marks (decoded JSON, or as :func:`unmix` takes them) checked: a list of objects
-    with a part (0 to ``parts`` - 1), points (finite seconds and Hz, not negative) and
-    radii; plain data, to keep with the masks."""
-    if not isinstance(marks, list) or len(marks) > MAX_MARKS:
-        raise ParameterError(f"{where}: expected a list of up to {MAX_MARKS} marks")
-    out = []
-    for i, mark in enumerate(marks):
-        at = f"{where}[{i}]"
-        if not isinstance(mark, dict) or set(mark) - {"part", "points", "radius_ms",
-                                                       "radius_hz"}:
-            raise ParameterError(f"{at}: a mark is an object with part, points, radius_ms and "
-                                 "radius_hz")
-        part = mark.get("part")
-        if type(part) is not int or not 0 <= part < parts:
-            raise ParameterError(f"{at}.part: {part!r} is not a part of this unmix (0 to "
-                                 f"{parts - 1})")
-        points = mark.get("points")
-        if not isinstance(points, list) or not 0 < len(points) <= MAX_MARK_POINTS or not all(
-                isinstance(p, list | tuple) and len(p) == 2 and all(
-                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                    and v >= 0 for v in p) for p in points):
-            raise ParameterError(f"{at}.points: expected 1 to {MAX_MARK_POINTS} [seconds, Hz] "
-                                 "pairs of finite numbers >= 0")
-        radii = {}
-        for key, (low, high), default in (("radius_ms", RADIUS_MS, 50.0),
-                                          ("radius_hz", RADIUS_HZ, 100.0)):
-            value = mark.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                    low <= value <= high):
-                raise ParameterError(f"{at}.{key}: {value!r} is outside {low:g} to {high:g}")
-            radii[key] = float(value)
-        out.append({"part": part, "points": [[float(t), float(f)] for t, f in points],
-                    **radii})
     return out

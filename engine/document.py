@@ -251,7 +251,8 @@ class Document:
             raise ParameterError(f"region data of shape {tuple(coeffs.shape)} does not fit "
                                  f"{rect} on {len(chans)} channel(s): expected {expected}")
         coeffs = coeffs.to(self.device, torch.complex64)
-        self.layers.write(rect, coeffs.transpose(1, 2), slice(chans[0], chans[-1] + 1), layer)
+        self.layers.write(rect, coeffs.transpose(1, 2), slice(chans[0], chans[-1] + 1),
+                          layer_id=layer)
         self._mark(rect, chans)
         return rect
 
@@ -281,7 +282,7 @@ class Document:
         """Make ``state`` the document's layers (brushes.layers makes them, undo puts
         them back); listeners hear of the rect where the mix changed (or, with the
         layers' remix deferred, of each piece as :meth:`remix_some` recomputes it)."""
-        rect = self.layers.restore(state)
+        rect = self.layers.set_state(state)
         if rect is not None:
             self._mark(rect, tuple(range(self.channels)))
         return rect

@@ -21,6 +21,7 @@ from engine.region import Rect
 
 LAYER_TILE = 64  # bins and frames per side of a tile a layer is painted in
 MASK_ONE = 65535  # a mask's full share
+NEST_LIMIT = 8  # sources deep a layer's source may be made (engine.layers.LayerStack.shallow)
 
 
 class Source:
@@ -92,7 +93,7 @@ class Masked(Source):
     index what the other masks leave. ``recipe``: how the masks were made (plain
     data: the unmix method and the marks painted, brushes.unmix), to make them again."""
 
-    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int,
+    def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int, *,
                  recipe: dict | None = None):
         self.parent, self.masks, self.index, self.recipe = parent, masks, index, recipe
 
@@ -202,6 +203,17 @@ class Tiled(Source):
 
     def parents(self) -> tuple[Source, ...]:
         return (self.base,)
+
+
+def depth(source: Source) -> int:
+    """How many sources deep ``source`` is made (1: of none), each counted once."""
+    known: dict[int, int] = {}
+
+    def of(s: Source) -> int:
+        if id(s) not in known:
+            known[id(s)] = 1 + max((of(p) for p in s.parents()), default=0)
+        return known[id(s)]
+    return of(source)
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -30,7 +30,7 @@ def _levels(doc: Document, rect: Rect, factor: int, chans: slice, layer: int) ->
     return torch.cat(parts, 0) if len(parts) > 1 else parts[0]
 
 
-def layer_tile_db(doc: Document, rect: Rect, factor: int, channel: int | None,
+def layer_tile_db(doc: Document, rect: Rect, factor: int, *, channel: int | None,
                   layer: int) -> np.ndarray:
     """One layer's dB over ``rect`` as Document.level_tile_db gives the mix's."""
     rect = rect.clip(doc.n_bins, doc.n_frames)
@@ -39,7 +39,7 @@ def layer_tile_db(doc: Document, rect: Rect, factor: int, channel: int | None,
         .cpu().numpy()
 
 
-def tinted_tile_codes(doc: Document, rect: Rect, factor: int,
+def tinted_tile_codes(doc: Document, rect: Rect, factor: int, *,
                       channel: int | None) -> np.ndarray:
     """The mix's dB over ``rect`` coded with the tint of the loudest audible layer at
     each cell (see the module's docstring)."""

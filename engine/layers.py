@@ -15,7 +15,7 @@ incremental "mix - old + new" would drift in float32 and break bit-exact undo).
 
 A :class:`StackState` (the layers and which is active) is immutable: operations
 (brushes.layers) make a new one, and undo puts the old one back
-(:meth:`LayerStack.restore`), recomputing the mix where what is heard changed: at
+(:meth:`LayerStack.set_state`), recomputing the mix where what is heard changed: at
 once, or (``deferred``, the GUI) a piece at a time within each turn's budget, so
 that muting a 10-minute layer never freezes the window.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from engine.errors import ParameterError
-from engine.layer_sources import LAYER_TILE, Dense, Silence, Source, Tiled
+from engine.layer_sources import LAYER_TILE, NEST_LIMIT, Dense, Silence, Source, Tiled, depth
 from engine.region import Rect
 
 REMIX_FRAMES = 2048  # frames recomputed at a time (the memory a remix holds stays bounded)
@@ -63,10 +63,12 @@ class StackState:
         return len(self.layers) == 1 and isinstance(self.layers[0].content, Dense)
 
     def audible(self) -> list[Layer]:
-        """The layers the mix adds up, in the order of their ids: the soloed ones if any
-        is, else those not muted."""
-        soloed = [x for x in self.layers if x.solo]
-        return sorted(soloed or [x for x in self.layers if not x.mute], key=lambda x: x.id)
+        """The layers the mix adds up, in the order of their ids: those not muted, and
+        of them only the soloed ones if any layer is soloed (a muted layer is never
+        heard, soloed or not: its "heard" box says so)."""
+        soloed = any(x.solo for x in self.layers)
+        return sorted((x for x in self.layers if not x.mute and (x.solo or not soloed)),
+                      key=lambda x: x.id)
 
     def index(self, layer_id: int) -> int:
         for i, layer in enumerate(self.layers):
@@ -113,6 +115,19 @@ class LayerStack:
     def tiled(self, base: Source) -> Tiled:
         return Tiled(base, (self.full.bin1, self.full.frame1))
 
+    def shallow(self, source: Source) -> Source:
+        """``source``, or, made more than NEST_LIMIT sources deep (merges of merges,
+        duplicates of duplicates), its cells as tiles over silence where it has any:
+        the same bits, and reading a layer never recurses far."""
+        if depth(source) <= NEST_LIMIT:
+            return source
+        out = self.tiled(self.silence())
+        extent = source.extent(self.full)
+        for key in () if extent is None else extent.tiles(LAYER_TILE):
+            rect = out.tile_rect(key)
+            out.write(rect, source.cells(rect, slice(None)), slice(None))
+        return out
+
     # -- cells -------------------------------------------------------------------
     def read(self, rect: Rect, chans: slice, layer_id: int | None = None) -> torch.Tensor:
         """A layer's cells over ``rect``: ``[ch, frames, bins]`` (a view of the mix for a
@@ -121,7 +136,7 @@ class LayerStack:
             return self.mix[chans, rect.frames, rect.bins]
         return self.layer(layer_id).content.cells(rect, chans)
 
-    def write(self, rect: Rect, cells: torch.Tensor, chans: slice,
+    def write(self, rect: Rect, cells: torch.Tensor, chans: slice, *,
               layer_id: int | None = None) -> None:
         """Store ``[ch, frames, bins]`` cells in a layer and recompute the mix there."""
         if self.plain:
@@ -144,7 +159,7 @@ class LayerStack:
         only = self.state.layers[0]
         return StackState((only.changed(content=self.tiled(only.content)),), 0)
 
-    def restore(self, state: StackState) -> Rect | None:
+    def set_state(self, state: StackState) -> Rect | None:
         """Make ``state`` the stack's; the rect where the mix changed (None: nowhere,
         or, :attr:`deferred`, not yet: :meth:`remix_some` recomputes it)."""
         old, self.state = self.state, state
@@ -152,24 +167,26 @@ class LayerStack:
             self.mix, self.pending = state.layers[0].content.tensor, []
             return None if old.plain and old.layers[0].content is state.layers[0].content \
                 else self.full
-        if old.plain:
-            self.mix = self.mix.clone() if self.deferred else torch.empty_like(self.mix)
-            return self._changed(self.full)
+        if old.plain:  # the mix becomes its own tensor: its one layer's cells, added to
+            self.mix = self.mix + 0  # zeros as _remix adds them (-0.0 becomes +0.0)
         before = {x.id: x for x in old.audible()}
         after = {x.id: x for x in state.audible()}
         changed = None
         for layer_id in before.keys() | after.keys():
             a, b = before.get(layer_id), after.get(layer_id)
-            if a is None or b is None or a.content is not b.content or a.factor != b.factor:
+            if a is None or b is None or not _same_cells(a.content, b.content) \
+                    or a.factor != b.factor:
                 for x in (a, b):
                     extent = None if x is None else x.content.extent(self.full)
                     changed = changed if extent is None else extent.union(changed)
         return None if changed is None else self._changed(changed)
 
     def _changed(self, rect: Rect) -> Rect | None:
-        """Recompute the mix over ``rect`` now, or queue it (:attr:`deferred`)."""
+        """Recompute the mix over ``rect`` now, or queue it (:attr:`deferred`: once, if
+        queued rects hold it; those it holds are dropped)."""
         if self.deferred:
-            self.pending.append(rect)
+            if not any(rect.union(x) == x for x in self.pending):
+                self.pending = [x for x in self.pending if rect.union(x) != rect] + [rect]
             return None
         self._remix(rect, slice(None))
         return rect
@@ -207,12 +224,24 @@ class LayerStack:
         made of, once (undo steps may hold more)."""
         if self.plain:
             return 0
-        sources, tensors = set(), {}
-        todo = [s for x in self.state.layers for s in (x.content, x.origin)]
-        while todo:
-            source = todo.pop()
-            if id(source) not in sources:
-                sources.add(id(source))
-                tensors.update((id(t), t) for t in source.held())
-                todo.extend(source.parents())
-        return sum(t.numel() * t.element_size() for t in tensors.values())
+        return sum(t.numel() * t.element_size() for t in held_tensors(self.state).values())
+
+
+def held_tensors(state: StackState) -> dict[int, torch.Tensor]:
+    """Every tensor the layers of ``state`` are made of (their sources' own, each
+    once), by ``id``."""
+    sources, tensors = set(), {}
+    todo = [s for x in state.layers for s in (x.content, x.origin)]
+    while todo:
+        source = todo.pop()
+        if id(source) not in sources:
+            sources.add(id(source))
+            tensors.update((id(t), t) for t in source.held())
+            todo.extend(source.parents())
+    return tensors
+
+
+def _same_cells(a: Source, b: Source) -> bool:
+    """Whether two layer contents are the same cells: one source, or (a document
+    getting layers) tiles over the other with none painted yet."""
+    return a is b or isinstance(b, Tiled) and not b.tiles and b.base is a

@@ -169,3 +169,157 @@ def test_the_view_shows_the_mix_a_layer_alone_or_every_layer_tinted(qtbot, windo
     assert tinted_like_layer_1(tinted) > 0.9 and tinted_like_layer_1(before) < 0.2
     view.setCurrentIndex(view.findData("mix"))
     assert np.abs(pixels(window).astype(int) - before).max() <= 2
+
+
+def test_choosing_a_layer_waits_while_an_unmix_runs(qtbot, window):
+    """The Layers panel changed the active layer while a job that edits it ran (the
+    review's repair_race: a repair of layer 0 landed on a silent layer); now the row
+    chosen snaps back, and the unmix replaces the layer active when it started."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    panel = window.layers_panel.list
+    panel.setCurrentRow(1)  # Recording (the top row is Layer 1)
+    assert doc.layers.active.name == "Recording"
+
+    def nmf(dialog):
+        method = dialog.findChild(QComboBox, "unmix-method")
+        method.setCurrentIndex(method.findData("nmf"))
+        dialog.accept()
+
+    when_shown(window, UnmixDialog, "unmix-dialog", nmf)
+    choose(window, "Layer > Unmix…")
+    run_until(lambda: window.jobs.running(), timeout=30)
+    panel.setCurrentRow(0)  # Layer 1, while the unmix runs
+    assert window.jobs.running() and doc.layers.active.name == "Recording"
+    assert panel.currentRow() == 1 and "waits" in window.statusBar().currentMessage()
+    run_until(lambda: len(names(window)) == 3, timeout=120)
+    idle(window)
+    assert names(window) == ["Layer 1", "Recording component 2", "Recording component 1"]
+
+
+def test_moves_and_merges_of_layers_with_content_and_mixing_keep_what_is_heard(qtbot, window):
+    """Through the menus and the panel, on layers that hold sound: the recording
+    inverted and quieter, a selection moved out of it, that part's gain changed and
+    merged down, the result deleted and everything undone bit for bit (the GUI tests
+    merged, deleted and undid only empty layers)."""
+    doc = window.doc
+    opened = digest(doc)
+    panel = window.layers_panel
+    choose(window, "Layer > New layer")
+    panel.list.setCurrentRow(1)  # Recording
+    panel.invert.setChecked(True)
+    panel.gain.setValue(-6.0)
+    settle(qtbot, window)
+    heard, mix = window.session.synth.waveform().copy(), doc.mix.clone()
+    window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=300, f_hi=3000))
+    choose(window, "Selection > To new layer")  # out of the inverted, quieter Recording
+    settle(qtbot, window)
+    assert float((doc.mix - mix).abs().max()) <= 1e-6 * float(mix.abs().max())
+    moved = doc.layers.active
+    assert moved.invert and abs(moved.gain - 10 ** (-6 / 20)) < 1e-9
+    choose(window, "Layer > Merge down")  # the moved part back into Recording
+    settle(qtbot, window)
+    assert names(window) == ["Layer 1", "Recording"]
+    assert float((doc.mix - mix).abs().max()) <= 1e-6 * float(mix.abs().max())
+    now = window.session.synth.waveform()
+    assert np.abs(now - heard).max() <= 1e-5 * np.abs(heard).max()
+    choose(window, "Layer > Delete layer")  # Recording, merged: only silence is left
+    settle(qtbot, window)
+    assert names(window) == ["Layer 1"] and float(doc.mix.abs().max()) == 0
+    while window.undo_stack.canUndo():
+        choose(window, "Edit > Undo")
+    settle(qtbot, window)
+    assert doc.layers.plain and digest(doc) == opened
+
+
+def test_acting_twice_in_a_row_leaves_the_remix_to_the_event_loop(qtbot, window):
+    """A layer action right after one heard everywhere waited on the GUI thread for
+    the whole remix (755 ms for a click on another layer after New layer, 60 s stereo;
+    bench/bench_gui_layers.py); now it goes on a piece a turn, and the mix ends as a
+    whole recomputation gives it. The Gain box's ticks are one undo step."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    settle(qtbot, window)
+    panel = window.layers_panel
+    panel.list.item(1).setCheckState(Qt.CheckState.Unchecked)  # mute Recording
+    assert doc.layers.pending
+    panel.list.setCurrentRow(1)  # choose Recording at once
+    assert doc.layers.active.name == "Recording" and doc.layers.pending  # not waited for
+    steps = window.undo_stack.count()
+    for db in (-1.0, -2.0, -3.0, -4.0):  # ticks of the Gain box
+        panel.gain.setValue(db)
+    assert window.undo_stack.count() == steps + 1 and doc.layers.pending
+    assert abs(doc.layers.active.gain - 10 ** (-4 / 20)) < 1e-9
+    settle(qtbot, window)
+    assert not doc.layers.pending
+    mix = doc.mix.clone()
+    doc.layers._remix(doc.full_rect(), slice(None))
+    assert torch.equal(doc.mix, mix)  # what the pieces made is the whole recomputation
+    choose(window, "Edit > Undo")  # the four ticks at once
+    assert doc.layers.active.gain == 1.0
+
+
+def test_the_undo_limit_counts_what_layer_steps_hold(qtbot, window):
+    """Moves to new layers hold tiles and patches the undo limit did not count (layer
+    steps were skipped, and layer actions never applied the limit)."""
+    doc = window.doc
+    window.session.history_limit = 1  # byte: only the newest step is kept
+    for t0 in (1.0, 3.0, 5.0):
+        window.selection.set_selection(Selection.rect(t0, t0 + 1.0, f_lo=300, f_hi=3000))
+        choose(window, "Selection > To new layer")
+    stack = window.undo_stack
+    texts = [stack.text(i) for i in range(stack.count())]
+    assert sum("can no longer be undone" in t for t in texts) == 2, texts
+    assert names(window) == ["Layer 3", "Layer 2", "Layer 1", "Recording"]
+    heard = digest(doc)
+    choose(window, "Edit > Undo")  # the newest move: kept
+    assert names(window) == ["Layer 2", "Layer 1", "Recording"]
+    choose(window, "Edit > Undo")  # a dropped one: nothing changes
+    assert names(window) == ["Layer 2", "Layer 1", "Recording"]
+    choose(window, "Edit > Redo")
+    settle(qtbot, window)
+    assert digest(doc) == heard
+
+
+def test_a_muted_layer_is_not_heard_even_soloed(qtbot, window):
+    """A soloed layer was heard though its "heard" box was unchecked."""
+    doc = window.doc
+    choose(window, "Layer > New layer")
+    panel = window.layers_panel
+    panel.list.setCurrentRow(1)  # Recording
+    panel.list.item(1).setCheckState(Qt.CheckState.Unchecked)
+    panel.solo.setChecked(True)
+    settle(qtbot, window)
+    assert panel.list.item(1).checkState() == Qt.CheckState.Unchecked
+    assert float(doc.mix.abs().max()) == 0 and not np.abs(window.session.synth.waveform()).max()
+    panel.list.item(1).setCheckState(Qt.CheckState.Checked)
+    settle(qtbot, window)
+    assert float(doc.mix.abs().max()) > 0
+
+
+def test_changing_the_analysis_of_a_layered_document_asks_first(qtbot, window):
+    """It flattened the layers into one without a word."""
+    from PySide6.QtWidgets import QMessageBox
+
+    choose(window, "Layer > New layer")
+    steps = window.undo_stack.count()
+
+    def answer(button):
+        def press(box):
+            assert "mixes the 2 layers into one" in box.text()
+            box.button(button).click()
+        return press
+
+    when_shown(window, QMessageBox, "question", answer(QMessageBox.StandardButton.Cancel))
+    window.analysis_panel.n_fft.setCurrentText("1024")
+    window.analysis_panel.apply.click()
+    run_until(lambda: window.findChild(QMessageBox, "question") is None)
+    assert not window.jobs.running() and window.undo_stack.count() == steps
+    assert names(window) == ["Layer 1", "Recording"]
+    when_shown(window, QMessageBox, "question", answer(QMessageBox.StandardButton.Ok))
+    window.analysis_panel.apply.click()
+    run_until(lambda: window.undo_stack.count() == steps + 1, timeout=120)
+    idle(window)
+    assert names(window) == ["Recording"]
+    choose(window, "Edit > Undo")
+    assert names(window) == ["Layer 1", "Recording"]

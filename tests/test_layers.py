@@ -166,6 +166,56 @@ def test_a_stroke_on_a_layer_changes_that_layer_and_the_mix_in_its_rect_only():
     assert not torch.equal(doc.mix[:, inside], mix[:, inside])
 
 
+def test_a_layer_holds_only_the_tiles_that_differ_from_its_base():
+    """An undone stroke leaves its layer no tile: each written back to its base's cells
+    is dropped (without that the layer kept every tile it was ever painted in)."""
+    doc = noisy_doc()
+    history = History(doc)
+    ops.unmix_into(doc, random_masks(doc, random.Random(6), 2), ["a", "b"], label="unmix",
+                   history=history)
+    layer = doc.layers.active
+    assert not layer.content.tiles
+    paint(doc, "gain", [StrokePoint(0.2, 500), StrokePoint(1.5, 3000)],
+          params={"gain_db": -20, "radius_ms": 60, "radius_hz": 300}, history=history)
+    painted = len(doc.layers.layer(layer.id).content.tiles)
+    assert painted >= 4
+    history.undo()
+    assert not doc.layers.layer(layer.id).content.tiles
+    history.redo()
+    assert len(doc.layers.layer(layer.id).content.tiles) == painted
+
+
+def test_merges_of_merges_and_copies_of_copies_stay_shallow():
+    """Each merge wrapped its layers in one more sum and each duplicate in one more
+    tiling: reads cost more at every merge and at ~990 merges painting raised
+    RecursionError (the review's merge_chain). Past NEST_LIMIT a source becomes
+    tiles of its cells: the same bits, undone bit for bit."""
+    from engine.layer_sources import NEST_LIMIT, depth
+
+    doc = noisy_doc(seconds=1.0)
+    history = History(doc)
+    states = [digest(doc)]
+    for i in range(30):
+        ops.new_layer(doc, history=history)
+        paint(doc, "gain", [StrokePoint(0.1 + 0.02 * i, 500), StrokePoint(0.3, 900)],
+              params={"gain_db": 6}, history=history)
+        ops.set_mixing(doc, 0, gain=0.9, history=history)
+        ops.merge_down(doc, history=history)
+        ops.duplicate_layer(doc, history=history)
+        ops.rename_layer(doc, doc.layers.active.id, f"copy {i}", history=history)
+        ops.set_mixing(doc, doc.layers.active.id, invert=i % 2 == 0, history=history)
+        states += [None] * 6 + [digest(doc)]
+    for layer in doc.layers.state.layers:
+        assert depth(layer.content) <= NEST_LIMIT + 3 and depth(layer.origin) <= NEST_LIMIT + 3
+    peak = float(float64_mix(doc).abs().max())
+    assert float((doc.mix.to(torch.complex128).transpose(1, 2) - float64_mix(doc))
+                 .abs().max()) <= 1e-5 * peak
+    for i in range(len(history.steps), 0, -1):
+        history.undo()
+        if states[i - 1] is not None:
+            assert digest(doc) == states[i - 1]
+
+
 def test_the_mix_sounds_as_the_sum_of_its_layers():
     doc = noisy_doc()
     history = History(doc)
@@ -212,6 +262,57 @@ def test_selection_to_layer_moves_or_copies():
     assert float((left - before).abs().max()) <= 2 ** -22 * float(before.abs().max())
     assert sorted(moved.content.tiles) and len(moved.content.tiles) < 0.3 * (
         -(-doc.n_bins // 64)) * (-(-doc.n_frames // 64)) * 2  # tiles it has content in
+
+
+def _randomly_mixed(seed: int):
+    """Three layers (the recording, a part moved out of it, a new one painted) with
+    random gains, inversions, mutes and solos; the generator for what follows."""
+    r = random.Random(seed)
+    doc = noisy_doc(seed)
+    ops.selection_to_layer(doc, random_selection(r), move=True)
+    ops.new_layer(doc)
+    paint(doc, "gain", [StrokePoint(0.3, 500), StrokePoint(1.2, 900)], params={"gain_db": 6})
+    for layer in doc.layers.state.layers:
+        ops.set_mixing(doc, layer.id, gain=r.choice([0.0, 0.25, 1.0, 3.0]),
+                       invert=r.random() < 0.5, mute=r.random() < 0.3, solo=r.random() < 0.25)
+    return doc, r
+
+
+def _change(doc, before: torch.Tensor) -> float:
+    return float((doc.mix - before).abs().max() / before.abs().max().clamp(min=1e-12))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_moves_and_merges_keep_the_mix_whatever_the_layers_mixing(seed):
+    """A selection moved out of an inverted, quieter, muted or soloed layer, and a merge
+    down of any two layers so mixed, keep the mix (the review's mixing_ops: 2.0 of the
+    peak for a move out of an inverted layer; 1.0 for a merge with the lower muted)."""
+    doc, r = _randomly_mixed(seed)
+    for _ in range(3):
+        ops.activate(doc, r.choice(doc.layers.state.layers).id)
+        before, silent = doc.mix.clone(), not bool(doc.mix.abs().max())
+        ops.selection_to_layer(doc, random_selection(r), move=True)
+        assert _change(doc, before) <= 2 ** -20 or silent and not doc.mix.abs().max()
+    while len(doc.layers.state.layers) > 1:
+        ops.activate(doc, r.choice(doc.layers.state.layers[1:]).id)
+        before, silent = doc.mix.clone(), not bool(doc.mix.abs().max())
+        ops.merge_down(doc)
+        assert _change(doc, before) <= 2 ** -20 or silent and not doc.mix.abs().max()
+
+
+@pytest.mark.parametrize("mixing", [{"invert": True}, {"gain": 0.25}, {"mute": True},
+                                    {"gain": 3.0, "invert": True}])
+def test_restore_on_a_merged_layer_never_painted_keeps_the_mix(mixing):
+    """Restore paints back what the merge made (the review's restore_merged: the mix
+    was flipped for an inverted lower layer, x4 for one at gain 0.25)."""
+    doc = noisy_doc()
+    ops.selection_to_layer(doc, Selection.rect(0.5, 1.0, f_lo=300, f_hi=900), move=False)
+    ops.set_mixing(doc, 0, **mixing)
+    ops.merge_down(doc)
+    before = doc.mix.clone()
+    everywhere = {"radius_ms": 300, "radius_hz": 5000, "hardness": 1.0}
+    paint(doc, "restore", [StrokePoint(0.0, 2000), StrokePoint(2.0, 2000)], params=everywhere)
+    assert _change(doc, before) <= 2 ** -20
 
 
 def test_restore_paints_back_the_layers_own_origin():

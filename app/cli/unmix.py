@@ -32,26 +32,28 @@ def add_parser(sub, analysis_args) -> None:
 
 
 def cmd_unmix(args, open_document, progress) -> None:
-    from brushes.script import Editor, load_stroke_script
+    from brushes.script import Editor
     from engine import unmix
     from engine.errors import ParameterError
     from engine.export import FORMATS
 
-    method = unmix.parse(args.method)  # refused before the file is read
+    method = unmix.parse(args.method)  # what it is given is refused before the file is read
     suffix = "." + args.format.lower().lstrip(".")
     if suffix not in FORMATS:
         raise ParameterError(f"--format {args.format}: use one of "
                              f"{', '.join(sorted(f[1:] for f in FORMATS))}")
-    marks = load_stroke_script(args.hints) if args.hints else None
+    fmt, depths, _ = FORMATS[suffix]
+    if args.bits is not None and str(args.bits) not in depths:
+        raise ParameterError(f"--bits {args.bits}: {fmt} stems are written with one of "
+                             f"{', '.join(depths)}")
+    if args.hints and method.name != "nmf":
+        raise ParameterError(f"--hints steers an nmf unmix, not {method}: use --method nmf:K")
+    marks = read_marks(args.hints, len(method.parts)) if args.hints else None
     folder = Path(args.output_dir)
     if folder.exists() and not folder.is_dir():
         raise ParameterError(f"{folder}: not a folder; give a folder for the stems")
     editor = Editor(open_document(args), history_limit=0)
-    try:
-        made = editor.unmix(str(method), marks=marks, progress=progress("unmixing"))
-    except ParameterError as e:
-        raise ParameterError(f"{args.hints}: {e}" if args.hints and "marks" in str(e)
-                             else str(e)) from e
+    made = editor.unmix(str(method), marks=marks, progress=progress("unmixing"))
     try:
         folder.mkdir(exist_ok=True)
     except OSError as e:
@@ -63,3 +65,17 @@ def cmd_unmix(args, open_document, progress) -> None:
         print(f"{layer.name}: {report.summary()}")
     print(f"unmixed {args.file} by {method} into {len(made)} stems in {folder}",
           file=sys.stderr)
+
+
+def read_marks(path: str, parts: int) -> list[dict]:
+    """The marks of a ``--hints`` file, checked for an unmix into ``parts`` parts; a
+    ParameterError naming the file."""
+    from brushes.marks import checked_marks
+    from brushes.script import load_json_list
+    from engine.errors import ParameterError
+
+    marks = load_json_list(path, what="marks file", items="marks")
+    try:
+        return checked_marks(marks, parts, "marks")
+    except ParameterError as e:
+        raise ParameterError(f"{path}: {e}") from e

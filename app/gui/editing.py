@@ -23,6 +23,7 @@ PAINT_BUDGET_S = 0.012  # seconds of painting and splicing per turn of the event
 SLICE_DABS = 8  # dabs painted between looks at the clock (~3 ms on CPU)
 TURN_GAP_MS = 10  # between turns: the event loop handles input, timers and painting
 EVENT_SECONDS = 0.5  # a longer move is queued as several (planning its dabs is work too)
+GAIN_STEP = 1  # QUndoCommand.id of a step changing one layer's gain (they merge)
 
 
 class StrokeCommand(QUndoCommand):
@@ -49,10 +50,27 @@ class StrokeCommand(QUndoCommand):
             return
         self.step.undo(self.doc)
 
+    def id(self) -> int:
+        """Steps that change one layer's gain alone merge (the Gain box steps a tick at
+        a time: one undo step for a turn of it)."""
+        return GAIN_STEP if _gain_changed(self.step) is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        layer = _gain_changed(self.step)
+        if not (isinstance(other, StrokeCommand) and layer is not None
+                and _gain_changed(other.step) == layer
+                and other.step.stack[0] is self.step.stack[1]):
+            return False
+        self.step.stack = (self.step.stack[0], other.step.stack[1])
+        self.step.label = other.step.label
+        self.setText(other.text())
+        return True
+
     def drop(self, limit_bytes: int) -> None:
-        """Free the step's cells: the stack shows it can no longer be undone, and Qt
-        removes it, without touching the document, if the user undoes that far."""
+        """Free the step's cells and layers: the stack shows it can no longer be undone,
+        and Qt removes it, without touching the document, if the user undoes that far."""
         self.step.patches.clear()
+        self.step.stack = None
         self.setObsolete(True)
         self.setText(f"{self.step.label} (can no longer be undone: undo history over "
                      f"{limit_bytes / 2**20:.0f} MiB)")
@@ -105,6 +123,7 @@ class PaintSession:
         self._queue: deque[_PenEvent | _Job] = deque()
         self._last_point: StrokePoint | None = None  # the pen's last position
         self._scheduled = self._closed = False
+        self._landing = False  # finish(): strokes land now, a remix goes on by turns
 
     @property
     def idle(self) -> bool:
@@ -133,10 +152,17 @@ class PaintSession:
 
     def start_reading(self):
         """The waveform for a worker to read in place (no copy on the GUI thread)."""
-        self.finish()
-        self.refresh_audio()
+        self.finish_mix()
         self.readers += 1
         return self.synth.cached(0, self.doc.length, copy=False)
+
+    def finish_mix(self) -> None:
+        """Land every stroke, recompute the whole mix and splice it (before reading the
+        mix's sound whole: an export, a preview); the one place the GUI thread waits
+        for a layer change's remix."""
+        self.finish()
+        self.doc.remix_some()
+        self.refresh_audio()
 
     def done_reading(self) -> None:
         self.readers -= 1
@@ -174,12 +200,13 @@ class PaintSession:
             self.work()
 
     def finish(self) -> None:
-        """Paint everything queued now (before an undo, an export, a save)."""
-        budget, self.budget = self.budget, None
+        """Paint everything queued now (before an undo, a layer operation, a save); a
+        layer change's remix goes on a piece a turn (:meth:`finish_mix` waits for it)."""
+        budget, self.budget, self._landing = self.budget, None, True
         try:
             self.work()
         finally:
-            self.budget = budget
+            self.budget, self._landing = budget, False
 
     def work(self) -> None:
         """Paint queued pen events until the turn's budget is spent; schedule the rest."""
@@ -197,7 +224,7 @@ class PaintSession:
             self.refresh_audio(deadline)
             self.failed(name, e)
             return
-        if not self._queue and self.doc.layers.pending:
+        if not self._queue and self.doc.layers.pending and not self._landing:
             self.doc.remix_some(deadline)  # a layer change heard everywhere, a piece a turn
             ended = True
         if self.splice_each_event() or ended:
@@ -253,7 +280,7 @@ class PaintSession:
             self.notice(f"{label or step.label}: {step.notice}")
         if step.changed:
             self.undo_stack.push(StrokeCommand(self.doc, step))
-            self._keep_within_limit()
+            self.keep_within_limit()
 
     def _drop_stroke(self) -> None:
         """After a failure: forget the failed stroke's queued events."""
@@ -283,14 +310,16 @@ class PaintSession:
             self.catch_up()
             self.turn_painted()
 
-    def _keep_within_limit(self) -> None:
-        """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
+    def keep_within_limit(self) -> None:
+        """Past ``history_limit`` (patches, and what layer steps hold: Step.nbytes), the
+        oldest done steps on the stack are dropped (shown), every one before the newest
+        dropped too, so what can still be undone starts from where the document is."""
         stack = self.undo_stack
         strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
-                   if isinstance(c, StrokeCommand) and c.step.patches and c.step.stack is None]
+                   if isinstance(c, StrokeCommand) and not c.isObsolete()]
         total = sum(c.step.nbytes for _, c in strokes)
         for i, oldest in strokes[:-1]:
-            if total <= self.history_limit:
+            if total <= self.history_limit or i >= stack.index():  # only done ones
                 break
             total -= oldest.step.nbytes
             oldest.drop(self.history_limit)
@@ -315,6 +344,19 @@ class _Job:
     settings: tuple  # (brush name,): what a failure names
     label: str
     phase: int = PRESS  # a failed stroke's queued events end before it
+
+
+def _gain_changed(step: Step) -> int | None:
+    """The id of the one layer whose gain alone ``step`` changed (None: it did more)."""
+    if step.patches or step.stack is None:
+        return None
+    before, after = step.stack
+    if before.active != after.active or len(before.layers) != len(after.layers):
+        return None
+    changed = [(a, b) for a, b in zip(before.layers, after.layers, strict=True) if a != b]
+    if len(changed) != 1 or changed[0][0] != changed[0][1].changed(gain=changed[0][0].gain):
+        return None
+    return changed[0][1].id
 
 
 def _raise(name: str, error: Exception) -> None:

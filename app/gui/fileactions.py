@@ -312,12 +312,20 @@ class FileActions:
         for d, action in self.depth_actions.items():
             action.setChecked(d == depth)
 
-    def reanalyze(self, analysis: dict) -> None:
+    def reanalyze(self, analysis: dict, *, flatten: bool = False) -> None:
         """Analyze the edited audio again with ``analysis`` (transform and settings):
-        the edits stay, and the change is one undo step."""
+        the edits stay, and the change is one undo step. A document with layers is
+        asked about first: they become one (``flatten``: the user said yes)."""
         if self.opened.session is None:
             return
         session = self.opened.session
+        layers = session.doc.layers.state.layers
+        if len(layers) > 1 and not flatten:
+            ask(self.window, f"Changing the analysis mixes the {len(layers)} layers into "
+                "one (Edit > Undo brings them back). Change it?",
+                lambda button: button == QMessageBox.StandardButton.Ok and self.reanalyze(
+                    analysis, flatten=True))
+            return
         edited = session.start_reading()  # the splices wait while the worker reads it
 
         def work(progress, cancel, confirm):

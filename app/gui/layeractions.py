@@ -26,11 +26,9 @@ from app.gui.opened import OpenDocument
 from app.gui.panels import BrushPanel
 from app.gui.prompts import file_dialog
 from brushes import layers as ops
-from brushes.script_layers import stem_paths
+from brushes.script_layers import write_stems
 from brushes.unmix import apply, separated, unmixed, unmixed_parts
 from engine.errors import SpectroPaintError
-from engine.export import export
-from engine.resynth import layer_audio
 
 METHODS = (("Harmonic, percussive and residual (HPSS)", "hpss"),
            ("Harmonic and percussive (HPSS)", "hpss:1"), ("Tonal and noise", "tonal-noise"),
@@ -134,8 +132,11 @@ class LayerActions:
                                    doc.layers.active.id if view == "layer" else view)
 
     def activate(self, layer_id: int) -> None:
-        """Paint on this layer from now on (a stroke being painted lands first)."""
-        if self.opened.session is None:
+        """Paint on this layer from now on (a stroke being painted lands first); not
+        while a job that edits the document runs (a repair, an unmix: they act on the
+        layer that was active when they started)."""
+        if self.opened.session is None or self.jobs.editing_blocked("Choosing a layer"):
+            self.refresh()
             return
         self.opened.session.finish()
         ops.activate(self.opened.doc, layer_id)
@@ -159,6 +160,7 @@ class LayerActions:
             self.jobs.show_error(str(e))
             return
         self.opened.undo_stack.push(StrokeCommand(self.opened.doc, step))
+        session.keep_within_limit()
         session.catch_up_soon()
         self.refresh()
 
@@ -194,9 +196,9 @@ class LayerActions:
     def unmix(self, method: str):
         """Unmix the active layer in a worker; one undo step when it is done."""
         doc = self.opened.doc
-        name = doc.layers.active.name
-        return self._in_worker(f"Unmix {name}", lambda progress, cancel: unmixed(
-            doc, method, progress=progress, cancel=cancel))
+        layer = doc.layers.active
+        return self._in_worker(f"Unmix {layer.name}", lambda progress, cancel: unmixed(
+            doc, method, layer=layer.id, progress=progress, cancel=cancel))
 
     def _in_worker(self, label: str, work):
         session = self.opened.session
@@ -251,8 +253,9 @@ class LayerActions:
         marks = [{"part": part, "points": points,
                   "radius_ms": min(max(params.get("radius_ms", 50.0), 1.0), 5000.0),
                   "radius_hz": min(max(params.get("radius_hz", 200.0), 1.0), 20000.0)}]
+        layer = doc.layers.active.id
         self._in_worker("Paint to separate", lambda progress, cancel: separated(
-            doc, marks, progress=progress, cancel=cancel))
+            doc, marks, layer=layer, progress=progress, cancel=cancel))
 
     # -- stems ----------------------------------------------------------------------------
     def export_stems_dialog(self) -> None:
@@ -264,23 +267,17 @@ class LayerActions:
                     "Audio (*.wav *.flac *.aiff)", self.export_stems, save=True, name=name)
 
     def export_stems(self, path: Path):
-        """Each layer alone, as ``<name>-<n>-<layer><suffix>`` beside ``path``."""
+        """Each layer as heard, as ``<name>-<n>-<layer><suffix>`` beside ``path``
+        (brushes.script_layers.write_stems)."""
         session, doc = self.opened.session, self.opened.doc
         if session is None or self.jobs.busy("Export stems"):
             return None
         session.finish()
-        layers = list(doc.layers.state.layers)
-        paths = stem_paths(path.parent, path.stem, [x.name for x in layers],
-                           path.suffix or ".wav")
-        audio = doc.audio
 
         def work(progress, cancel):
-            for i, (layer, out) in enumerate(zip(layers, paths, strict=True)):
-                progress(i / len(layers))
-                export(layer_audio(doc, layer=layer.id), doc.sample_rate, out,
-                       source=audio.path, metadata=audio.metadata, layout=audio.layout,
-                       cancel=cancel)
-            return paths
+            return [report.path for _, report in write_stems(
+                doc, path.parent, stem=path.stem, suffix=path.suffix or ".wav",
+                progress=progress, cancel=cancel)]
 
         def done(written):
             self.status.showMessage(f"Exported {len(written)} stems: " +

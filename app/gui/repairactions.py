@@ -201,8 +201,7 @@ class RepairActions:
         s0, s1 = min(max(s0, 0), n - 1), min(max(s1, s0 + 1), n)
         ctx = round(module.context_s * sr)
         a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
-        session.finish()
-        session.refresh_audio()
+        session.finish_mix()
         edited = session.synth.cached(a0, a1)
         chans = list(doc.channel_indices(region["channel"]))
         extra = {}

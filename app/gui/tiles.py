@@ -146,8 +146,9 @@ class TileCache:
         if self.layer_view is None:
             return self.doc.level_tile_db(rect, factor, self.channel)
         if self.layer_view == "tinted":
-            return tinted_tile_codes(self.doc, rect, factor, self.channel)
-        return layer_tile_db(self.doc, rect, factor, self.channel, self.layer_view)
+            return tinted_tile_codes(self.doc, rect, factor, channel=self.channel)
+        return layer_tile_db(self.doc, rect, factor, channel=self.channel,
+                             layer=self.layer_view)
 
     def _refresh(self, tile: Tile) -> None:
         """Re-render the pending columns, every bin of them (the pyramid's upper levels

@@ -80,7 +80,7 @@ class Transport(QObject):
         stop = min(doc.length, max(start + 1, int(t1 * doc.sample_rate)))
         source = self.compare.playback_source()
         if self.band_action.isChecked() if alone is None else alone:
-            session.finish()
+            session.finish_mix()
             rect = sel.cells(doc)
             held = masked_audio(doc, rect, sel.mask(doc, rect), sample0=start, sample1=stop)
             source = lambda a, b: held[:, a - start:b - start]  # noqa: E731

@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
         self.readout.setObjectName("readout")
         status = self.statusBar()
         self.jobs = Jobs(self, status)
-        status.addPermanentWidget(messages_button(self.docks[6]))
+        status.addPermanentWidget(messages_button(self.messages.parentWidget()))
         self.level_meter = LevelMeter(self.player)
 
         # the controllers, each handed what it uses

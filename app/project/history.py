@@ -81,7 +81,7 @@ def pack(kept: Kept, state_index) -> tuple[dict, dict[str, np.ndarray]]:
                       "history_before": _joined(before), "history_after": _joined(after)}
 
 
-def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path,
+def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, *, path,
            states: list[StackState]) -> Kept:
     """The steps of a checked project's history, on ``doc``'s device; ``states``: the
     project's layer states (app.project.layers). A patch outside the document is a
@@ -105,7 +105,33 @@ def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path,
         stack = entry.get("stack")
         steps.append(Step(entry["label"], entry["channel"], patches, layer=entry.get("layer", 0),
                           stack=None if stack is None else (states[stack[0]], states[stack[1]])))
+    missing = _painted_on_missing_layer(steps, manifest["index"], doc.layers.state)
+    if missing is not None:
+        raise ProjectError(f"{path}: the project is damaged: history step {missing} painted "
+                           f"layer {steps[missing].layer}, which its layers do not hold")
     return Kept(steps, manifest["index"])
+
+
+def _painted_on_missing_layer(steps: list[Step], index: int, current: StackState) -> int | None:
+    """The first step whose patches would be written to a layer that is not there when
+    it is undone or redone (None: none): the layers are followed back from ``current``
+    through the done steps and forward through the undone ones, as undo and redo put
+    them."""
+    def held(step: Step, state: StackState) -> bool:
+        ids = {x.id for x in (state if step.stack is None else step.stack[1]).layers}
+        return not step.patches or step.layer in ids
+
+    state = current
+    for i in range(index - 1, -1, -1):
+        if not held(steps[i], state):
+            return i
+        state = state if steps[i].stack is None else steps[i].stack[0]
+    state = current
+    for i in range(index, len(steps)):
+        state = state if steps[i].stack is None else steps[i].stack[1]
+        if not held(steps[i], state):
+            return i
+    return None
 
 
 def _pairs(z: torch.Tensor) -> np.ndarray:

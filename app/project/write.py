@@ -63,10 +63,10 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
     arrays = {"audio": doc.audio.samples}
     states = [] if history is None else [x for s in history.steps if s.stack for x in s.stack]
     table = None if doc.layers.plain and not states else layers.table(doc, states)
-    rects = tracker.rects() if table is None else _written(doc, table.plain)
+    rects = tracker.rects() if table is None else _written(doc, table.dense)
     for i, rect in enumerate(rects):
         z = doc.read_complex(rect).cpu() if table is None else \
-            table.plain.tensor[:, rect.frames, rect.bins].transpose(1, 2).contiguous()
+            table.dense.tensor[:, rect.frames, rect.bins].transpose(1, 2).contiguous()
         arrays[f"re_{i}"], arrays[f"im_{i}"] = z.real.numpy(), z.imag.numpy()
     return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
             "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
@@ -197,9 +197,9 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
         doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
-    states = layers.unpack(manifest["layers"], arrays, doc, path) if "layers" in manifest \
+    states = layers.unpack(manifest["layers"], arrays, doc, path=path) if "layers" in manifest \
         else []
-    history = unpack(manifest["history"], arrays, doc, path, states) if "history" in manifest \
-        else Kept([], 0)
+    history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
+        if "history" in manifest else Kept([], 0)
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)
