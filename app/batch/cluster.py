@@ -2,7 +2,7 @@
 or an existing Dask cluster (``--scheduler ADDRESS``).
 
 Each task is a group of files that one worker decodes, paints and writes
-(:func:`app.batch.jobs.process_group`, the same work as the in-process pipeline, so
+(:func:`app.batch.tasks.process_group`, the same work as the in-process pipeline, so
 the outputs are the same samples); this process keeps the journal and the
 report as groups finish. Painting is mostly Python, so threads in one
 process do not paint two files at once; processes do. Cluster workers write to
@@ -15,8 +15,9 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from app.batch.jobs import STACK_SECONDS, Job, Journal, Record, Settings, process_group
+from app.batch.jobs import STACK_SECONDS, Job, Journal, Record, Settings
 from app.batch.memory import Budget, PeakEstimates, batch_budget
+from app.batch.tasks import process_group
 from app.batch.workers import one_thread_each, pool_context, worker_setup
 from engine.errors import ParameterError
 

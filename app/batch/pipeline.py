@@ -13,8 +13,9 @@ with the files in flight (app.batch.memory).
 import queue
 import threading
 
-from app.batch.jobs import Job, Journal, Settings, decode_job, finish_job, paint_items
+from app.batch.jobs import Job, Journal, Settings, decode_job, finish_job
 from app.batch.memory import Budget, PeakEstimates, batch_budget
+from app.batch.stacks import paint_items
 from engine.progress import put_unless_stopped
 
 PREFETCH = 4  # decoded files waiting to be painted

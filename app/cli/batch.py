@@ -90,13 +90,13 @@ def cmd_batch(args, quick_stroke) -> int:
         Journal,
         Settings,
         check_outputs,
-        check_settings,
         find_jobs,
         keep_settings,
         output_suffix,
         write_report,
     )
     from app.batch.pipeline import run_local
+    from app.batch.stacks import check_settings
     from app.cli.progress import Status
     from brushes.script import load_stroke_script, with_presets_resolved
     from engine.errors import ParameterError
