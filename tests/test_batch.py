@@ -405,6 +405,10 @@ def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
     wait_for_records(out, 3, proc)
     workers = _workers(proc.pid)
     assert workers, "the batch paints in worker processes"
+    if sys.platform.startswith("linux"):  # forked from the batch: no second import of torch
+        assert all(_parent(w) == proc.pid for w in workers)
+        assert not [p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                    if _parent(p) == proc.pid and b"forkserver" in _cmdline(p)]
     proc.kill()
     proc.wait()
     deadline = time.monotonic() + 10  # no worker goes on painting and writing files
@@ -677,11 +681,12 @@ def test_a_task_that_raises_is_not_reported_as_a_dead_worker(tmp_path):
 
 
 def _workers(batch: int) -> list[int]:
-    """The batch's worker processes: children of its forkserver (the child of the
-    batch that serves forks)."""
+    """The batch's worker processes: forks of the batch itself, or children of its
+    forkserver (the child of the batch that serves forks)."""
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    servers = {pid for pid in pids if _parent(pid) == batch and b"forkserver" in _cmdline(pid)}
-    return [pid for pid in pids if _parent(pid) in servers]
+    children = {pid for pid in pids if _parent(pid) == batch}
+    helpers = {pid for pid in children if b"multiprocessing" in _cmdline(pid)}
+    return [pid for pid in pids if pid in children - helpers or _parent(pid) in helpers]
 
 
 def _alive(pid: int) -> bool:

@@ -190,6 +190,7 @@ def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Re
     """Write a painted file and measure it, or record why it failed."""
     if isinstance(audio, BaseException):
         return _record(job, "failed", timer, error=_one_line(audio))
+    timer.start()  # (not the time it waited for a writer)
     try:
         metrics, not_kept = write_output(job, audio, wave, settings)
         timer.lap("write")
@@ -207,6 +208,10 @@ class _Timer:
         self.last = time.perf_counter()
         self.size = self.mtime_ns = 0
 
+    def start(self) -> None:
+        """The next lap starts now."""
+        self.last = time.perf_counter()
+
     def lap(self, name: str) -> None:
         now = time.perf_counter()
         self.seconds[name] = round(now - self.last, 4)
@@ -215,7 +220,7 @@ class _Timer:
     def add(self, name: str, seconds: float) -> None:
         """A stage timed elsewhere (a stack's share); the next lap starts now."""
         self.seconds[name] = round(seconds, 4)
-        self.last = time.perf_counter()
+        self.start()
 
 
 def _record(job: Job, status: str, timer: _Timer, **fields) -> Record:

@@ -6,6 +6,7 @@ Exit status: 0 when every file was painted and written, 1 when some failed
 with ``--resume`` to go on).
 """
 
+import contextlib
 import os
 import sys
 import time
@@ -82,22 +83,9 @@ def repair_step(text: str) -> dict:
 
 
 def cmd_batch(args, quick_stroke) -> int:
-    if (args.jobs or os.cpu_count() or 1) > 1 and not args.scheduler:  # workers likely:
-        from app.batch.workers import start_early
-
-        start_early(args.device)
-    from app.batch.jobs import (
-        Journal,
-        Settings,
-        check_outputs,
-        find_jobs,
-        keep_settings,
-        output_suffix,
-        write_report,
-    )
-    from app.batch.pipeline import run_local
+    from app.batch.cluster import check_in_worker, worker_pool
+    from app.batch.jobs import Settings
     from app.batch.stacks import check_settings
-    from app.cli.progress import Status
     from brushes.script import load_stroke_script, with_presets_resolved
     from engine.errors import ParameterError
 
@@ -115,7 +103,30 @@ def cmd_batch(args, quick_stroke) -> int:
     except ParameterError as e:
         raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
     settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
-    check_settings(settings)  # a bad script or setting stops here, before any file
+    workers = 1 if args.scheduler else args.jobs or default_jobs(args.device)
+    with contextlib.ExitStack() as running:
+        pool = running.enter_context(worker_pool(workers)) if workers > 1 else None
+        if pool is not None:  # a bad script or setting stops here, before any file
+            check_in_worker(pool, settings)
+        else:
+            check_settings(settings)
+        return _run(args, settings, pool, workers)
+
+
+def _run(args, settings, pool, workers: int) -> int:
+    """The batch, its settings checked: find the files, run them (on ``pool``'s
+    ``workers`` processes where there is one), journal and report."""
+    from app.batch.jobs import (
+        Journal,
+        check_outputs,
+        find_jobs,
+        keep_settings,
+        output_suffix,
+        write_report,
+    )
+    from app.batch.pipeline import run_local
+    from app.cli.progress import Status
+
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
     skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the report
@@ -139,10 +150,10 @@ def cmd_batch(args, quick_stroke) -> int:
             from app.batch.cluster import run_cluster
 
             run_cluster(args.scheduler, todo, settings, journal, status)
-        elif (workers := args.jobs or default_jobs(args.device)) > 1 and len(todo) > 1:
+        elif pool is not None and len(todo) > 1:
             from app.batch.cluster import run_processes
 
-            run_processes(todo, settings, journal, status, workers=workers)
+            run_processes(todo, settings, journal, status, workers=workers, pool=pool)
         else:
             run_local(todo, settings, journal, status)
     except KeyboardInterrupt:
