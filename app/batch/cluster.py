@@ -77,7 +77,7 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
     with contextlib.ExitStack() as owned:
         pool = pool or owned.enter_context(worker_pool(workers))
-        tasks = _Tasks(pool, groups, settings, budget, 2 * workers)
+        tasks = _Tasks(pool, groups, settings, budget, workers + 1)
         with one_thread_each():  # the workers (and the forkserver) start at the first submit
             tasks.submit_what_fits()
         try:
@@ -106,7 +106,11 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
 
 class _Tasks:
     """The groups of a local batch, submitted to the pool in order while at most
-    ``room`` are pending and their estimated peaks fit the budget."""
+    ``room`` are pending and their estimated peaks fit the budget. A group submitted
+    is as good as started: the pool hands up to ``workers + 1`` of them on to its
+    processes' queue at once, where Ctrl+C cannot cancel them; so ``workers + 1``, a
+    group for each worker and one more (with 2 x workers, Ctrl+C in a batch of 80 files
+    let all 80 finish)."""
 
     def __init__(self, pool, groups: list[list[Job]], settings: Settings, budget: Budget,
                  room: int):
@@ -177,8 +181,8 @@ def _interrupt_after():
 
 
 def _add(records: list[Record], journal: Journal, status) -> None:
+    journal.add(*records)
     for record in records:
-        journal.add(record)
         if status is not None:
             status.finished(record)
 

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
+from app.batch.wavread import plain_audio
 from engine.atomic import write_bytes
 from engine.audio import READ_SUFFIXES, Audio, load, not_a_file
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
-from engine.metrics import si_sdr_db, snr_db
+from engine.metrics import si_sdr_and_snr_db
 
 STACK = 8  # files painted as one document at most (app.batch.stacks)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
@@ -163,8 +164,8 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     notes = [f"not kept: {lost}" for lost in report.not_kept]
     if report.cleared:  # temporary files of a killed run in its folder
         notes.append(report.cleared)
-    return ({"snr_db": _finite(snr_db(audio.samples, wave)),
-             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))}, notes)
+    si_sdr, snr = si_sdr_and_snr_db(audio.samples, wave)
+    return {"snr_db": _finite(snr), "si_sdr_db": _finite(si_sdr)}, notes
 
 
 def _finite(x: float) -> float | None:
@@ -179,7 +180,7 @@ def decode_job(job: Job) -> tuple:
         read = job.input.stat()
         timer.size, timer.mtime_ns = read.st_size, read.st_mtime_ns
     try:
-        audio = load(job.input)
+        audio = plain_audio(job.input) or load(job.input)
     except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
         return job, e, timer
     timer.lap("decode")
@@ -267,12 +268,13 @@ class Journal:
             return True
         return (now.st_size, now.st_mtime_ns) != (record.bytes, record.mtime_ns)
 
-    def add(self, record: Record) -> None:
+    def add(self, *records: Record) -> None:
+        """Record files finished together (a worker's group) with one flush to disk."""
         with self._lock:
-            self._file.write(json.dumps(asdict(record)) + "\n")
+            self._file.write("".join(json.dumps(asdict(r)) + "\n" for r in records))
             self._file.flush()
             os.fsync(self._file.fileno())
-            self.records[record.input] = record
+            self.records.update((r.input, r) for r in records)
 
     def close(self) -> None:
         self._file.close()
