@@ -123,7 +123,7 @@ class Document:
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
         self._coef = torch.empty((channels, frames, self.transform.n_bins),
                                  dtype=torch.complex64, device=device)
-        chunk = self.transform.chunk_frames
+        chunk = self.transform.analysis_chunk(channels)
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
