@@ -175,7 +175,7 @@ def _finite(x: float) -> float | None:
 
 def decode_job(job: Job) -> tuple:
     """(job, Audio or the error decoding raised, timer)."""
-    timer = _Timer()
+    timer = Timer()
     with contextlib.suppress(OSError):  # (load says what is wrong with the file)
         read = job.input.stat()
         timer.size, timer.mtime_ns = read.st_size, read.st_mtime_ns
@@ -187,7 +187,7 @@ def decode_job(job: Job) -> tuple:
     return job, audio, timer
 
 
-def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Record:
+def finish_job(job: Job, audio, wave, timer: "Timer", settings: Settings) -> Record:
     """Write a painted file and measure it, or record why it failed."""
     if isinstance(audio, BaseException):
         return _record(job, "failed", timer, error=_one_line(audio))
@@ -200,7 +200,7 @@ def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Re
         return _record(job, "failed", timer, error=_one_line(e))
 
 
-class _Timer:
+class Timer:
     """A file's seconds in each stage, and its input's size and modification time when
     it was read (what --resume compares, to paint a changed input again)."""
 
@@ -224,7 +224,7 @@ class _Timer:
         self.start()
 
 
-def _record(job: Job, status: str, timer: _Timer, **fields) -> Record:
+def _record(job: Job, status: str, timer: Timer, **fields) -> Record:
     return Record(str(job.input), str(job.output), status, seconds=timer.seconds,
                   bytes=timer.size, mtime_ns=timer.mtime_ns, **fields)
 
