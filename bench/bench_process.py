@@ -9,11 +9,13 @@ Median wall time and peak memory (the child's maximum RSS) of the runs.
 """
 
 import argparse
+import io
 import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import types
@@ -65,6 +67,16 @@ def specpaint() -> list[str]:
     imports the checkout it was installed from, in a venv shared by worktrees another's."""
     exe = Path(sys.executable).with_name("specpaint")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
+
+
+def checkout(rev: str, folder: Path) -> list[str]:
+    """``specpaint`` of commit ``rev``: its tree extracted into ``folder``, run as a
+    module by this Python (the same packages), that tree first on PYTHONPATH."""
+    tree = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
+        tar.extractall(folder, filter="data")
+    return ["env", f"PYTHONPATH={folder}", sys.executable, "-m", "app.main"]
 
 
 def measure(cmd: list[str], device: str = "cpu") -> Run:
