@@ -6,10 +6,10 @@ same importing them. On Linux the workers are forked from the batch process
 itself once it has imported them, while it is still one thread: forking a
 process that has never run torch's threads, nor touched a GPU, is safe, and a
 worker then costs milliseconds and no import. :func:`prepare` makes the numeric
-libraries load without their thread pools where workers are likely (OpenBLAS
-starts its threads when numpy loads), and :func:`pool_context` forks only from a
-process of one thread. Elsewhere (another platform, or a process with threads
-already: a GPU batch, a test's process), the workers are forked from a
+libraries load without their thread pools (OpenBLAS starts its threads when numpy
+loads), and :func:`pool_context` forks only from a process of one thread on a
+machine without a GPU driver. Elsewhere (another platform, a GPU machine, a
+process with threads already: a test's), the workers are forked from a
 ``forkserver`` that has imported :data:`PRELOAD` once, or spawned. This module
 imports nothing heavy, so it can run before them.
 
@@ -36,10 +36,11 @@ ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", 
 
 def pool_context():
     """The start method for worker processes: a fork of this process where that is
-    safe (Linux, one thread: see the module notes), else a forkserver with
+    safe (Linux, one thread, no GPU driver: a process that asked torch about a GPU may
+    have started CUDA, which a fork cannot use), else a forkserver with
     :data:`PRELOAD` imported where there is one, else spawn (never a fork of a
     process torch has threads in)."""
-    if sys.platform.startswith("linux") and _threads() == 1:
+    if sys.platform.startswith("linux") and _threads() == 1 and not gpu_driver_present():
         return multiprocessing.get_context("fork")
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
@@ -59,11 +60,11 @@ def _threads() -> int:
 def prepare() -> None:
     """In a batch process, before numpy and torch load: have them load with one
     thread each (:data:`ONE_THREAD`), so that the workers can be forked from this
-    process (no OpenBLAS thread started) and paint with one thread each. A batch
-    process that paints itself (``--jobs 1``, a GPU) then has one thread too: one or
-    two made no difference on 2 cores (docs/batch.md). Where they are loaded already
-    (a caller's process: a test), nothing changes, not even the environment its later
-    children get."""
+    process (no OpenBLAS thread started; where no GPU driver is present) and paint
+    with one thread each. A batch process that paints itself (``--jobs 1``, a GPU)
+    then has one thread too: one or two made no difference on 2 cores (docs/batch.md).
+    Where they are loaded already (a caller's process: a test), nothing changes, not
+    even the environment its later children get."""
     if "numpy" not in sys.modules and "torch" not in sys.modules:
         os.environ.update(ONE_THREAD)
 
