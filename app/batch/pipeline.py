@@ -185,8 +185,15 @@ def _write(painted: queue.Queue, settings: Settings, journal: Journal, status,
 
     with ThreadPoolExecutor(WRITING, thread_name_prefix="write") as threads:
         writers = helpers or threads
-        while (item := painted.get()) is not None:
-            writing.append((item[0], writers.submit(finish_job, *item, settings)))
+        while True:
+            try:  # while files are being written, see every 50 ms to those done: their
+                item = painted.get(timeout=0.05 if writing else None)  # memory goes back
+            except queue.Empty:
+                item = ()
+            if item is None:
+                break
+            if item:
+                writing.append((item[0], writers.submit(finish_job, *item, settings)))
             item = None  # its samples go with the writing
             while writing and (len(writing) >= WRITING or writing[0][1].done()):
                 record_first()
