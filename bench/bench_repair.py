@@ -40,16 +40,9 @@ HEAL_MAX_CLICKS = 40
 
 
 def clicks(x, rng):
-    n = len(x)
-    rate = rng.uniform(1, 50)
-    y, strokes = x.copy(), []
-    peak = np.abs(x).max()
-    for i in np.sort(rng.integers(int(0.02 * SR), n - 20, max(1, int(rate * n / SR)))):
-        length = int(rng.integers(1, 9))
-        shape = rng.uniform(0.4, 1, length) * rng.choice([-1, 1], length, p=[0.3, 0.7])
-        y[i:i + length] += rng.choice([-1, 1]) * rng.uniform(0.05, 2) * peak * shape
-        strokes.append(("heal", [((i + length / 2) / SR, 0), ((i + length / 2) / SR, SR / 2)]))
-    return y, strokes
+    y, drawn = takes.clicks(x, rng, SR)
+    return y, [("heal", [((i + length / 2) / SR, 0), ((i + length / 2) / SR, SR / 2)])
+               for i, length in drawn]
 
 
 def hum(x, rng):

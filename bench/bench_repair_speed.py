@@ -41,13 +41,15 @@ def material(minutes: float) -> np.ndarray:
     return x
 
 
-def timed(fn, runs: int) -> float:
-    seconds = []
+def timed(fn, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``runs`` calls of ``fn``."""
+    wall, cpu = [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        seconds.append(time.perf_counter() - t0)
-    return statistics.median(seconds)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main() -> None:
@@ -58,13 +60,14 @@ def main() -> None:
     x = material(args.minutes)
     import noisereduce
 
+    before = os.getloadavg()[0]
     figures = {"declick": timed(lambda: declick.run(x, SR), args.runs),
                "dehum": timed(lambda: dehum.run(x, SR), args.runs),
                "noisereduce (stationary)": timed(
                    lambda: noisereduce.reduce_noise(y=x, sr=SR, stationary=True), args.runs)}
-    load = os.getloadavg()[0]
-    print(f"{args.minutes:g} min stereo {SR} Hz, median of {args.runs}, load average {load:.1f} "
-          "on this CPU: " + ", ".join(f"{k} {v:.1f} s" for k, v in figures.items()))
+    print(f"{args.minutes:g} min stereo {SR} Hz, median of {args.runs}, load average "
+          f"{before:.1f} -> {os.getloadavg()[0]:.1f} on this CPU (wall / CPU seconds): "
+          + ", ".join(f"{k} {w:.1f} / {c:.1f} s" for k, (w, c) in figures.items()))
 
 
 if __name__ == "__main__":

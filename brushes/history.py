@@ -1,9 +1,12 @@
 """Undo and redo: one stroke = one step, bit-exact.
 
 Each step keeps, for every tile the stroke touched, the complex coefficients
-before and after it (the after ones read when it is first undone); undo writes
-the before-patches back, redo the after-patches. Memory is capped (default
-1 GiB): past the cap the oldest steps are dropped, with a warning.
+before and after it (the after ones read when it is first undone) on the layer it
+painted; undo writes the before-patches back, redo the after-patches. A layer
+operation (brushes.layers) also keeps the layer stack before and after it
+(engine.layers.StackState, which shares the layers' cells), put back around the
+patches. Memory is capped (default 1 GiB): past the cap the oldest steps are
+dropped, with a warning.
 """
 
 import warnings
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.document import Document
+from engine.layers import StackState
 from engine.region import Rect
 
 DEFAULT_LIMIT = 1 << 30
@@ -35,6 +39,13 @@ class Step:
     channel: int | None
     patches: list[Patch] = field(default_factory=list)
     notice: str | None = None  # what the user should know of the stroke (it did nothing)
+    layer: int = 0  # the id of the layer the patches were painted on
+    stack: tuple[StackState, StackState] | None = None  # the layers before and after it
+
+    @property
+    def changed(self) -> bool:
+        """Whether the step did anything (painted a cell, or changed the layers)."""
+        return bool(self.patches) or self.stack is not None
 
     @property
     def nbytes(self) -> int:
@@ -48,18 +59,26 @@ class Step:
         return rect
 
     def undo(self, doc: Document) -> Rect | None:
-        """Write this step's before-patches back; the rect changed."""
+        """Write this step's before-patches back (and its layers); the rect changed."""
         for p in reversed(self.patches):
             if p.after is None:
-                p.after = doc.read_complex(p.rect, self.channel)
-            doc.write_complex(p.rect, p.before, channel=self.channel)
-        return self.dirty()
+                p.after = doc.read_complex(p.rect, self.channel, layer=self.layer)
+            doc.write_complex(p.rect, p.before, channel=self.channel, layer=self.layer)
+        return self._layers(doc, 0)
 
     def redo(self, doc: Document) -> Rect | None:
-        """Write this step's after-patches again; the rect changed."""
+        """Write this step's after-patches again (its layers first); the rect changed."""
+        stacked = self._layers(doc, 1)
         for p in self.patches:
-            doc.write_complex(p.rect, p.after, channel=self.channel)
-        return self.dirty()
+            doc.write_complex(p.rect, p.after, channel=self.channel, layer=self.layer)
+        return self.dirty() if stacked is None else stacked.union(self.dirty())
+
+    def _layers(self, doc: Document, which: int) -> Rect | None:
+        """Put the layers before (0) or after (1) the step back; the rect changed."""
+        if self.stack is None:
+            return self.dirty()
+        changed = doc.set_layers(self.stack[which])
+        return self.dirty() if changed is None else changed.union(self.dirty())
 
 
 class History:

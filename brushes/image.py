@@ -140,7 +140,8 @@ def add_coefficients(doc: Document, rect: Rect, added: torch.Tensor, *, channel:
     before = doc.read_complex(rect, channel)
     after = before + added
     doc.write_complex(rect, after, channel=channel)
-    result = Step(label, None if channel is None else chans[0], [Patch(rect, before, after)])
+    result = Step(label, None if channel is None else chans[0], [Patch(rect, before, after)],
+                  layer=doc.layers.active.id)
     if history is not None:
         history.push(result)
     return result

@@ -9,6 +9,7 @@ the change added to the coefficients of the frames it reaches: synthesis
 inverts analysis, so the audio becomes exactly the repaired audio there,
 edits painted before are kept, and every other coefficient keeps its bits.
 A module that finds nothing changes nothing, makes no undo step and says so.
+On a document with layers a module repairs the active layer's audio alone.
 The change made at each thing repaired (a click) is kept with the report, so
 that one can be put back alone (:func:`put_back`), as its own undo step.
 """
@@ -28,6 +29,7 @@ from engine.errors import ParameterError
 from engine.progress import ProgressFn, scaled, step
 from engine.region import Rect
 from engine.repair import guard
+from engine.resynth import layer_audio
 
 EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
 BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
@@ -44,6 +46,7 @@ class Module:
     params: tuple[Param, ...]
     context_s: float  # audio either side of the region the module learns from
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
+    counts: bool = False  # it repairs things it counts (clicks): only those in the region
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -64,7 +67,7 @@ MODULES = {m.name: m for m in (
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
             Param("crackle", "off", choices=("off", "on"),
-                  help="on: dense small clicks (vinyl crackle)")), 0.05),
+                  help="on: dense small clicks (vinyl crackle)")), 0.05, counts=True),
     Module("dehum", "De-hum", "Find mains hum (50 or 60 Hz, its drift and harmonics) and "
            "subtract it, keeping what sounds under it.",
            (Param("fundamental", "auto", choices=("auto", "50", "60"),
@@ -182,14 +185,19 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     chans = list(doc.channel_indices(channel))
     ctx = round(module.context_s * sr)
     a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
-    wave = np.asarray(audio.cpu().numpy() if isinstance(audio, torch.Tensor) else audio)
-    x = wave[chans, a0:a1].astype(np.float64)
+    spans = [(a0, a1)]
     extra = {}
     if profile is not None:
         if module.name != "denoise":
             raise ParameterError(f"{name}: only denoise learns from a profile")
-        p0, p1 = _span(doc, profile[0], profile[1], f"{name}: profile")
-        extra["profile"] = wave[chans, p0:p1].astype(np.float64)
+        spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
+    if module.counts:  # the context is for learning: what it reports lies in the region
+        extra["within"] = (s0 - a0, s1 - a0)
+    layer = doc.layers.active.id  # taken once: a worker reads and writes the same layer
+    region, *noise = _layer_audio(doc, audio, spans, layer)
+    x = region[chans].astype(np.float64)
+    if profile is not None:
+        extra["profile"] = noise[0][chans].astype(np.float64)
     reduce_gain = values.pop("gain", "keep") == "reduce"  # declip's, applied after it
     outcome = module.run(x, sr, values, progress=scaled(progress, 0, 0.8), cancel=cancel,
                          **extra)
@@ -217,11 +225,21 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
         return report
     step(0.8, progress, cancel)
     report.step = _write(doc, y - x, a0 + span[0], a0 + span[1], a0, chans,
-                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel)
+                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel, layer=layer)
     report.changes = _event_changes(y - x, outcome.events, a0)
     if history is not None:
         history.push(report.step)
     return report
+
+
+def _layer_audio(doc: Document, audio, spans: list[tuple[int, int]],
+                 layer: int) -> list[np.ndarray]:
+    """The audio of ``layer`` over each of ``spans`` (``[ch, s1 - s0]``; ``audio``'s,
+    the mix's, when the document has no layers)."""
+    if doc.layers.plain:
+        whole = np.asarray(audio.cpu().numpy() if isinstance(audio, torch.Tensor) else audio)
+        return [whole[:, s0:s1] for s0, s1 in spans]
+    return [layer_audio(doc, layer=layer, sample0=s0, sample1=s1) for s0, s1 in spans]
 
 
 def _event_changes(d: np.ndarray, events, a0: int) -> list[tuple[int, np.ndarray]]:
@@ -252,36 +270,42 @@ def put_back(doc: Document, report: Report, index: int, *,
     start, change = report.changes[index]
     if not len(change):
         return None
+    if all(x.id != report.step.layer for x in doc.layers.state.layers):
+        raise ParameterError(f"put back: the layer {MODULES[report.module].title} repaired "
+                             "is gone (deleted, merged or unmixed): undo that first")
     channel = report.events[index][2]
     title = MODULES[report.module].title
     done = _write(doc, -change[None].astype(np.float64), start, start + len(change), start,
                   [channel], f"{title}: put back {index + 1} of {len(report.events)}",
-                  None, None)
+                  None, None, layer=report.step.layer)
     if history is not None:
         history.push(done)
     return done
 
 
 def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],
-           label: str, progress, cancel) -> Step:
+           label: str, progress, cancel, layer: int | None = None) -> Step:
     """Add the analysis of the change ``d`` (``[len(chans), ...]`` from sample ``a0``,
-    nonzero within ``[c0, c1)``) to the coefficients of the frames it reaches; the
-    undo step (before-patches). All or nothing: a cancel restores what was written."""
+    nonzero within ``[c0, c1)``) to the coefficients of the frames it reaches on a
+    layer (the active one); the undo step (before-patches). All or nothing: a cancel
+    restores what was written."""
     t = doc.transform
     f0, f1 = t.frames_needed(c0, c1, doc.length)
     channel = None if len(chans) == doc.channels else chans[0]
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     change = change.to(doc.device)
-    done = Step(label, channel)
+    layer = doc.layers.active.id if layer is None else layer
+    done = Step(label, channel, layer=layer)
     try:
         for fa in range(f0, f1, WRITE_FRAMES):
             step((fa - f0) / max(f1 - f0, 1), progress, cancel)
             fb = min(f1, fa + WRITE_FRAMES)
             rect = Rect(0, doc.n_bins, fa, fb)
-            before = doc.read_complex(rect, channel)
+            before = doc.read_complex(rect, channel, layer=layer)
             done.patches.append(Patch(rect, before))
-            doc.write_complex(rect, before + t.forward_frames(change, fa, fb), channel=channel)
+            doc.write_complex(rect, before + t.forward_frames(change, fa, fb), channel=channel,
+                              layer=layer)
     except BaseException:
         done.undo(doc)
         raise

@@ -6,6 +6,9 @@
     ed.undo(); ed.redo()
     ed.export("take-clean.wav")
 
+Layers (brushes.script_layers): ``ed.layers``, ``ed.unmix("hpss")``,
+``ed.export_stems("stems/")``.
+
 A stroke script is a JSON list of strokes, each
 ``{"preset": NAME | "brush": TYPE, "set": {...}, "inputs": {...},
 "points": [[t, f, pressure], ...], "channel": "all" | N}``.
@@ -24,7 +27,9 @@ from brushes.path import StrokePoint
 from brushes.presets import expect_object, find_preset, parse_preset
 from brushes.registry import get_brush
 from brushes.repairs import Report, get_module, put_back, repair, settings_of
+from brushes.script_layers import EditorLayers, stem_paths
 from brushes.stroke import paint
+from brushes.unmix import separate, unmix
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.export import ExportReport, export
@@ -108,6 +113,29 @@ class Editor:
         step = put_back(self.doc, report, index, history=self.history)
         return None if step is None else step.dirty()
 
+    @property
+    def layers(self) -> EditorLayers:
+        """The document's layers and what can be done with them (made when asked: an
+        editor that held them would be a cycle, freed only by the collector)."""
+        return EditorLayers(self)
+
+    def unmix(self, method: str, *, layer: int | str | None = None, marks: list | None = None,
+              progress=None, cancel=None) -> list:
+        """Replace a layer (the active one) by what ``method`` finds in it: "hpss" (or
+        "hpss:MARGIN"), "tonal-noise" or "nmf:K"; ``marks`` steer an nmf unmix (see
+        brushes.unmix). One undo step; returns the new layers."""
+        before = {x.id for x in self.layers}
+        unmix(self.doc, method, layer=self.layers.id_of(layer), marks=marks,
+              history=self.history, progress=progress, cancel=cancel)
+        return [x for x in self.layers if x.id not in before]
+
+    def separate(self, marks: list, *, layer: int | str | None = None, progress=None,
+                 cancel=None) -> None:
+        """Paint to separate: ``marks`` (brushes.unmix) added to those of the nmf unmix
+        a layer (the active one) is a part of, and the unmix run again. One undo step."""
+        separate(self.doc, marks, layer=self.layers.id_of(layer), history=self.history,
+                 progress=progress, cancel=cancel)
+
     def undo(self) -> Rect | None:
         return self._history().undo()
 
@@ -123,13 +151,29 @@ class Editor:
         """The edited audio, float32 ``[channels, frames]``."""
         return self.synth.waveform()
 
-    def export(self, path: str | os.PathLike, **options) -> ExportReport:
-        """Write the edited audio with the source's metadata (tags, bext, markers, speaker
-        layout; options as :func:`engine.export.export`)."""
+    def export(self, path: str | os.PathLike, *, layer: int | str | None = None,
+               **options) -> ExportReport:
+        """Write the edited audio (the mix; or one ``layer`` alone, a stem) with the
+        source's metadata (tags, bext, markers, speaker layout; options as
+        :func:`engine.export.export`)."""
         options.setdefault("source", self.doc.audio.path)
         options.setdefault("metadata", self.doc.audio.metadata)
         options.setdefault("layout", self.doc.audio.layout)
-        return export(self.audio(), self.doc.sample_rate, path, **options)
+        audio = self.audio() if layer is None else self.layers.audio(layer)
+        return export(audio, self.doc.sample_rate, path, **options)
+
+    def export_stems(self, folder: str | os.PathLike, *, stem: str | None = None,
+                     suffix: str = ".wav", **options) -> list[ExportReport]:
+        """Write each layer alone (bottom up) into ``folder``, as
+        ``<stem>-<n>-<layer name><suffix>`` (stem: the source file's name)."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise ParameterError(f"{folder}: no such folder; create it first")
+        stem = stem or (Path(self.doc.audio.path).stem if self.doc.audio.path else "stem")
+        layers = list(self.layers)
+        paths = stem_paths(folder, stem, [x.name for x in layers], suffix)
+        return [self.export(path, layer=x.id, **options) for x, path in zip(layers, paths,
+                                                                              strict=True)]
 
     def run_script(self, strokes: list) -> int:
         """Paint every stroke (and run every repair step) of a decoded stroke script;

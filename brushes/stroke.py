@@ -42,6 +42,7 @@ class Stroke:
         doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
         self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
         self.canvas = StrokeCanvas(doc, self.channel)
+        self.layer = doc.layers.active.id  # the layer it paints (the active one)
         self.spacer = Spacer(brush, params, curves, total_length=total_length, seed=seed)
         self.dirty: Rect | None = None
         self.record = Painted(heard or Heard())  # what its end needs (brushes.locality)
@@ -180,7 +181,7 @@ class Stroke:
         if finished is not None:
             self.dirty = finished.union(self.dirty)
         step = Step(label or f"{self.brush.name} stroke", self.channel,
-                    notice=self.canvas.state.get("notice"))
+                    notice=self.canvas.state.get("notice"), layer=self.layer)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
             step.patches.append(Patch(rect, before))  # after: read if it is undone

@@ -64,7 +64,7 @@ class StrokeCanvas:
         for key, tile in tiles:
             saved = self.before_tiles.get(key)
             if saved is not None:
-                dst, src = _overlap(rect, tile)
+                dst, src = rect.overlap(tile)
                 out[(slice(None), *dst)] = saved[(slice(None), *src)]
         return out
 
@@ -75,7 +75,7 @@ class StrokeCanvas:
         for key, tile in self._tiles(rect):
             saved = self.coverage_tiles.get(key)
             if saved is not None:
-                dst, src = _overlap(rect, tile)
+                dst, src = rect.overlap(tile)
                 out[dst] = saved[src]
         return out
 
@@ -94,17 +94,7 @@ class StrokeCanvas:
             saved = self.coverage_tiles.get(key)
             if saved is None:
                 saved = self.coverage_tiles[key] = torch.zeros(tile.shape, device=mask.device)
-            dst, src = _overlap(rect, tile)
+            dst, src = rect.overlap(tile)
             saved[src] = torch.maximum(saved[src], mask[dst])
             coverage[dst] = saved[src]
         return coverage
-
-
-def _overlap(rect: Rect, tile: Rect) -> tuple[tuple[slice, slice], tuple[slice, slice]]:
-    """Index pairs (into rect-shaped, into tile-shaped) of the cells both share."""
-    both = rect.intersect(tile)
-    into_rect = (slice(both.bin0 - rect.bin0, both.bin1 - rect.bin0),
-                 slice(both.frame0 - rect.frame0, both.frame1 - rect.frame0))
-    into_tile = (slice(both.bin0 - tile.bin0, both.bin1 - tile.bin0),
-                 slice(both.frame0 - tile.frame0, both.frame1 - tile.frame0))
-    return into_rect, into_tile

@@ -14,6 +14,11 @@ exact and costs a small fraction of the memory of a second spectrogram.
 Brushes edit through the region API: :meth:`read` a rect, :meth:`write` it
 back; every write is reported to listeners (resynthesis, the view) and
 accumulated in a dirty rect (:meth:`take_dirty`).
+
+A document is a stack of layers (:attr:`layers`, engine.layers) whose mix is the
+coefficients above: the region API reads and writes the active layer (or the one
+named), and rendering and resynthesis read the mix. A document with one layer
+holds and does exactly what it did before layers.
 """
 
 import os
@@ -29,6 +34,8 @@ from engine.coeffs import magnitude, polar_parts
 from engine.cost import confirm_cost
 from engine.device import pick_device, with_cpu_fallback
 from engine.errors import ParameterError
+from engine.layer_sources import Computed
+from engine.layers import LayerStack, StackState
 from engine.memory import available_memory
 from engine.overview import BlockMaxima
 from engine.progress import CancelFlag, ProgressFn, drain, scaled, step
@@ -121,14 +128,14 @@ class Document:
         content = self.source if self._content is None else \
             torch.from_numpy(self._content).to(device)
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
-        self._coef = torch.empty((channels, frames, self.transform.n_bins),
-                                 dtype=torch.complex64, device=device)
+        coef = torch.empty((channels, frames, self.transform.n_bins), dtype=torch.complex64,
+                           device=device)
+        self.layers = LayerStack(coef, Computed(self._recording_frames))
         chunk = self.transform.analysis_chunk(channels)
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
-            self._coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1) \
-                .transpose(-1, -2)
+            coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
             yield
         step(1.0, progress, None)
 
@@ -142,33 +149,38 @@ class Document:
 
     # -- shape and units -------------------------------------------------------
     @property
+    def mix(self) -> torch.Tensor:
+        """The mix: the coefficients rendered and resynthesized."""
+        return self.layers.mix
+
+    @property
     def channels(self) -> int:
-        return self._coef.shape[0]
+        return self.mix.shape[0]
 
     @property
     def n_frames(self) -> int:
-        return self._coef.shape[1]
+        return self.mix.shape[1]
 
     @property
     def n_bins(self) -> int:
-        return self._coef.shape[2]
+        return self.mix.shape[2]
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the coefficients and the recording."""
-        return self._coef.numel() * self._coef.element_size() + \
+        """Memory held by the coefficients (the mix and the layers) and the recording."""
+        return self.mix.numel() * self.mix.element_size() + self.layers.nbytes + \
             self.source.numel() * self.source.element_size()
 
     @property
     def magnitude(self) -> torch.Tensor:
         """``[ch, bins, frames]`` magnitude of everything, computed (a whole-document
         copy: for tests and scripts; brushes and views read rects)."""
-        return magnitude(self._coef).transpose(1, 2)
+        return magnitude(self.mix).transpose(1, 2)
 
     @property
     def phase(self) -> torch.Tensor:
         """``[ch, bins, frames]`` phase of everything, computed as :attr:`magnitude`."""
-        return self._coef.angle().transpose(1, 2)
+        return self.mix.angle().transpose(1, 2)
 
     def full_rect(self) -> Rect:
         return Rect(0, self.n_bins, 0, self.n_frames)
@@ -209,10 +221,12 @@ class Document:
         """Magnitude and phase over ``rect``: ``[ch, bins, frames]`` float32."""
         return polar_parts(self.read_complex(rect, channel))
 
-    def read_complex(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
-        """A copy of the coefficients over ``rect``: ``[ch, bins, frames]`` complex64."""
+    def read_complex(self, rect: Rect, channel: int | None = None, *,
+                     layer: int | None = None) -> torch.Tensor:
+        """A copy of a layer's coefficients over ``rect`` (the active layer's, or those
+        of the layer whose id is ``layer``): ``[ch, bins, frames]`` complex64."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        return self._coef[self._channel_slice(channel), rect.frames, rect.bins] \
+        return self.layers.read(rect, self._channel_slice(channel), layer) \
             .transpose(1, 2).contiguous()
 
     def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
@@ -227,9 +241,9 @@ class Document:
                                   channel)
 
     def write_complex(self, rect: Rect, coeffs: torch.Tensor,
-                      channel: int | None = None) -> Rect:
-        """Store ``[ch, bins, frames]`` complex coefficients over ``rect``, as
-        :meth:`write`."""
+                      channel: int | None = None, *, layer: int | None = None) -> Rect:
+        """Store ``[ch, bins, frames]`` complex coefficients over ``rect`` in a layer (as
+        :meth:`read_complex` names it), as :meth:`write`."""
         rect = rect.clip(self.n_bins, self.n_frames)
         chans = self.channel_indices(channel)
         expected = (len(chans), *rect.shape)
@@ -237,19 +251,47 @@ class Document:
             raise ParameterError(f"region data of shape {tuple(coeffs.shape)} does not fit "
                                  f"{rect} on {len(chans)} channel(s): expected {expected}")
         coeffs = coeffs.to(self.device, torch.complex64)
-        for i, c in enumerate(chans):
-            self._coef[c, rect.frames, rect.bins] = coeffs[i].T
+        self.layers.write(rect, coeffs.transpose(1, 2), slice(chans[0], chans[-1] + 1), layer)
         self._mark(rect, chans)
         return rect
 
-    def original(self, rect: Rect, channel: int | None = None) -> torch.Tensor:
-        """The unedited complex coefficients over ``rect``: ``[ch, bins, frames]``."""
+    def original(self, rect: Rect, channel: int | None = None, *,
+                 layer: int | None = None) -> torch.Tensor:
+        """What restore paints back over ``rect``: ``[ch, bins, frames]``; the unedited
+        recording for its layer, what another layer was made of for it (engine.layers)."""
         rect = rect.clip(self.n_bins, self.n_frames)
-        size, c = self.transform.chunk_frames, self._channel_slice(channel)
+        c = self._channel_slice(channel)
+        if self.layers.plain:
+            return self._recording(rect, c)
+        return self.layers.origin(rect, c, layer).transpose(1, 2)
+
+    def _recording(self, rect: Rect, c: slice) -> torch.Tensor:
+        """The recording's analysis over ``rect`` (clipped), ``[ch, bins, frames]``."""
+        size = self.transform.chunk_frames
         first, last = rect.frame0 // size, -(-rect.frame1 // size)
         parts = [self._original_chunk(c, k)[:, rect.bins] for k in range(first, last)]
         whole = torch.cat(parts, -1) if len(parts) > 1 else parts[0]
         return whole[..., rect.frame0 - first * size:rect.frame1 - first * size]
+
+    def _recording_frames(self, rect: Rect, c: slice) -> torch.Tensor:
+        """:meth:`_recording` frames-major, a copy (the layers' source of it)."""
+        return self._recording(rect, c).transpose(1, 2).contiguous()
+
+    def set_layers(self, state: StackState) -> Rect | None:
+        """Make ``state`` the document's layers (brushes.layers makes them, undo puts
+        them back); listeners hear of the rect where the mix changed (or, with the
+        layers' remix deferred, of each piece as :meth:`remix_some` recomputes it)."""
+        rect = self.layers.restore(state)
+        if rect is not None:
+            self._mark(rect, tuple(range(self.channels)))
+        return rect
+
+    def remix_some(self, deadline: float | None = None) -> bool:
+        """Recompute the mix where a deferred layer change left it (engine.layers),
+        until ``deadline`` (None: all); whether some is left."""
+        for rect in self.layers.remix_some(deadline):
+            self._mark(rect, tuple(range(self.channels)))
+        return bool(self.layers.pending)
 
     def _original_chunk(self, channels: slice, index: int) -> torch.Tensor:
         """Every bin of analysis chunk ``index`` of the recording, kept for the next
@@ -279,26 +321,26 @@ class Document:
         c = self._channel_slice(channel)
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
-        return render.render(self._coef[c], rect, width=width, height=height, ref=self.full_scale,
+        return render.render(self.mix[c], rect, width=width, height=height, ref=self.full_scale,
                              transform=self.transform, blocks=self._blocks(c), **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
         rect = rect.clip(self.n_bins, self.n_frames)
         c = self._channel_slice(channel)
-        return render.level_tile_db(self._coef[c], rect, factor, ref=self.full_scale,
+        return render.level_tile_db(self.mix[c], rect, factor, ref=self.full_scale,
                                     blocks=self._blocks(c))
 
     def prepare_overview(self) -> None:
         """Build the zoomed-out overview now (a worker does, before a view asks)."""
-        self._overview.get(self._coef)
+        self._overview.get(self.mix)
 
     def loud_blocks(self, below_peak_db: float) -> tuple[torch.Tensor, int]:
         """For each bin, in how many of the file's blocks of frames (every channel's)
         it comes within ``below_peak_db`` of the document's loudest cell (``[bins]``
         int64, zeros for a silent file), and how many blocks there are. From the
         overview: cheap once it is built."""
-        blocks = self._overview.get(self._coef)
+        blocks = self._overview.get(self.mix)
         total = blocks.shape[0] * blocks.shape[1]
         peak = float(blocks.max()) if blocks.numel() else 0.0
         if not peak > 0:
@@ -308,7 +350,7 @@ class Document:
 
     def _blocks(self, channels: slice):
         """The overview's block maxima of ``channels``, computed when a view asks."""
-        return lambda: self._overview.get(self._coef)[channels]
+        return lambda: self._overview.get(self.mix)[channels]
 
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.render)."""
@@ -319,7 +361,7 @@ class Document:
     def coefficients(self, frame0: int, frame1: int) -> torch.Tensor:
         """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins:
         ``[ch, bins, frames]``, a view of the live store (do not write through it)."""
-        return self._coef[:, frame0:frame1].transpose(1, 2)
+        return self.mix[:, frame0:frame1].transpose(1, 2)
 
     # -- change tracking -------------------------------------------------------
     def add_listener(self, listener: Listener) -> None:

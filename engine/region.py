@@ -43,6 +43,15 @@ class Rect:
     def clip(self, n_bins: int, n_frames: int) -> "Rect":
         return self.intersect(Rect(0, n_bins, 0, n_frames))
 
+    def overlap(self, other: "Rect") -> tuple[tuple[slice, slice], tuple[slice, slice]]:
+        """Index pairs (into a ``[bins, frames]`` array of this rect, into one of
+        ``other``) of the cells both share."""
+        both = self.intersect(other)
+        return ((slice(both.bin0 - self.bin0, both.bin1 - self.bin0),
+                 slice(both.frame0 - self.frame0, both.frame1 - self.frame0)),
+                (slice(both.bin0 - other.bin0, both.bin1 - other.bin0),
+                 slice(both.frame0 - other.frame0, both.frame1 - other.frame0)))
+
     def tiles(self, size: int):
         """Keys ``(bin // size, frame // size)`` of the size x size tiles this rect touches."""
         for tb in range(self.bin0 // size, (self.bin1 - 1) // size + 1):

@@ -70,7 +70,7 @@ def _pool(x: torch.Tensor, dim: int, edges: torch.Tensor) -> torch.Tensor:
     return picked.reshape(shape).amax(dim + 1)
 
 
-def _reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
+def reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
     """Max over aligned blocks of ``factor`` frames along dim 1 (the last block may be short)."""
     whole = x.shape[1] // factor * factor
     blocks = x[:, :whole].unflatten(1, (-1, factor)).amax(2)
@@ -91,15 +91,15 @@ def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int,
     if blocks is not None and factor % k == 0 and rect.frame0 % k == 0 and \
             (rect.frame1 % k == 0 or rect.frame1 == n):
         x = blocks()[:, rect.frame0 // k:-(-rect.frame1 // k), rect.bins]
-        return _reduce_frames(x, factor // k) if factor > k else x
+        return reduce_frames(x, factor // k) if factor > k else x
     if not store_fb.is_complex():
         x = store_fb[:, rect.frames, rect.bins]
-        return _reduce_frames(x, factor) if factor > 1 else x
+        return reduce_frames(x, factor) if factor > 1 else x
     span = factor * max(1, CHUNK_FRAMES // factor)
     parts = []
     for f0 in range(rect.frame0, rect.frame1, span):
         x = magnitude(store_fb[:, f0:min(rect.frame1, f0 + span), rect.bins])
-        parts.append(_reduce_frames(x, factor) if factor > 1 else x)
+        parts.append(reduce_frames(x, factor) if factor > 1 else x)
     return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
 
 

@@ -173,3 +173,21 @@ def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, *, sample0: in
                                                                f0 - fa:f1 - fa] * w
     return t.inverse_span(kept, fa, sample0=sample0, sample1=sample1,
                           length=doc.length).cpu().numpy()
+
+
+def layer_audio(doc: Document, *, layer: int | None = None, sample0: int = 0,
+                sample1: int | None = None) -> np.ndarray:
+    """Samples ``[sample0, sample1)`` (default: all) of one layer alone (the active one,
+    or the one whose id is ``layer``): float32 ``[ch, n]``. The mix's audio is the sum
+    of its audible layers' (each times its gain), the transforms being linear."""
+    t, n = doc.transform, doc.length
+    sample1 = n if sample1 is None else sample1
+    out = np.empty((doc.channels, sample1 - sample0), np.float32)
+    step = full_chunk(t)
+    for s0 in range(sample0, sample1, step):
+        s1 = min(sample1, s0 + step)
+        fa, fb = t.frames_needed(s0, s1, n)
+        coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), layer=layer)
+        out[:, s0 - sample0:s1 - sample0] = t.inverse_span(
+            coeffs, fa, sample0=s0, sample1=s1, length=n).cpu().numpy()
+    return out

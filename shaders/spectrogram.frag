@@ -30,6 +30,8 @@ uniform int log_freq;
 uniform float floor_db;
 uniform float ceiling_db;
 uniform float gamma;
+uniform int tinted;           // 1: levels are coded with the loudest layer (engine.layer_view)
+uniform vec3 tints[8];        // each layer's colour (app.gui.tiles.TINT_COLOURS)
 
 // the transform's fractional bin at hz (engine.transforms: bin_of)
 float bin_of(float hz) {
@@ -70,6 +72,14 @@ void main() {
     float last = clamp(floor((narrow ? mid : hi) / size), 0.0, top);
     float db = max(max(level_row(offset, first), level_row(offset, min(first + 1.0, last))),
                    level_row(offset, last));
+    int tint = 0;
+    if (tinted == 1) {  // floor(dB * 16) * 16 + the layer's tint
+        float code = max(db, -1.0e7);
+        float k = mod(code, 16.0);
+        tint = int(k);
+        db = (code - k) / 256.0;
+    }
     float shade = clamp((db - floor_db) / (ceiling_db - floor_db), 0.0, 1.0);
-    colour = texture(colormap, vec2((pow(shade, gamma) * 255.0 + 0.5) / 256.0, 0.5));
+    colour = tinted == 1 ? vec4(tints[min(tint, 7)] * pow(shade, gamma), 1.0)
+                         : texture(colormap, vec2((pow(shade, gamma) * 255.0 + 0.5) / 256.0, 0.5));
 }

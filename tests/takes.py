@@ -122,3 +122,21 @@ def clean_takes(*, sample_rate: int = 22050, seed: int = 1, speech: int = 12, mu
         x = _read(track, sr, start, music_seconds)
         out.append(Take(f"music {track.stem} @{start:.0f}s", "music", _level(x, rng), sr))
     return out
+
+
+def clicks(x: np.ndarray, rng, sample_rate: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """``x`` (mono) with clicks as the restoration issue draws them: 1-50 a second, each
+    1-8 samples of random shape (each sample 0.4-1 of the click's size, 30 % of them
+    flipped), random polarity and size (0.05-2 times the take's peak), anywhere past the
+    first 20 ms (some land in silence or fades); and each click's (first sample, length)."""
+    n = len(x)
+    rate = rng.uniform(1, 50)
+    y, drawn = x.copy(), []
+    peak = np.abs(x).max()
+    for i in np.sort(rng.integers(int(0.02 * sample_rate), n - 20,
+                                  max(1, int(rate * n / sample_rate)))):
+        length = int(rng.integers(1, 9))
+        shape = rng.uniform(0.4, 1, length) * rng.choice([-1, 1], length, p=[0.3, 0.7])
+        y[i:i + length] += rng.choice([-1, 1]) * rng.uniform(0.05, 2) * peak * shape
+        drawn.append((int(i), length))
+    return y, drawn

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.gui.autosave import EVERY_STROKES, orphans
 from app.gui.canvas import PRESS, RELEASE
-from app.project.write import open_project
+from app.project.write import load_project, open_project
 
 ROOT = Path(__file__).parent.parent
 
@@ -38,6 +38,26 @@ def test_every_few_strokes_the_edits_are_autosaved_and_reopen_exactly(qtbot, win
     qtbot.waitUntil(lambda: saver.path.exists() and saver.idle.is_set(), timeout=30000)
     doc, _ = open_project(saver.path, device="cpu")
     assert digest(doc) == digest(window.doc)
+
+
+def test_layers_are_autosaved_and_reopen_bit_for_bit(qtbot, window):
+    """Layer operations count as edits; the autosave keeps the layers and their history."""
+    from brushes.selection import Selection
+    from tests.dialogs import choose
+    from tests.test_layers import digest as layers_digest
+
+    saver = window.autosaver
+    window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=300, f_hi=3000))
+    choose(window, "Selection > To new layer")
+    stroke(window, 2.5, 1000.0)  # on the new layer
+    choose(window, "Layer > New layer")
+    window.layers_panel.gain.setValue(-6.0)
+    assert window.undo_stack.count() < EVERY_STROKES
+    stroke(window, 6.0)
+    qtbot.waitUntil(lambda: saver.path.exists() and saver.idle.is_set(), timeout=30000)
+    opened = load_project(saver.path, device="cpu")
+    assert layers_digest(opened.doc) == layers_digest(window.doc)
+    assert len(opened.history.steps) == EVERY_STROKES
 
 
 def test_after_a_pause_the_edits_are_autosaved_and_a_clean_state_removes_them(qtbot, window):

@@ -345,8 +345,8 @@ def test_view_zoom_in_out_and_fit(qtbot, window):
     assert (view.t0, view.t1) == (0.0, view.duration)
 
 
-PANELS = ("Brushes", "View", "Analysis", "Selection", "History", "Messages", "Spectrum",
-          "nnAudio view", "Toolbar", "Pointer readout and level")
+PANELS = ("Brushes", "View", "Analysis", "Selection", "Layers", "History", "Messages",
+          "Spectrum", "nnAudio view", "Toolbar", "Pointer readout and level")
 
 
 def test_view_menu_hides_and_shows_every_panel(qtbot, window):
@@ -470,16 +470,23 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
          "Repair > Previous repaired click", "Repair > Put back this click"],
     "test_a_clean_file_says_nothing_was_found_and_adds_no_step": ["Repair > De-clip…"],
     "test_cancel_during_a_long_repair_leaves_the_document_unchanged": ["Repair > De-noise…"],
+    "test_layer_menu_new_duplicate_rename_merge_delete_each_one_step":
+        [f"Layer > {name}" for name in ("New layer", "Duplicate layer", "Rename layer…",
+                                        "Merge down", "Delete layer")],
+    "test_selection_to_new_layer_moves_and_copy_to_new_layer_copies":
+        ["Selection > To new layer", "Selection > Copy to new layer"],
+    "test_unmix_dialog_then_the_source_brush_steers_it_and_stems_export":
+        ["Layer > Unmix…", "Layer > Source brush (paint to separate)", "Layer > Export stems…"],
 }
 
 
 def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
-    from tests import test_gui_repair, test_gui_selection, test_gui_workday
+    from tests import test_gui_layers, test_gui_repair, test_gui_selection, test_gui_workday
 
     found = {**vars(test_gui_selection), **vars(test_gui_workday), **vars(test_gui_repair),
-             **globals()}
+             **vars(test_gui_layers), **globals()}
     return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
 
@@ -502,4 +509,4 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 56
+    assert len(paths) == 67

@@ -177,7 +177,7 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 4}, "version 4"),
+    ({"version": 5}, "version 5"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),

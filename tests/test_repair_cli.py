@@ -10,6 +10,9 @@ import soundfile as sf
 import torch
 
 from brushes.script import Editor
+from engine.audio import Audio
+from engine.document import Document
+from engine.errors import ParameterError
 from engine.metrics import si_sdr_db
 from tests.test_cli import specpaint
 
@@ -92,8 +95,6 @@ def test_a_repaired_click_is_put_back_alone_as_one_undo_step(write_audio, rng):
     """Each click de-click repaired can be put back by itself: the audio about it is the
     input again, the other clicks stay repaired; putting back all of them gives the
     input; each put-back is one undo step, undone bit for bit."""
-    from engine.errors import ParameterError
-
     x = np.stack([_clicked_tone(rng)[1], _clicked_tone(rng)[1]]).astype(np.float32)
     ed = Editor.open(write_audio("c.wav", x, SR, "FLOAT"))
     report = ed.repair("declick", sensitivity=5)
@@ -152,3 +153,59 @@ def test_a_stroke_script_step_repairs_a_region(write_audio, rng):
     assert np.array_equal(y[:SR - 2048], ed.doc.audio.samples[0, :SR - 2048]) or \
         np.abs(y[:SR - 2048] - x[:SR - 2048]).max() < 1e-5  # before the region: as it was
     assert si_sdr_db(clean[SR:], y[SR:]) > si_sdr_db(clean[SR:], x[SR:]) + 10
+
+
+def test_a_repair_writes_the_layer_it_read_whatever_becomes_active_meanwhile():
+    """The GUI runs a repair in a worker while the Layers panel can change the active
+    layer: the repair reads and writes the layer that was active when it started (it
+    read layer 0 and wrote a silent layer chosen meanwhile)."""
+    from brushes import layers as ops
+    from brushes.repairs import repair
+    from engine.resynth import Resynthesizer
+    from tests.test_layers import noisy_doc
+
+    doc = noisy_doc()
+    mix = Resynthesizer(doc).full().numpy()
+    ops.new_layer(doc, name="silent")
+    silent = doc.layers.active.id
+    ops.activate(doc, 0)
+
+    def meanwhile(fraction, *_):
+        if fraction > 0.3:
+            ops.activate(doc, silent)
+    report = repair(doc, mix, "denoise", progress=meanwhile)
+    assert report.step.layer == 0
+    assert not doc.read_complex(doc.full_rect(), layer=silent).abs().any()
+
+
+def test_putting_back_a_click_of_a_layer_that_is_gone_says_so(rng):
+    from brushes import layers as ops
+    from engine.layer_sources import quantized_masks
+
+    x = np.stack([_clicked_tone(rng)[1]]).astype(np.float32)
+    ed = Editor(Document(Audio(x, SR), device="cpu"))
+    report = ed.repair("declick")
+    ops.unmix_into(ed.doc, quantized_masks([torch.full((1, ed.doc.n_frames, ed.doc.n_bins),
+                                                       0.5)] * 2),
+                   ["a", "b"], label="unmix", layer=0)
+    with pytest.raises(ParameterError, match="layer De-click repaired is gone"):
+        ed.put_back(report, 0)
+
+
+def test_declick_of_a_region_reports_only_the_clicks_in_it(write_audio):
+    """The 50 ms about a region are context the models learn from: clicks there are
+    neither repaired nor reported nor counted (they were reported and counted, and
+    putting one back did nothing)."""
+    t = np.arange(2 * SR) / SR
+    x = 0.3 * np.sin(2 * np.pi * 330 * t) + 0.1 * np.sin(2 * np.pi * 1210 * t + 1)
+    inside, outside = (0.8, 1.0, 1.2), (0.48, 1.52)
+    for seconds in inside + outside:
+        i = round(seconds * SR)
+        x[i:i + 3] += np.array([0.5, -0.35, 0.2])
+    ed = Editor(Document(Audio(x[None].astype(np.float32), SR), device="cpu"))
+    report = ed.repair("declick", start=0.5, end=1.5)
+    assert sorted(round(e[0], 2) for e in report.events) == list(inside)
+    assert report.summary.startswith(f"{len(inside)} click(s) repaired")
+    for seconds in outside:
+        i = round(seconds * SR)
+        assert np.abs(ed.audio()[0, i - 5:i + 8] - x[i - 5:i + 8]).max() < 1e-5  # left as is

@@ -1,5 +1,5 @@
 """The ``specpaint`` command line: its parser, and the headless tools devices, info,
-render, roundtrip, apply, repair, batch, features, compare, presets and demo (the
+render, roundtrip, apply, repair, unmix, batch, features, compare, presets and demo (the
 app itself is started by :mod:`app.main`).
 
 Errors the user can act on print one line on stderr naming the file and the
@@ -22,6 +22,7 @@ from app.cli import batch as cli_batch
 from app.cli import compare as cli_compare
 from app.cli import features as cli_features
 from app.cli import repair as cli_repair
+from app.cli import unmix as cli_unmix
 from app.cli.progress import TerminalProgress
 
 EXIT_USAGE = 2
@@ -126,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_compare.add_parser(sub)
     cli_features.add_parser(sub)
     cli_repair.add_parser(sub, _analysis_args)
+    cli_unmix.add_parser(sub, _analysis_args)
     return parser
 
 
@@ -396,7 +398,8 @@ COMMANDS: dict[str, Command] = {"devices": cmd_devices, "info": cmd_info, "rende
             "demo": cmd_demo,
             "batch": lambda args: cli_batch.cmd_batch(args, _quick_stroke),
             "compare": cli_compare.cmd_compare, "features": cli_features.cmd_features,
-            "repair": lambda args: cli_repair.cmd_repair(args, _open, TerminalProgress)}
+            "repair": lambda args: cli_repair.cmd_repair(args, _open, TerminalProgress),
+            "unmix": lambda args: cli_unmix.cmd_unmix(args, _open, TerminalProgress)}
 
 
 def main(argv: list[str] | None = None, *, gui: Command | None = None) -> int:

@@ -16,7 +16,7 @@ from app.gui.damage import Damage, around, cells_box, scissor, union
 from app.gui.glutil import Uniforms, load_program
 from app.gui.overlays import OverlayPainter, brush_outline, cross
 from app.gui.selecting import TOOLS, SelectionDrag
-from app.gui.tiles import TileCache, level_for
+from app.gui.tiles import TINT_COLOURS, TileCache, level_for
 from app.gui.viewstate import ViewState
 from brushes.selection import Selection
 from engine.document import Document
@@ -41,6 +41,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         super().__init__(parent)
         self.view = ViewState()
         self.lanes: list[int | None] = [None]  # the channel each lane shows (None: loudest)
+        self.layer_view: int | str | None = None  # app.gui.tiles.TileCache.layer_view
         self.lane_tiles = [TileCache()]
         self.lane_labels: list[QLabel] = []
         self.press_lane = 0  # the lane the last stroke or selection began in
@@ -115,6 +116,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.lanes = lanes
         self.lane_tiles = [TileCache() for _ in lanes]
         for cache, channel in zip(self.lane_tiles, lanes, strict=True):
+            cache.layer_view = self.layer_view
             if self._gl_ready:
                 cache.set_document(self.doc, channel)
             else:
@@ -122,6 +124,13 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self._gl_ready:
             self.doneCurrent()
         self._label_lanes()
+
+    def set_layer_view(self, layer_view: int | str | None) -> None:
+        """Show the mix (None), one layer (its id) or every layer tinted ("tinted")."""
+        self.layer_view = layer_view
+        self._reset_tiles(self.lanes)
+        self.damage.everything()
+        self.update()
 
     def _label_lanes(self) -> None:
         for label in self.lane_labels:
@@ -317,6 +326,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         u.set("floor_db", float(self.floor_db))
         u.set("ceiling_db", float(max(self.ceiling_db, self.floor_db + 1e-3)))
         u.set("gamma", float(self.gamma))
+        u.set("tinted", int(self.layer_view == "tinted"))
+        GL.glUniform3fv(u.location("tints"), len(TINT_COLOURS), TINT_COLOURS)
         u.set("levels", 0)
         u.set("colormap", 1)
         GL.glActiveTexture(GL.GL_TEXTURE1)

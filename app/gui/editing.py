@@ -86,6 +86,7 @@ class PaintSession:
         """``synth``: the document's resynthesizer with its waveform already made
         (in a worker); made here otherwise."""
         self.doc = doc
+        doc.layers.deferred = True  # a layer change is remixed a piece a turn (work)
         self.history_limit = DEFAULT_LIMIT  # bytes of undo cells kept over all strokes
         self.synth = synth or Resynthesizer(doc)
         if synth is None:
@@ -107,9 +108,9 @@ class PaintSession:
 
     @property
     def idle(self) -> bool:
-        """Nothing queued to paint and the audio up to date."""
-        return not self._queue and (self.readers > 0 or
-                                    (self.synth.ready and not self.synth.behind))
+        """Nothing queued to paint or remix, and the audio up to date."""
+        return not self._queue and not self.doc.layers.pending and (
+            self.readers > 0 or (self.synth.ready and not self.synth.behind))
 
     def refresh_audio(self, deadline: float | None = None) -> None:
         """Splice the edits into the output waveform (up to ``deadline``, the rest on
@@ -125,8 +126,9 @@ class PaintSession:
         self.refresh_audio(self._deadline())
 
     def catch_up_soon(self) -> None:
-        """Splice the edits on the next turns (after an undo: this turn draws it)."""
-        if self.synth.behind:
+        """Remix and splice the edits on the next turns (after an undo: this turn draws
+        it)."""
+        if self.synth.behind or self.doc.layers.pending:
             self._schedule()
 
     def start_reading(self):
@@ -195,9 +197,12 @@ class PaintSession:
             self.refresh_audio(deadline)
             self.failed(name, e)
             return
+        if not self._queue and self.doc.layers.pending:
+            self.doc.remix_some(deadline)  # a layer change heard everywhere, a piece a turn
+            ended = True
         if self.splice_each_event() or ended:
             self.refresh_audio(deadline)  # edits are heard at once (only the touched samples)
-        if self._queue:
+        if self._queue or self.doc.layers.pending:
             self._schedule()
         self.turn_painted()
 
@@ -246,7 +251,7 @@ class PaintSession:
     def _push(self, step: Step, label: str | None) -> None:
         if step.notice:
             self.notice(f"{label or step.label}: {step.notice}")
-        if step.patches:
+        if step.changed:
             self.undo_stack.push(StrokeCommand(self.doc, step))
             self._keep_within_limit()
 
@@ -271,7 +276,7 @@ class PaintSession:
     def _continue(self) -> None:
         if self._closed:
             return
-        if self._queue:
+        if self._queue or self.doc.layers.pending:
             self.work()
         else:
             self._scheduled = False
@@ -282,7 +287,7 @@ class PaintSession:
         """Past ``history_limit``, the oldest strokes on the stack are dropped (shown)."""
         stack = self.undo_stack
         strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
-                   if isinstance(c, StrokeCommand) and c.step.patches]
+                   if isinstance(c, StrokeCommand) and c.step.patches and c.step.stack is None]
         total = sum(c.step.nbytes for _, c in strokes)
         for i, oldest in strokes[:-1]:
             if total <= self.history_limit:

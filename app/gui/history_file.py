@@ -16,7 +16,7 @@ def collect(stack: QUndoStack, doc: Document) -> Kept:
 
     def ours(i: int) -> bool:
         c = commands[i]
-        return isinstance(c, StrokeCommand) and c.doc is doc and bool(c.step.patches)
+        return isinstance(c, StrokeCommand) and c.doc is doc and c.step.changed
 
     lo = hi = stack.index()
     while lo > 0 and ours(lo - 1):

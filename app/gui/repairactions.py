@@ -40,13 +40,13 @@ class _KeptWrites:
     def __getattr__(self, name):
         return getattr(self._doc, name)
 
-    def write_complex(self, rect, coeffs, channel=None):
-        self.writes.append((rect, coeffs, channel))
+    def write_complex(self, rect, coeffs, channel=None, *, layer=None):
+        self.writes.append((rect, coeffs, channel, layer))
         return rect
 
     def write_to(self, doc) -> None:
-        for rect, coeffs, channel in self.writes:
-            doc.write_complex(rect, coeffs, channel=channel)
+        for rect, coeffs, channel, layer in self.writes:
+            doc.write_complex(rect, coeffs, channel=channel, layer=layer)
 
 
 class RepairActions:

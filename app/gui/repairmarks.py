@@ -12,6 +12,7 @@ from app.gui.editing import StrokeCommand
 from app.gui.opened import OpenDocument
 from app.gui.viewstate import format_time
 from brushes.repairs import Report, put_back
+from engine.errors import ParameterError
 from engine.layout import channel_names
 
 MARK, CURRENT, PUT_BACK = QColor(90, 200, 255), QColor(255, 255, 255), QColor(110, 110, 110)
@@ -96,7 +97,11 @@ class ClickMarks:
             self.status.showMessage(f"{which} is already put back (Edit > Undo repairs it "
                                     "again)", 5000)
             return
-        done = put_back(self.doc, self.report, self.order[self.index])
+        try:
+            done = put_back(self.doc, self.report, self.order[self.index])
+        except ParameterError as e:
+            self.status.showMessage(f"{which}: {e}", 10000)
+            return
         if done is None:
             self.status.showMessage(f"{which}: the repair changed nothing there", 5000)
             return

@@ -18,8 +18,13 @@ import numpy as np
 from OpenGL import GL
 
 from engine.document import Document
+from engine.layer_view import layer_tile_db, tinted_tile_codes
 from engine.region import Rect
 
+# each layer's colour in the tinted view, by id (engine.layer_view.TINTS of them)
+TINT_COLOURS = np.array([(1.0, 0.55, 0.15), (0.25, 0.7, 1.0), (0.45, 0.95, 0.35),
+                         (1.0, 0.35, 0.6), (0.8, 0.5, 1.0), (1.0, 0.9, 0.3),
+                         (0.3, 0.95, 0.85), (0.95, 0.95, 0.95)], np.float32)
 TEXTURE_TILE = 256
 PYRAMID_ROWS = 2 * TEXTURE_TILE  # shaders/spectrogram.frag reads this layout
 MAX_TILES = 384  # 192 MiB of R32F textures
@@ -58,6 +63,7 @@ class TileCache:
     def __init__(self):
         self.doc: Document | None = None
         self.channel: int | None = None
+        self.layer_view: int | str | None = None  # a layer's id, "tinted", or None: the mix
         self.tiles: OrderedDict[tuple[int, int, int], Tile] = OrderedDict()
         self.uploads = 0  # texel sub-rects uploaded (tests and benchmarks read it)
 
@@ -117,7 +123,7 @@ class TileCache:
     def _create(self, key) -> Tile:
         level, tx, ty = key
         rect = self.tile_rect(level, tx, ty)
-        data = bin_pyramid(self.doc.level_tile_db(rect, 1 << level, self.channel))
+        data = bin_pyramid(self._levels(rect, 1 << level))
         texture = GL.glGenTextures(1)
         GL.glBindTexture(GL.GL_TEXTURE_2D, texture)
         for name, value in ((GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST),
@@ -135,6 +141,14 @@ class TileCache:
             GL.glDeleteTextures([old.texture])
         return tile
 
+    def _levels(self, rect: Rect, factor: int) -> np.ndarray:
+        """What a tile shows of ``rect`` (see :attr:`layer_view`)."""
+        if self.layer_view is None:
+            return self.doc.level_tile_db(rect, factor, self.channel)
+        if self.layer_view == "tinted":
+            return tinted_tile_codes(self.doc, rect, factor, self.channel)
+        return layer_tile_db(self.doc, rect, factor, self.channel, self.layer_view)
+
     def _refresh(self, tile: Tile) -> None:
         """Re-render the pending columns, every bin of them (the pyramid's upper levels
         are maxima over the whole tile's height)."""
@@ -144,7 +158,7 @@ class TileCache:
         f, r = tile.factor, tile.rect
         cells = Rect(r.bin0, r.bin1, r.frame0 + texels.frame0 * f,
                      min(r.frame1, r.frame0 + texels.frame1 * f))
-        data = bin_pyramid(self.doc.level_tile_db(cells, f, self.channel))
+        data = bin_pyramid(self._levels(cells, f))
         GL.glBindTexture(GL.GL_TEXTURE_2D, tile.texture)
         GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
         GL.glTexSubImage2D(GL.GL_TEXTURE_2D, 0, texels.frame0, 0, data.shape[1],

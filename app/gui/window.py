@@ -28,6 +28,8 @@ from app.gui.helpdialog import show_about, show_shortcuts
 from app.gui.history_file import restore
 from app.gui.imageactions import ImageActions
 from app.gui.jobs import Jobs
+from app.gui.layeractions import LayerActions
+from app.gui.layerspanel import LayersPanel
 from app.gui.levelmeter import LevelMeter
 from app.gui.menuaction import menu_action
 from app.gui.messages import MessageLog, messages_button, pointer_toolbar
@@ -90,6 +92,7 @@ class MainWindow(QMainWindow):
         self.view_panel = ViewPanel()
         self.analysis_panel = AnalysisPanel()
         self.selection_panel = SelectionPanel()
+        self.layers_panel = LayersPanel()
         self.history_view = QUndoView(self.undo_stack)
         self.history_view.setEmptyLabel("(opened)")
         self.analysis_view = AnalysisView(self)
@@ -100,6 +103,7 @@ class MainWindow(QMainWindow):
                                     ("View", self.view_panel, Qt.RightDockWidgetArea),
                                     ("Analysis", self.analysis_panel, Qt.RightDockWidgetArea),
                                     ("Selection", self.selection_panel, Qt.RightDockWidgetArea),
+                                    ("Layers", self.layers_panel, Qt.RightDockWidgetArea),
                                     ("History", self.history_view, Qt.LeftDockWidgetArea),
                                     ("Messages", self.messages, Qt.LeftDockWidgetArea),
                                     ("Spectrum", self.spectrum, Qt.LeftDockWidgetArea),
@@ -119,7 +123,7 @@ class MainWindow(QMainWindow):
         self.readout.setObjectName("readout")
         status = self.statusBar()
         self.jobs = Jobs(self, status)
-        status.addPermanentWidget(messages_button(self.docks[5]))
+        status.addPermanentWidget(messages_button(self.docks[6]))
         self.level_meter = LevelMeter(self.player)
 
         # the controllers, each handed what it uses
@@ -138,6 +142,8 @@ class MainWindow(QMainWindow):
         marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
                                      self.paint_channel, marks, status)
+        self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel,
+                                   self.brush_panel, self.jobs, self.state, status)
 
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.playToggled.connect(self.transport.toggle_play)
@@ -160,10 +166,12 @@ class MainWindow(QMainWindow):
         right, the full height, the brush panel and under it the view, analysis and
         selection panels as tabs; the nnAudio view a short strip under the canvas, which
         keeps most of the window."""
-        brushes, view, analysis, selection, history, messages, spectrum, nn_view = self.docks
+        brushes, view, analysis, selection, layers, history, messages, spectrum, nn_view = \
+            self.docks
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(view, analysis)
         self.tabifyDockWidget(analysis, selection)
+        self.tabifyDockWidget(selection, layers)
         self.splitDockWidget(history, spectrum, Qt.Orientation.Vertical)
         self.tabifyDockWidget(history, messages)
         view.raise_()
@@ -215,6 +223,7 @@ class MainWindow(QMainWindow):
         self.compare.build_action(p)
         self.repairs.build_menu(bar)
         self.document_actions += list(self.repairs.repair_actions.values())
+        self.document_actions += self.layers.build_menus(bar)
         play, stop = self.transport.play_action, self.transport.stop_action
         self.toolbar = self._toolbar([*self.selection.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
@@ -277,6 +286,8 @@ class MainWindow(QMainWindow):
         self.opened.audio_path, self.opened.project_path = audio_path, project_path
         self.canvas.view.content_hz = content_hz
         self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
+        self.layers.show_view(None)  # the mix; the panel says so
+        self.layers_panel.view.setCurrentIndex(0)
         self.selection.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
             self.view_controls.apply_view(view)
@@ -309,6 +320,7 @@ class MainWindow(QMainWindow):
         self.analysis_panel.show_settings(doc.transform.settings())
         self.canvas.set_document(doc, self.view_panel.view_channel.currentData(), names, fit)
         self.area.overview.set_session(session)
+        self.layers.refresh()
         self.view_controls.lanes_changed()
         self.area.view_changed()
         self.analysis_view.schedule()
@@ -335,6 +347,9 @@ class MainWindow(QMainWindow):
     # -- painting and view ---------------------------------------------------------
     def _pen(self, seconds, hz, pressure, phase) -> None:
         if self.session is None or (phase == PRESS and self.jobs.editing_blocked("Painting")):
+            return
+        if self.layers.painting_sources:
+            self.layers.mark(seconds, hz, phase)  # paint to separate: a mark, not paint
             return
         if phase == PRESS:
             self.clone_source.stroke_starts(seconds, hz)  # an Alt+clicked source: its offset

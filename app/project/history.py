@@ -8,9 +8,12 @@ app). Past ``SAVE_LIMIT`` the oldest done steps are left out, then the furthest
 undone ones; what is left out is named.
 
 In the file: the manifest's ``history`` ({"steps": [{"label", "channel",
-"patches"}], "index"}) and three arrays: ``history_rects`` (int64 ``[patches, 4]``:
-bins and frames of each patch), ``history_before`` and ``history_after`` (float32
-``[cells, 2]``: real and imaginary parts, the patches' cells one after another).
+"patches"}], "index"}; version 4 adds each step's "layer", the id of the layer it
+painted, and "stack", the layer states before and after a layer operation as
+indices into the project's layer table, app.project.layers) and three arrays:
+``history_rects`` (int64 ``[patches, 4]``: bins and frames of each patch),
+``history_before`` and ``history_after`` (float32 ``[cells, 2]``: real and imaginary
+parts, the patches' cells one after another).
 :func:`app.project.read.check_history` checks them before anything is allocated.
 """
 
@@ -19,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from app.project.read import ProjectError
+from app.project.errors import ProjectError
 from brushes.history import Patch, Step
 from engine.document import Document
+from engine.layers import StackState
 from engine.region import Rect
 
 SAVE_LIMIT = 256 << 20  # bytes of cells a project keeps of the history
@@ -49,15 +53,17 @@ def keep_within(steps: list[Step], index: int, limit: int = SAVE_LIMIT) -> Kept:
         index -= done
         dropped[0 if done else 1] += 1
     copies = [Step(s.label, s.channel, [Patch(p.rect, p.before, p.after if i >= index else None)
-                                        for p in s.patches]) for i, s in enumerate(steps)]
+                                        for p in s.patches], layer=s.layer, stack=s.stack)
+              for i, s in enumerate(steps)]
     left_out = "" if not any(dropped) else (
         f"the history kept {len(steps)} steps; {dropped[0]} older and {dropped[1]} undone "
         f"ones past {limit / 2**20:.0f} MiB were left out")
     return Kept(copies, index, left_out)
 
 
-def pack(kept: Kept) -> tuple[dict, dict[str, np.ndarray]]:
-    """The manifest's ``history`` and the arrays that hold its cells."""
+def pack(kept: Kept, state_index) -> tuple[dict, dict[str, np.ndarray]]:
+    """The manifest's ``history`` and the arrays that hold its cells;
+    ``state_index(state)``: a layer state's index in the project's layer table."""
     rects, before, after = [], [], []
     for i, step in enumerate(kept.steps):
         for p in step.patches:
@@ -67,15 +73,19 @@ def pack(kept: Kept) -> tuple[dict, dict[str, np.ndarray]]:
             if i >= kept.index:
                 after.append(_pairs(p.after))
     manifest = {"index": kept.index,
-                "steps": [{"label": s.label, "channel": s.channel, "patches": len(s.patches)}
+                "steps": [{"label": s.label, "channel": s.channel, "patches": len(s.patches),
+                           "layer": s.layer,
+                           "stack": None if s.stack is None else [state_index(x) for x in s.stack]}
                           for s in kept.steps]}
     return manifest, {"history_rects": np.array(rects, np.int64).reshape(-1, 4),
                       "history_before": _joined(before), "history_after": _joined(after)}
 
 
-def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path) -> Kept:
-    """The steps of a checked project's history, on ``doc``'s device; a patch outside
-    the document is a ProjectError."""
+def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path,
+           states: list[StackState]) -> Kept:
+    """The steps of a checked project's history, on ``doc``'s device; ``states``: the
+    project's layer states (app.project.layers). A patch outside the document is a
+    ProjectError."""
     rects = arrays["history_rects"]
     cells = {"before": 0, "after": 0}
     steps, row = [], 0
@@ -92,7 +102,9 @@ def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, path) -
                      for name in ("before", "after")[:1 + (i >= manifest["index"])]]
             patches.append(Patch(Rect(b0, b1, f0, f1), *parts))
             row += 1
-        steps.append(Step(entry["label"], entry["channel"], patches))
+        stack = entry.get("stack")
+        steps.append(Step(entry["label"], entry["channel"], patches, layer=entry.get("layer", 0),
+                          stack=None if stack is None else (states[stack[0]], states[stack[1]])))
     return Kept(steps, manifest["index"])
 
 

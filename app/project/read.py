@@ -22,15 +22,19 @@ from tokenize import TokenError
 
 import numpy as np
 
+from app.project import layers
+from app.project.errors import ProjectError
 from brushes.selection import Selection
-from engine.errors import ParameterError, SpectroPaintError
+from engine.errors import ParameterError
 from engine.memory import available_memory
 from engine.metadata import Metadata
 from engine.transforms.settings import checked
 
-FORMAT, VERSION = "spectropaint-project", 3
-# what each version stores of an edited rect (3 adds the undo history)
-PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im")}
+FORMAT, VERSION = "spectropaint-project", 4
+# what each version stores of an edited rect (3 adds the undo history, 4 the layers)
+PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im"), 4: ("re", "im")}
+STEP_KEYS = {3: {"label", "channel", "patches"},
+             4: {"label", "channel", "patches", "layer", "stack"}}
 MANIFEST_BYTES = 1 << 20
 JSON_DEPTH = 64
 RATE_RANGE = (1, 768_000)
@@ -42,10 +46,6 @@ MAX_STEPS = 100_000  # undo steps in a project's history
 LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
-
-
-class ProjectError(SpectroPaintError):
-    pass
 
 
 def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -217,23 +217,33 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             raise bad(f"the cells of edited rect {i} are missing or not {shape}")
         if manifest["version"] == 1 and (parts[0] < 0).any():
             raise bad(f"negative magnitudes in edited rect {i}")
+    states = 0
+    if "layers" in manifest:
+        if manifest["version"] < 4:
+            raise bad(f"layers in a version {manifest['version']} project")
+        layers.check(manifest["layers"], arrays, bad)
+        states = len(manifest["layers"]["states"])
     if "history" in manifest:
-        check_history(manifest["history"], arrays, audio.shape[0], bad)
+        check_history(manifest["history"], arrays, audio.shape[0], bad,
+                      version=manifest["version"], states=states)
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
 
 
-def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad) -> None:
+def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
+                  version: int = VERSION, states: int = 0) -> None:
     """The undo history (app.project.history): its steps, and arrays holding exactly
-    the cells its patches need (their bounds in the document are checked on opening)."""
+    the cells its patches need (their bounds in the document are checked on opening);
+    ``states``: how many layer states the project holds (a step's "stack" names two)."""
     steps = history.get("steps") if isinstance(history, dict) else None
     index = history.get("index") if isinstance(history, dict) else None
     if not isinstance(steps, list) or len(steps) > MAX_STEPS or type(index) is not int \
             or not 0 <= index <= len(steps):
         raise bad(f"history {str(history)[:80]!r}")
     for i, step in enumerate(steps):
-        if not (isinstance(step, dict) and set(step) == {"label", "channel", "patches"}
+        if not (isinstance(step, dict) and set(step) == STEP_KEYS[4 if version >= 4 else 3]
+                and _layer_fields_ok(step, states)
                 and isinstance(step["label"], str) and len(step["label"]) <= LABEL_CHARS
                 and (step["channel"] is None or type(step["channel"]) is int
                      and 0 <= step["channel"] < channels)
@@ -259,6 +269,14 @@ def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad) ->
         array = arrays.get(f"history_{name}")
         if array is None or array.dtype != np.float32 or array.shape != (size, 2):
             raise bad(f"history_{name} is not float32 [{size:,}, 2]")
+
+
+def _layer_fields_ok(step: dict, states: int) -> bool:
+    """A version 4 step's layer id and layer states (none in earlier versions)."""
+    layer, stack = step.get("layer", 0), step.get("stack")
+    return type(layer) is int and 0 <= layer < 1 << 40 and (stack is None or (
+        isinstance(stack, list) and len(stack) == 2
+        and all(type(i) is int and 0 <= i < states for i in stack)))
 
 
 def _source_kind_ok(kind) -> bool:

@@ -6,7 +6,9 @@ touched, as the real and imaginary parts of their coefficients (version 2;
 version 1 stored magnitude and phase, and still opens): opening re-analyzes
 the audio (deterministic, so untouched cells come back bit for bit) and writes
 those tiles back. Version 3 adds the undo history (app.project.history) and, in
-an autosave, the project the edits were saved as. Arrays are read with
+an autosave, the project the edits were saved as; version 4 the layers
+(app.project.layers), the edited tiles being then those painted before the
+document had layers, and the layers' own cells their tiles and masks. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. Written to a temporary file, flushed to disk, then renamed.
 """
@@ -23,12 +25,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from app.project import layers
 from app.project.history import Kept, pack, unpack
 from app.project.read import FORMAT, VERSION, ProjectError, read
 from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
 from engine.document import Document
 from engine.errors import Cancelled, ParameterError
+from engine.layer_sources import LAYER_TILE
 from engine.metadata import Metadata
 from engine.region import Rect
 from engine.transforms.settings import checked
@@ -57,9 +61,12 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
     ``history``: the undo steps to keep (their cells are packed in the worker);
     ``project``: the project file the edits were saved as (an autosave names it)."""
     arrays = {"audio": doc.audio.samples}
-    rects = tracker.rects()
+    states = [] if history is None else [x for s in history.steps if s.stack for x in s.stack]
+    table = None if doc.layers.plain and not states else layers.table(doc, states)
+    rects = tracker.rects() if table is None else _written(doc, table.plain)
     for i, rect in enumerate(rects):
-        z = doc.read_complex(rect).cpu()
+        z = doc.read_complex(rect).cpu() if table is None else \
+            table.plain.tensor[:, rect.frames, rect.bins].transpose(1, 2).contiguous()
         arrays[f"re_{i}"], arrays[f"im_{i}"] = z.real.numpy(), z.imag.numpy()
     return {"arrays": arrays, "rects": [[r.bin0, r.bin1, r.frame0, r.frame1] for r in rects],
             "sample_rate": doc.sample_rate, "analysis": doc.transform.settings(),
@@ -67,7 +74,17 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
             "source_kind": {"format": doc.audio.format, "subtype": doc.audio.subtype,
                             "layout": list(doc.audio.layout)},
             "source_metadata": doc.audio.metadata.to_json(), "history": history,
-            "project": str(project) if project else None}
+            "project": str(project) if project else None, "layers": table,
+            "next_id": doc.layers.next_id}
+
+
+def _written(doc: Document, plain) -> list[Rect]:
+    """The tiles of the document's own tensor painted before it had layers."""
+    if plain is None:
+        return []
+    size = LAYER_TILE
+    return [Rect(tb * size, (tb + 1) * size, tf * size, (tf + 1) * size)
+            .clip(doc.n_bins, doc.n_frames) for tb, tf in sorted(plain.written)]
 
 
 class Saved(NamedTuple):
@@ -90,8 +107,12 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
                 "edited_rects": snap["rects"], "view": view}
     if snap.get("project"):
         manifest["project"] = snap["project"]
+    table = snap.get("layers")
+    if table is not None:
+        manifest["layers"], cells = layers.pack(table, snap["next_id"])
+        arrays.update(cells)
     if snap.get("history") is not None and snap["history"].steps:
-        manifest["history"], cells = pack(snap["history"])
+        manifest["history"], cells = pack(snap["history"], table.state if table else None)
         arrays.update(cells)
     try:
         cleared = clear_stale(path)
@@ -176,7 +197,9 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
         doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
-    history = unpack(manifest["history"], arrays, doc, path) if "history" in manifest \
+    states = layers.unpack(manifest["layers"], arrays, doc, path) if "layers" in manifest \
+        else []
+    history = unpack(manifest["history"], arrays, doc, path, states) if "history" in manifest \
         else Kept([], 0)
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)

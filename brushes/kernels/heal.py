@@ -230,14 +230,12 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
     if "followed" in spans:
         times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
         along = {"path_t": times - start / sr, "path_f": freqs, "reach": reach}
-        followed = track.remove(x, sr, **along)
-        if followed is not None:
-            removals["followed"] = guard.safe(x, followed, sr, neighbours=2)[0]
-            if "steady" in removals and track.standing(removals["followed"], sr, **along) >= \
-                    track.standing(removals["steady"], sr, **along):
-                del removals["followed"]
-            else:
-                removals.pop("steady", None)
+        followed = track.follow(x, sr, **along)
+        if followed is not None and (
+                "steady" not in removals or
+                track.standing(followed.subtracted, sr, **along) <
+                track.standing(removals["steady"], sr, **along)):
+            removals = {"followed": guard.safe(x, followed.cleaned(), sr, neighbours=2)[0]}
     if not removals:
         return None
     (kind, y), = removals.items()

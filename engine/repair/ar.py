@@ -33,10 +33,17 @@ def usable(context: np.ndarray, order: int) -> bool:
     return float(np.std(x[live])) > SILENT
 
 
-def autocorrelation(blocks: np.ndarray, order: int) -> np.ndarray:
+def autocorrelation(blocks: np.ndarray, order: int, *,
+                    present: np.ndarray | None = None) -> np.ndarray:
     """``[B, order + 1]`` autocorrelations of the Hann-windowed rows of ``blocks`` ``[B, L]``
-    (means removed), by FFT."""
-    x = blocks - blocks.mean(-1, keepdims=True)
+    (means removed), by FFT; where ``present`` (``[B, L]``) is given, only the samples it
+    marks count (the others are missing: a click's, say), and only pairs of them."""
+    x = np.asarray(blocks, np.float64)
+    if present is None:
+        x = x - x.mean(-1, keepdims=True)
+    else:
+        mean = (x * present).sum(-1, keepdims=True) / np.maximum(present.sum(-1, keepdims=True), 1)
+        x = np.where(present, x - mean, 0.0)
     x = x * np.hanning(x.shape[-1] + 2)[1:-1]
     size = 1 << int(np.ceil(np.log2(x.shape[-1] + order + 1)))
     spectrum = np.fft.rfft(x, size)
@@ -63,41 +70,48 @@ def levinson(r: np.ndarray) -> np.ndarray:
     return a
 
 
-def fit(pieces: list[np.ndarray], order: int) -> np.ndarray:
-    """One prediction-error filter ``[1, a1..ap]`` from the pieces of context given
-    (each long enough), their autocorrelations summed."""
-    r = sum(autocorrelation(np.asarray(p, np.float64)[None], order)[0] for p in pieces
-            if len(p) > order)
-    return levinson(r)[0]
-
-
-def prediction_error(x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``e[n] = sum_k a[k] x[n - k]`` for n from ``len(a) - 1`` (full history only)."""
-    return np.convolve(x, a, mode="valid")
-
-
-def interpolate(x: np.ndarray, damaged: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``x`` with the ``damaged`` samples replaced by those that minimise the AR
-    prediction error over the span (plus the ridge); the damaged samples must lie at
-    least ``len(a) - 1`` samples inside ``x``."""
-    p = len(a) - 1
-    unknown = np.flatnonzero(damaged)
-    if len(unknown) == 0:
-        return x.copy()
+def interpolate(x: np.ndarray, unknown: np.ndarray,
+                a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``([B, M], [B, M])``: for each row of ``x`` ``[B, L]``, its ``unknown`` samples
+    (``[B, L]``, at most ``M`` a row, each at least ``p = a.shape[-1] - 1`` samples inside
+    the row; in order, padded with zeros) re-estimated as those that minimise the
+    prediction error of the row's model ``a`` ``[B, p + 1]`` over the row, plus the prior
+    (Bayesian LSAR): they are no larger than the audio around them, weighed against the
+    model's prediction error there; and each estimate's posterior variance (the
+    prediction error's power times the diagonal of the inverse normal matrix). Every
+    other sample is known."""
+    rows, length = x.shape
+    p = a.shape[-1] - 1
+    count = unknown.sum(-1)
+    m = max(1, int(count.max()))
+    # the unknowns' positions, each row's padded with its last (masked below)
+    order_ = np.argsort(~unknown, axis=-1, kind="stable")[:, :m]
+    slot = np.arange(m)[None] < count[:, None]
+    pos = np.where(slot, order_, 0)
+    known = np.where(unknown, 0.0, x)
     # (A^T A)[i, j] = sum_k a[k] a[k + j - i] for samples away from the ends: Toeplitz
-    lag = np.array([a[:p + 1 - d] @ a[d:] for d in range(p + 1)])
-    gaps = np.abs(unknown[:, None] - unknown[None, :])
-    gram = np.where(gaps <= p, lag[np.minimum(gaps, p)], 0.0)
-    known = np.where(damaged, 0.0, x)
-    # a prior on the unknowns (Bayesian LSAR): they are no larger than the audio around
-    # them, weighed against the model's prediction error there
-    clean = np.convolve(damaged, np.ones(p + 1), mode="full")[p:len(x)] == 0  # rows of n >= p
-    residual = prediction_error(known, a)[clean] if len(x) > p else np.zeros(0)
-    signal = float(np.mean(known[~damaged] ** 2)) if (~damaged).any() else 0.0
-    error = float(np.mean(residual ** 2)) if len(residual) else signal
-    gram[np.diag_indices_from(gram)] += RIDGE * error / max(signal, 1e-300) + 1e-12 * lag[0]
+    lag = np.stack([(a[:, :p + 1 - d] * a[:, d:]).sum(-1) for d in range(p + 1)], -1)
+    gaps = np.abs(pos[:, :, None] - pos[:, None, :])
+    gram = np.where(gaps <= p, np.take_along_axis(lag, np.minimum(gaps, p).reshape(rows, -1),
+                                                  -1).reshape(rows, m, m), 0.0)
+    both = slot[:, :, None] & slot[:, None, :]
+    gram = np.where(both, gram, np.eye(m)[None])
     # A^T A applied to the known samples, read at the unknown ones
-    rhs = np.convolve(np.convolve(known, a, mode="full"), a[::-1], mode="full")[p + unknown]
-    out = x.copy()
-    out[unknown] = np.linalg.solve(gram, -rhs)
-    return out
+    shifts = np.arange(-p, p + 1)
+    near = (pos[:, :, None] + p + shifts).reshape(rows, -1)
+    rhs = (np.take_along_axis(np.pad(known, ((0, 0), (p, p))), near, -1).reshape(rows, m, -1)
+           * lag[:, np.abs(shifts)][:, None, :]).sum(-1) * slot
+    # the prior: the prediction error over rows whose history is all known, over the power
+    # of the known samples
+    size = 1 << int(np.ceil(np.log2(length + p)))
+    residual = np.fft.irfft(np.fft.rfft(known, size) * np.fft.rfft(a, size), size)[:, p:length]
+    touched = np.cumsum(np.pad(unknown, ((0, 0), (1, 0))), -1)
+    clean = (touched[:, p + 1:] - touched[:, :length - p]) == 0
+    power = (known ** 2).sum(-1) / np.maximum(length - count, 1)
+    error = np.where(clean.any(-1), (residual ** 2 * clean).sum(-1) / np.maximum(
+        clean.sum(-1), 1), power)
+    ridge = RIDGE * error / np.maximum(power, 1e-300) + 1e-12 * lag[:, 0]
+    gram[:, np.arange(m), np.arange(m)] += ridge[:, None] * slot
+    inverse = np.linalg.inv(gram)
+    values = -(inverse @ rhs[..., None])[..., 0] * slot
+    return values, error[:, None] * np.diagonal(inverse, axis1=1, axis2=2) * slot

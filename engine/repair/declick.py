@@ -1,188 +1,65 @@
-"""Clicks: find the samples an AR model of the audio around them cannot
-explain, and re-estimate them by stable least-squares AR interpolation
-(engine.repair.ar).
+"""Clicks: find the samples an AR model of the audio around them cannot explain
+(engine.repair.click_find), and re-estimate them by stable least-squares AR
+interpolation (engine.repair.click_fill, engine.repair.ar).
 
-A sample is a click candidate when both its forward and its backward
-prediction error stand out from the error of the audio around it (more than
-``threshold`` robust standard deviations, and above -80 dBFS) and the audio a
-period away does not predict it (a waveform's own edges recur); candidates closer
-than a quarter of the model order are one click, and a run longer than
-``max_ms`` is the audio itself (a plosive, a drum), not a click. The scale is
-learnt only from live audio: digital silence, a fade to nothing or a DC stretch
-teaches nothing, and where too little live audio surrounds a click it is left
-alone. A repair louder than the audio around it (+1 dB) is left undone.
-
-:func:`repair_click` serves the heal brush (one click under a dab); :func:`run`
-is the de-click module (every click of a region, batched by blocks).
+:func:`run` is the de-click module: every click of a region, in passes (each
+learns its models from what the one before repaired, so a click that hid its
+neighbour no longer does), over parts of the file a few seconds long (memory
+bounded, progress and cancel between them). :func:`repair_click` serves the heal
+brush (one click under a dab).
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from engine.progress import step
-from engine.repair import Event, Outcome, ar
+from engine.repair import Event, Outcome, ar, click_context, click_fill, click_find
+from engine.repair.click_find import FLOOR, live, order_for
 
-FLOOR = 1e-4  # prediction errors below -80 dBFS are inaudible: never a click
-DILATE = 2  # samples added either side of each click
-BLOCK_SECONDS = 0.04  # the module's AR models hold over this long
 CONTEXT_SECONDS = 0.01  # the audio a click's repair is learnt from and checked against
-LOUDER_DB = 1.0  # a repair may not peak above its surroundings by more than this
 SILENCE_SECONDS = 0.002  # a click in digital silence has this much of it either side
-MODEL_BATCH = 512  # blocks whose models are learnt at once
-EDGE_SECONDS = 0.0005  # the audio either side of a candidate compared with a period away
-PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
-RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
+PART_SECONDS = 20.0  # the module works through a channel this much at a time
+MARGIN_SECONDS = 0.1  # ...seeing this much more either side (models, periods, repairs)
+BLOCK_THRESHOLD = 8.0  # robust deviations of its block's error scale (sensitivity 5)
+LOCAL_THRESHOLD = 6.0  # times the error's RMS about it (sensitivity 5)
+RECUR_THRESHOLD = 16.0  # a period's copy that predicts a candidate within this is the sound
+PASSES = 2  # each pass learns its models from what the one before repaired
+CRACKLE = 0.7071  # crackle: the thresholds times this (3 dB more readily found)
+CRACKLE_PASSES = 4  # ...in more passes (each repairs the largest, the next finds more)
+CRACKLE_SILENCE_SECONDS = 0.00025  # ...and clicks in silence need this much of it
 
 
-def order_for(sample_rate: int) -> int:
-    """AR order: 32 at 44.1 kHz, in proportion, within 12 to 48."""
-    return int(np.clip(round(32 * sample_rate / 44100), 12, 48))
+@dataclass(frozen=True)
+class Limits:
+    """What a click is at a sensitivity: how far its error stands out of its block's
+    scale (``block``) and of the error about it (``local``), within what a period's copy
+    predicting it makes it the sound (``recur``), its longest run (``max_len`` samples),
+    the silence a click in digital silence has either side (``quiet`` samples), and the
+    passes over the audio."""
+
+    block: float
+    local: float
+    recur: float
+    max_len: int
+    quiet: int
+    passes: int
 
 
-def threshold_for(sensitivity: float) -> float:
-    """Robust standard deviations a click must stand out by: sensitivity 0 -> 32,
-    5 (default) -> 16, 10 -> 8 (each step ~0.6 dB more sensitive). On speech and music
-    without clicks (tests/takes.py), 16 found 6 false clicks a second and 81 % of
-    random clicks; 12: 17 and 87 %; a false click's repair costs music transients.
-    Since a waveform's recurring edges are told apart (:func:`_recurs`), 16 finds a
-    median of 1.6 false clicks a second (seeds 1 and 2)."""
-    return 32.0 * 10 ** (-sensitivity * 0.0602)
-
-
-def _errors(x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Per sample, the smaller of the forward and backward prediction errors (0 where a
-    full history is missing)."""
-    p = len(a) - 1
-    fwd = np.convolve(x, a)[:len(x)]  # (scipy's lfilter(a, [1], x), without its import)
-    bwd = np.convolve(x[::-1], a)[:len(x)][::-1]
-    err = np.minimum(np.abs(fwd), np.abs(bwd))
-    err[:p], err[len(x) - p:] = 0.0, 0.0
-    return err
-
-
-def _scale(err: np.ndarray, live: np.ndarray) -> float | None:
-    """Robust standard deviation of the prediction error over live samples, or None."""
-    if live.sum() < 64:
-        return None
-    return 1.4826 * float(np.median(err[live])) + 1e-12
-
-
-def _runs(flags: np.ndarray, join: int) -> list[tuple[int, int]]:
-    idx = np.flatnonzero(flags)
-    if len(idx) == 0:
-        return []
-    cuts = np.flatnonzero(np.diff(idx) > join) + 1
-    return [(int(r[0]), int(r[-1]) + 1) for r in np.split(idx, cuts)]
-
-
-def _live(x: np.ndarray) -> np.ndarray:
-    return (np.abs(x) > ar.SILENT) & (np.abs(x) < ar.FULL_SCALE)
-
-
-def _repaired(x: np.ndarray, lo: int, hi: int, order: int, span: int) -> np.ndarray | None:
-    """``x[lo:hi]`` re-estimated from ``span`` samples either side: by a model fitted on
-    them alone; where they cannot teach one (digital silence, a fade to nothing) or its
-    repair would be louder than they are, by a straight line between the click's
-    neighbours (never louder than they are); None at the signal's ends."""
-    if lo < 1 or hi >= len(x):
-        return None
-    a0, b1 = max(0, lo - span), min(len(x), hi + span)
-    before, after = x[a0:lo], x[hi:b1]
-    line = np.linspace(x[lo - 1], x[hi], hi - lo + 2)[1:-1]
-    if lo - a0 < order + 1 or b1 - hi < order + 1 or \
-            not ar.usable(np.concatenate((before, after)), order):
-        return line
-    a = ar.fit([before, after], order)
-    window = x[a0:b1]
-    damaged = np.zeros(len(window), bool)
-    damaged[lo - a0:hi - a0] = True
-    fixed = ar.interpolate(window, damaged, a)[lo - a0:hi - a0]
-    around = max(np.abs(before).max(), np.abs(after).max())
-    if not np.all(np.isfinite(fixed)) or np.abs(fixed).max() > around * 10 ** (LOUDER_DB / 20):
-        return line
-    return fixed
-
-
-def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
-                 threshold: float = 20.0, max_ms: float = 5.0) -> np.ndarray | None:
-    """``x`` (one channel) with the click inside ``candidates`` repaired, or None when
-    nothing there stands out, or the audio around it cannot teach a model."""
-    order = min(order_for(sample_rate), max(4, (len(x) - (candidates.stop - candidates.start))
-                                             // 8))
-    context = np.concatenate((x[:candidates.start], x[candidates.stop:]))
-    if not ar.usable(context, order):
-        return None
-    a = ar.fit([x[:candidates.start], x[candidates.stop:]], order)
-    err = _errors(x, a)
-    inside = np.zeros(len(x), bool)
-    inside[candidates] = True
-    sigma = _scale(err, ~inside & _live(x) & (err > 0))
-    if sigma is None:
-        return None
-    flags = inside & (err > max(threshold * sigma, FLOOR))
-    out, changed = x.copy(), False
-    span = max(4 * order, round(CONTEXT_SECONDS * sample_rate))
-    for lo, hi in _runs(flags, max(1, order // 4)):
-        if hi - lo > max_ms / 1000 * sample_rate:
-            continue
-        lo, hi = max(lo - DILATE, 0), min(hi + DILATE, len(x))
-        fixed = _repaired(out, lo, hi, order, span)
-        if fixed is not None:
-            out[lo:hi], changed = fixed, True
-    return out if changed else None
-
-
-def _in_silence(signal: np.ndarray, b0: int, b1: int, max_len: float, quiet: int,
-               ch: int) -> list[Event]:
-    """Clicks in digital silence: runs of at most ``max_len`` sound samples starting in
-    ``[b0, b1)`` with ``quiet`` silent samples either side are set back to silence
-    (there is nothing to learn a model from, and nothing to keep)."""
-    lo, hi = max(0, b0 - quiet), min(len(signal), b1 + int(max_len) + quiet)
-    found = []
-    for r0, r1 in _runs(np.abs(signal[lo:hi]) > ar.SILENT, 1):
-        a, b = lo + r0, lo + r1
-        if not b0 <= a < b1 or b - a > max_len or a < quiet or b + quiet > len(signal):
-            continue
-        if np.abs(signal[a - quiet:a]).max() > ar.SILENT or \
-                np.abs(signal[b:b + quiet]).max() > ar.SILENT:
-            continue
-        signal[a:b] = 0.0
-        found.append(Event(a, b - a, ch))
-    return found
-
-
-def _recurs(signal: np.ndarray, c0: int, c1: int, sr: int, threshold: float) -> bool:
-    """Whether ``[c0, c1)`` is the waveform recurring, not a click: the audio about it
-    (``EDGE_SECONDS`` either side) comes back a period away (``PERIOD_SECONDS``, 40-500
-    Hz) with a normalised correlation above ``RECUR``, and that period's copy predicts
-    the candidate as well as it predicts the audio about it (its error there does not
-    stand out by ``threshold`` robust deviations). A square wave's edge or a buzzy
-    note's, which a short AR model cannot predict, is the sound; a click on a steady
-    tone is not in the tone's previous period."""
-    edge = max(2, round(EDGE_SECONDS * sr))
-    a, b = c0 - edge, c1 + edge
-    if a < 0 or b > len(signal):
-        return False
-    seg = signal[a:b]
-    energy = float(seg @ seg)
-    shortest = max(b - a, round(PERIOD_SECONDS[0] * sr))
-    longest = round(PERIOD_SECONDS[1] * sr)
-    lo, hi = max(0, a - longest), min(len(signal), b + longest)
-    windows = np.lib.stride_tricks.sliding_window_view(signal[lo:hi], b - a)
-    lags = np.arange(lo, hi - (b - a) + 1) - a
-    windows = windows[np.abs(lags) >= shortest]
-    if energy <= 0 or len(windows) == 0:
-        return False
-    dots = windows @ seg
-    power = np.einsum("ij,ij->i", windows, windows)
-    best = int(np.argmax(dots / (np.sqrt(power * energy) + 1e-30)))
-    if dots[best] / (math.sqrt(power[best] * energy) + 1e-30) <= RECUR:
-        return False
-    error = np.abs(seg - dots[best] / power[best] * windows[best])
-    around = np.concatenate([error[:edge], error[-edge:]])
-    sigma = 1.4826 * float(np.median(around)) + 1e-12
-    return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)
+def limits(sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False) -> Limits:
+    """The :class:`Limits` at ``sensitivity`` (0-10; 5 the default: each step is ~0.6 dB
+    more sensitive, 0 halves the thresholds, 10 doubles them) and for ``crackle`` (dense
+    small clicks: at most 1 ms, 3 dB more readily found, in more passes, with less
+    silence about those in digital silence)."""
+    factor = 10 ** (-0.0602 * (sensitivity - 5.0))
+    found = factor * (CRACKLE if crackle else 1.0)
+    return Limits(block=BLOCK_THRESHOLD * found, local=LOCAL_THRESHOLD * found,
+                  recur=RECUR_THRESHOLD * factor,
+                  max_len=round((1.0 if crackle else 3.0) / 1000 * sample_rate),
+                  quiet=round((CRACKLE_SILENCE_SECONDS if crackle else SILENCE_SECONDS)
+                              * sample_rate),
+                  passes=CRACKLE_PASSES if crackle else PASSES)
 
 
 def _merged(events: list[Event]) -> list[Event]:
@@ -192,7 +69,7 @@ def _merged(events: list[Event]) -> list[Event]:
     for e in sorted(events, key=lambda e: (e.channel, e.start)):
         last = out[-1] if out else None
         if last is not None and last.channel == e.channel and \
-                e.start <= last.start + last.length + DILATE:
+                e.start <= last.start + last.length + click_fill.REACH:
             end = max(last.start + last.length, e.start + e.length)
             out[-1] = Event(last.start, end - last.start, e.channel)
         else:
@@ -200,77 +77,104 @@ def _merged(events: list[Event]) -> list[Event]:
     return sorted(out, key=lambda e: (e.start, e.channel))
 
 
-def _block_models(signal: np.ndarray, block: int, order: int) -> np.ndarray:
-    """``[blocks, order + 1]``: each block's AR model, learnt from it and half a block
-    either side (zeros beyond the signal), all in one batch."""
-    count = -(-len(signal) // block)
-    padded = np.pad(signal, (block // 2, block * 2))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * block)[::block][:count]
-    models = np.empty((count, order + 1))
-    for i in range(0, count, MODEL_BATCH):  # bounded memory on long files
-        models[i:i + MODEL_BATCH] = ar.levinson(ar.autocorrelation(
-            windows[i:i + MODEL_BATCH], order))
-    return models
+def _part(signal: np.ndarray, lo: int, hi: int, sr: int,
+          limit: Limits) -> tuple[list[Event], set[int]]:
+    """Find and repair the clicks of ``signal`` starting in ``[lo, hi)`` (in place); the
+    clicks repaired (channel 0) and where those left alone at the signal's ends start."""
+    margin = round(MARGIN_SECONDS * sr)
+    a, b = max(0, lo - margin), min(len(signal), hi + margin)
+    seg = signal[a:b]
+    found = []
+    s0, s1 = click_context.in_silence(seg, max_len=limit.max_len, quiet=limit.quiet)
+    for r0, r1 in zip(s0, s1, strict=True):
+        if lo <= a + r0 < hi:
+            seg[r0:r1] = 0.0
+            found.append(Event(a + int(r0), int(r1 - r0), 0))
+    finder = click_find.Finder(seg, sr)
+    span = max(4 * finder.order, round(CONTEXT_SECONDS * sr))
+    left_alone = set()
+    for _ in range(limit.passes):
+        starts, stops = finder.clicks(block=limit.block, local=limit.local,
+                                      max_len=limit.max_len)
+        clicks = [(r0, r1) for r0, r1 in zip(starts, stops, strict=True)
+                  if not click_context.recurs(seg, r0, r1, sr, limit.recur)]
+        written = []
+        for r0, r1, fixed in click_fill.fill(seg, *np.array(clicks, int).reshape(-1, 2).T,
+                                             order=finder.order, span=span):
+            if not lo <= a + r0 < hi:
+                continue  # another part's
+            if fixed is None:
+                left_alone.add(a + r0)
+                continue
+            seg[r0:r1] = fixed
+            written.append((r0, r1))
+            found.append(Event(a + r0, r1 - r0, 0))
+        if not written:
+            break
+        finder.repaired(*np.array(written).T)
+    return found, left_alone
 
 
 def run(x: np.ndarray, sample_rate: int, *, sensitivity: float = 5.0, crackle: bool = False,
-        progress=None, cancel=None) -> Outcome:
-    """Every click of ``x`` ``[channels, n]``: blocks of ``BLOCK_SECONDS`` each get an AR
-    model (from the block and its neighbours), clicks are found against the block's own
-    error scale and repaired one by one. ``crackle``: dense small clicks (at most 1 ms,
-    found 3 dB more readily, a second pass over what the first left)."""
+        within: tuple[int, int] | None = None, progress=None, cancel=None) -> Outcome:
+    """Every click of ``x`` ``[channels, n]`` that starts within the samples ``within``
+    (default: all; the rest is context the models learn from), found
+    (engine.repair.click_find) and repaired (engine.repair.click_fill) over parts of
+    ``PART_SECONDS``, as :func:`limits` says at ``sensitivity`` and for ``crackle``."""
     sr = sample_rate
-    order = order_for(sr)
-    threshold = threshold_for(sensitivity) / (math.sqrt(2) if crackle else 1.0)
-    max_len = (1.0 if crackle else 3.0) / 1000 * sr
-    block = 1 << max(8, round(math.log2(BLOCK_SECONDS * sr)))
-    span = max(4 * order, round(CONTEXT_SECONDS * sr))
+    limit = limits(sr, sensitivity=sensitivity, crackle=crackle)
     out = np.array(x, np.float64, copy=True)
     events: list[Event] = []
-    passes = 3 if crackle else 2  # each pass learns from what the last one repaired
-    total = out.shape[0] * passes * max(1, math.ceil(out.shape[1] / block))
-    done = 0
-    left_alone = 0
-    for _ in range(passes):
-        for ch, signal in enumerate(out):
-            models = _block_models(signal, block, order)
-            for b0 in range(0, len(signal), block):
-                step(done / total, progress, cancel)
-                done += 1
-                lo, hi = max(0, b0 - block // 2), min(len(signal), b0 + block + block // 2)
-                window = signal[lo:hi]
-                live = _live(window)
-                events += _in_silence(signal, b0, min(b0 + block, len(signal)), max_len,
-                                      round(SILENCE_SECONDS * sr), ch)
-                if live.sum() < 4 * order or not ar.usable(window, order):
-                    continue
-                a = models[b0 // block]
-                err = _errors(window, a)
-                sigma = _scale(err, live & (err > 0))
-                if sigma is None:
-                    continue
-                own = slice(b0 - lo, min(b0 + block, len(signal)) - lo)
-                flags = np.zeros(len(window), bool)
-                flags[own] = err[own] > max(threshold * sigma, FLOOR)
-                for r0, r1 in _runs(flags, max(1, order // 4)):
-                    if r1 - r0 > max_len:
-                        continue
-                    c0, c1 = max(lo + r0 - DILATE, 0), min(lo + r1 + DILATE, len(signal))
-                    if _recurs(signal, c0, c1, sr, threshold):
-                        continue
-                    fixed = _repaired(signal, c0, c1, order, span)
-                    if fixed is None:
-                        left_alone += 1
-                        continue
-                    signal[c0:c1] = fixed
-                    events.append(Event(c0, c1 - c0, ch))
+    part = round(PART_SECONDS * sr)
+    total = out.shape[0] * max(1, math.ceil(out.shape[1] / part))
+    done, left_alone = 0, 0
+    w0, w1 = within or (0, out.shape[1])
+    for ch, signal in enumerate(out):
+        for lo in range(0, len(signal), part):
+            step(done / total, progress, cancel)
+            done += 1
+            a, b = max(lo, w0), min(lo + part, len(signal), w1)
+            if a >= b:
+                continue
+            found, alone = _part(signal, a, b, sr, limit)
+            events += [Event(e.start, e.length, ch) for e in found]
+            left_alone += len(alone)
     step(1.0, progress, None)
     events = _merged(events)
     if not events:
         return Outcome(x, "", [])
-    lengths = sorted(e.length - 2 * DILATE for e in events)
-    summary = (f"{len(events)} click(s) repaired ({max(lengths[0], 1)}-{max(lengths[-1], 1)} "
-               f"samples, median {max(lengths[len(lengths) // 2], 1)})")
+    lengths = sorted(e.length for e in events)
+    summary = (f"{len(events)} click(s) repaired ({lengths[0]}-{lengths[-1]} samples, median "
+               f"{lengths[len(lengths) // 2]})")
     if left_alone:
         summary += f"; {left_alone} at the file's ends left alone"
     return Outcome(out, summary, events)
+
+
+def repair_click(x: np.ndarray, candidates: slice, sample_rate: int, *,
+                 threshold: float = 20.0, max_ms: float = 5.0) -> np.ndarray | None:
+    """``x`` (one channel) with the click inside ``candidates`` repaired, or None when
+    nothing there stands out, or the audio around it cannot teach a model."""
+    order = min(order_for(sample_rate), max(4, (len(x) - (candidates.stop - candidates.start))
+                                             // 8))
+    inside = np.zeros(len(x), bool)
+    inside[candidates] = True
+    if not ar.usable(x[~inside], order):
+        return None
+    a = ar.levinson(ar.autocorrelation(x[None], order, present=~inside[None]))
+    fwd, bwd = (e[0] for e in click_find.errors(x, a, len(x), np.zeros(1, int)))
+    err = np.minimum(fwd, bwd)
+    context = ~inside & live(x) & (err > 0)
+    if context.sum() < 64:
+        return None
+    sigma = 1.4826 * float(np.median(err[context])) + 1e-12
+    starts, stops = click_find.runs(inside & (err > max(threshold * sigma, FLOOR)),
+                                    max(1, order // 4))
+    short = stops - starts <= max_ms / 1000 * sample_rate
+    starts, stops = click_find.extents(fwd, bwd, starts[short], stops[short], sample_rate)
+    span = max(4 * order, round(CONTEXT_SECONDS * sample_rate))
+    out, changed = x.copy(), False
+    for r0, r1, fixed in click_fill.fill(x, starts, stops, order=order, span=span):
+        if fixed is not None:
+            out[r0:r1], changed = fixed, True
+    return out if changed else None

@@ -9,10 +9,15 @@ least ``PRESENT`` of the stroke. The tone is then demodulated
 along the phase of that frequency, low-passed over ``SMOOTH_SECONDS`` (what
 sounds beside it changes faster and averages out) and subtracted where it was
 found, easing in and out over ``RAMP_SECONDS`` (its own fade goes with it).
-The demodulation is de-hum's (engine.repair.dehum), with one harmonic.
+The demodulation is de-hum's (engine.repair.dehum), with one harmonic. What of
+the tone still stands out at its frequency after that (a few per cent, heard in
+the pauses) is then brought down to the level of the spectrum around it
+(:meth:`Followed.cleaned`).
 """
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +30,8 @@ JUMP_HZ = 15.0  # from one frame to the next (5 ms), a tone's frequency moves le
 PRESENT = 0.5  # and it is found along at least this share of the stroke
 SMOOTH_SECONDS = 0.012
 RAMP_SECONDS = 0.01
+GATE_BINS = 2  # the residual left at the tone's frequency: its bin and this many either side
+RING_BINS = 32  # ... stands out above the median of the bins this far either side of it
 
 
 def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
@@ -74,10 +81,60 @@ def standing(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     return int(_frequencies(x, sr, path_t, path_f, reach)[2].sum())
 
 
-def remove(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
-           reach: np.ndarray) -> np.ndarray | None:
-    """``x`` ``[ch, n]`` with the tone along the path (seconds from ``x``'s first sample,
-    Hz, and Hz of reach) removed; None when no tone stands out along it."""
+@dataclass
+class Followed:
+    """A tone followed along a path and subtracted: ``subtracted`` is the audio without
+    it; :meth:`cleaned` also takes what of it still stands out."""
+
+    audio: np.ndarray  # [ch, n], as it was
+    subtracted: np.ndarray
+    sample_rate: int
+    first: int  # the samples it was found from and to
+    last: int
+    hz: Callable[[np.ndarray], np.ndarray]  # its frequency at given samples
+
+    def cleaned(self) -> np.ndarray:
+        """``subtracted`` with what of the tone still stands ``STANDS_DB`` above the
+        spectrum around it at its frequency (``GATE_BINS`` either side) brought down
+        to that level, where the subtraction took more than it left (what is louder
+        than the tone was, speech's harmonics crossing it, stays): the few per cent a
+        followed tone's subtraction leaves are heard in a pause, where nothing else
+        is. Only those cells change; the rest keeps its bits."""
+        sr, y = self.sample_rate, self.subtracted
+        win = 1 << int(round(math.log2(WINDOW_SECONDS * sr)))
+        hop, bins = win // 4, win // 2 + 1
+        taper = np.sqrt(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win) / win))
+        mids = np.arange(self.first - self.first % hop, self.last + 1, hop)  # frame centres
+
+        def spectra(a):
+            frames = np.lib.stride_tricks.sliding_window_view(
+                np.pad(a, ((0, 0), (win // 2, win // 2))), win, axis=-1)[:, mids]
+            return np.fft.rfft(frames * taper, axis=-1)
+        z, taken = spectra(y), spectra(self.audio - y)
+        offsets = np.arange(-RING_BINS, RING_BINS + 1)
+        at = np.clip(np.rint(self.hz(mids) * win / sr).astype(int)[:, None] + offsets, 0,
+                     bins - 1)
+        rows = np.arange(len(mids))[:, None]
+        ring = np.abs(z[:, rows, at])
+        close = np.abs(offsets) <= GATE_BINS
+        level = np.median(ring[..., ~close], axis=-1, keepdims=True)
+        cells = ring[..., close]
+        residual = (cells > level * 10 ** (STANDS_DB / 20)) & \
+            (cells < np.abs(taken[:, rows, at[:, close]]))
+        scale = np.where(residual, level / np.maximum(cells, 1e-300), 1.0)
+        change = np.zeros_like(z)
+        change[:, rows, at[:, close]] = z[:, rows, at[:, close]] * (scale - 1)
+        parts = np.fft.irfft(change, win, axis=-1) * taper / 2  # sqrt-Hann twice, hop 1/4: 2
+        out = np.pad(y, ((0, 0), (win // 2, win // 2)))
+        for j, m in enumerate(mids):
+            out[:, m:m + win] += parts[:, j]
+        return out[:, win // 2:win // 2 + y.shape[-1]]
+
+
+def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
+           reach: np.ndarray) -> Followed | None:
+    """The tone along the path (seconds from ``x``'s first sample, Hz, and Hz of reach)
+    followed and subtracted from ``x`` ``[ch, n]``; None when no tone stands out along it."""
     centres, found, stands = _frequencies(x, sr, path_t, path_f, reach)
     if stands.sum() < 3:
         return None
@@ -98,4 +155,5 @@ def remove(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     for c in range(x.shape[0]):
         a = np.interp(t, grid, amps[c, 0].real) + 1j * np.interp(t, grid, amps[c, 0].imag)
         out[c] -= presence * 2 * (a * np.exp(1j * phase)).real
-    return out
+    return Followed(x, out, sr, int(centres[on[0]]), int(centres[on[-1]]),
+                    lambda at: np.interp(at, centres, f))

@@ -1,0 +1,84 @@
+"""What the audio around a candidate says of it (engine.repair.declick):
+
+- :func:`in_silence`: digital silence around it teaches no model, and needs none:
+  a short burst in it is a click by itself, set back to silence.
+- :func:`recurs`: the waveform comes back a period away, the candidate with it: a
+  square wave's edge or a buzzy note's, which a short AR model cannot predict, is the
+  sound, not a click.
+"""
+
+import math
+
+import numpy as np
+
+from engine.repair import ar
+from engine.repair.click_find import FLOOR, runs
+
+EDGE_SECONDS = 0.0005  # the audio either side of a candidate compared with a period away
+PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
+RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
+
+
+def in_silence(signal: np.ndarray, *, max_len: int, quiet: int) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """``(starts, stops)`` of the clicks in digital silence: the bursts of a cluster (bursts
+    less than ``quiet`` samples apart, ``quiet`` samples of silence either side of it)
+    that holds at most ``max_len`` samples of sound and peaks above ``FLOOR``: a click, or
+    two close together. A plosive's burst in silence is often shorter than a click may
+    be, but comes with others (espeak-ng's: 15, 22 and 58 samples within 3 ms)."""
+    silent = np.abs(signal) <= ar.SILENT
+    s0, s1 = runs(silent, 1)
+    long_ = s1 - s0 >= quiet
+    c0, c1 = s1[long_][:-1], s0[long_][1:]  # between two long silences: a cluster
+    heard = c1 - c0 - np.array([silent[a:b].sum() for a, b in zip(c0, c1, strict=True)], int)
+    keep = heard <= max_len
+    starts, stops = [], []
+    for a, b in zip(c0[keep], c1[keep], strict=True):
+        if np.abs(signal[a:b]).max() > FLOOR:
+            r0, r1 = runs(~silent[a:b], 1)
+            starts.append(a + r0)
+            stops.append(a + r1)
+    if not starts:
+        return np.zeros(0, int), np.zeros(0, int)
+    return np.concatenate(starts), np.concatenate(stops)
+
+
+def _correlation(u: np.ndarray, v: np.ndarray) -> float:
+    return float(u @ v) / (math.sqrt(float(u @ u) * float(v @ v)) + 1e-30)
+
+
+def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: float) -> bool:
+    """Whether ``[c0, c1)`` is the waveform recurring, not a click: the audio about it
+    (``EDGE_SECONDS`` either side) comes back a period away (``PERIOD_SECONDS``, 40-500
+    Hz) with a normalised correlation above ``RECUR``, and that period's copy predicts
+    the candidate as well as it predicts the audio about it (its error there does not
+    stand out by ``threshold`` robust deviations). A square wave's edge or a buzzy
+    note's, which a short AR model cannot predict, is the sound; a click on a steady
+    tone is not in the tone's previous period."""
+    edge = max(2, round(EDGE_SECONDS * sample_rate))
+    a, b = c0 - edge, c1 + edge
+    if a < 0 or b > len(signal):
+        return False
+    seg = signal[a:b]
+    energy = float(seg @ seg)
+    shortest = max(b - a, round(PERIOD_SECONDS[0] * sample_rate))
+    longest = round(PERIOD_SECONDS[1] * sample_rate)
+    lo, hi = max(0, a - longest), min(len(signal), b + longest)
+    region = signal[lo:hi]
+    if energy <= 0 or len(region) < b - a:
+        return False
+    dots = np.correlate(region, seg, "valid")  # one a lag, from lo - a
+    total = np.concatenate(([0.0], np.cumsum(region * region)))
+    power = total[b - a:] - total[:len(total) - (b - a)]
+    far = np.abs(np.arange(len(dots)) + lo - a) >= shortest
+    if not far.any():
+        return False
+    score = np.where(far, dots / (np.sqrt(np.maximum(power, 0.0) * energy) + 1e-30), -np.inf)
+    best = int(np.argmax(score))
+    copy = region[best:best + b - a]
+    about = np.r_[0:edge, b - a - edge:b - a]  # the candidate's surroundings, not itself
+    if min(score[best], _correlation(seg[about], copy[about])) <= RECUR:
+        return False  # (a click whose best match is another click: its surroundings differ)
+    error = np.abs(seg - dots[best] / max(power[best], 1e-300) * copy)
+    sigma = 1.4826 * float(np.median(error[about])) + 1e-12
+    return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)

@@ -1,0 +1,148 @@
+"""Projects keep layers (version 4): a layered document and its undo history come back
+bit for bit; a document without layers saves as before; a hostile layers section is
+one ProjectError."""
+
+import json
+import random
+import zipfile
+
+import numpy as np
+import pytest
+
+from app.project.history import keep_within
+from app.project.write import ProjectError, load_project, save_project, snapshot
+from brushes import layers as ops
+from brushes.history import History
+from brushes.path import StrokePoint
+from brushes.selection import Selection
+from brushes.stroke import paint
+from tests.test_layers import digest, noisy_doc, random_masks
+from tests.test_project_hostile import build, refused
+
+
+class AllTiles:  # what app.project.write.EditTracker reports after edits everywhere
+    def __init__(self, doc):
+        self.doc = doc
+
+    def rects(self):
+        return [self.doc.full_rect()]
+
+
+def layered(seed: int = 0):
+    """A document painted, unmixed, moved and mixed, with its history."""
+    doc = noisy_doc(seed)
+    history = History(doc)
+    stroke = [StrokePoint(0.4, 800), StrokePoint(0.9, 900)]
+    paint(doc, "gain", stroke, params={"gain_db": -20}, history=history)  # before layers
+    ops.unmix_into(doc, random_masks(doc, random.Random(seed), 3), ["a", "b", "c"],
+                   label="unmix", history=history)
+    paint(doc, "blur", stroke, params={"radius_ms": 50}, history=history)
+    ops.selection_to_layer(doc, Selection.rect(1.0, 1.5, f_lo=200, f_hi=2000), history=history)
+    ops.set_mixing(doc, doc.layers.active.id, gain=0.5, invert=True, history=history)
+    ops.new_layer(doc, name="empty", history=history)
+    ops.merge_down(doc, history=history)
+    ops.duplicate_layer(doc, layer=doc.layers.state.layers[0].id, history=history)
+    ops.rename_layer(doc, doc.layers.active.id, "copy of a", history=history)
+    paint(doc, "gain", stroke, params={"gain_db": -6}, history=history)
+    history.undo()  # one undone step is kept too
+    return doc, history
+
+
+def test_a_layered_project_and_its_history_come_back_bit_for_bit(tmp_path):
+    doc, history = layered()
+    states = []
+    while history.can_undo:
+        states.append(digest(doc))
+        history.undo()
+    states.append(digest(doc))
+    for _ in states[1:]:
+        history.redo()
+    assert digest(doc) == states[0]
+    kept = keep_within(history.steps, history.position)
+    path = save_project(tmp_path / "layers.spp", snapshot(doc, AllTiles(doc), kept), {}).path
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+    assert manifest["version"] == 4 and 1 <= len(manifest["edited_rects"]) <= 2  # the stroke
+    opened = load_project(path, device="cpu")
+    again = opened.doc
+    assert digest(again) == states[0]
+    assert [x.name for x in again.layers.state.layers] == \
+        [x.name for x in doc.layers.state.layers]
+    reopened = History(again)
+    reopened.steps, reopened.position = opened.history.steps, opened.history.index
+    for expected in states[1:]:
+        reopened.undo()
+        assert digest(again) == expected
+    assert again.layers.plain
+    while reopened.can_redo:
+        reopened.redo()
+    history.redo()  # the step that was undone when it was saved
+    assert digest(again) == digest(doc)
+
+
+def test_a_project_without_layers_keeps_no_layer_table(tmp_path):
+    doc = noisy_doc()
+    paint(doc, "gain", [StrokePoint(0.4, 800), StrokePoint(0.9, 900)], params={"gain_db": -20})
+    path = save_project(tmp_path / "plain.spp", snapshot(doc, AllTiles(doc)), {}).path
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+    assert "layers" not in manifest
+    again = load_project(path, device="cpu").doc
+    assert again.layers.plain and digest(again) == digest(doc)
+
+
+@pytest.fixture(scope="module")
+def valid_layers(tmp_path_factory):
+    import io
+
+    doc, history = layered(1)
+    path = tmp_path_factory.mktemp("p") / "layers.spp"
+    save_project(path, snapshot(doc, AllTiles(doc), keep_within(history.steps,
+                                                                 history.position)), {})
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        return manifest, {k: npz[k] for k in npz.files}
+
+
+def _changed(manifest, change):
+    out = json.loads(json.dumps(manifest))
+    change(out)
+    return out
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda m: m["layers"]["sources"].append({"kind": "tiled", "base": 10**6, "tiles": []}),
+     "layer source"),
+    (lambda m: m["layers"]["sources"].insert(0, {"kind": "masked", "parent": 0, "masks": [0],
+                                                 "index": 0}), "layer source 0"),
+    (lambda m: m["layers"]["states"][0]["layers"][0].update(gain=float("1e300")), "layer state"),
+    (lambda m: m["layers"]["states"][0]["layers"][0].update(name=""), "layer state"),
+    (lambda m: m["layers"]["states"][0].update(active=99), "layer state"),
+    (lambda m: m["layers"].update(current=-1), "layers"),
+    (lambda m: m["history"]["steps"][1].update(stack=[0, 999]), "history step 1"),
+    (lambda m: m.update(version=3), "layers in a version 3 project"),
+])
+def test_a_hostile_layers_section_is_refused(tmp_path, valid_layers, change, match):
+    manifest, arrays = valid_layers
+    refused(build(tmp_path / "bad.spp", _changed(manifest, change), arrays), match)
+
+
+@pytest.mark.parametrize("array,value,match", [
+    ("layer_mask_0", np.zeros((2, 3, 4), np.uint16), "layer_mask_0 is"),
+    ("layer_mask_0", np.zeros((2, 3, 4), np.float32), "not uint16"),
+    ("layer_tiles", np.zeros((5, 2), np.float32), "layer_tiles holds"),
+])
+def test_layer_arrays_that_do_not_fit_are_refused(tmp_path, valid_layers, array, value, match):
+    manifest, arrays = valid_layers
+    refused(build(tmp_path / "bad.spp", manifest, {**arrays, array: value}), match)
+
+
+def test_a_project_cannot_hide_a_tile_outside_the_document(tmp_path, valid_layers):
+    manifest, arrays = valid_layers
+
+    def far(m):
+        tiled = next(s for s in m["layers"]["sources"] if s["kind"] == "tiled" and s["tiles"])
+        tiled["tiles"][0] = [10**6, 0]
+    with pytest.raises(ProjectError, match="outside the document"):
+        load_project(build(tmp_path / "far.spp", _changed(manifest, far), arrays), device="cpu")
