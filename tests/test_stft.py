@@ -100,11 +100,11 @@ def test_a_document_analysed_in_any_chunk_holds_the_same_coefficients(rng, monke
     from engine.document import Document
 
     x = rng.standard_normal((8, 30011)).astype(np.float32)
-    alone = [Document(Audio(c[None].copy(), 44100), n_fft=n_fft, hop=hop, device="cpu")._coef
+    alone = [Document(Audio(c[None].copy(), 44100), n_fft=n_fft, hop=hop, device="cpu").mix
              for c in x]
     for chunk in (7, 64, 1000):
         monkeypatch.setattr(STFT, "analysis_chunk", lambda self, channels, c=chunk: c)
-        stacked = Document(Audio(x.copy(), 44100), n_fft=n_fft, hop=hop, device="cpu")._coef
+        stacked = Document(Audio(x.copy(), 44100), n_fft=n_fft, hop=hop, device="cpu").mix
         assert torch.equal(stacked, torch.cat(alone)), chunk
 
 
