@@ -127,8 +127,8 @@ def _runs(trees: dict[str, list[str]], tmp: Path, args) -> tuple[dict, list[floa
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     commands = {}
     for i, (suffix, command) in enumerate(trees.items()):
-        python = command[:command.index(sys.executable) + 1] if sys.executable in command \
-            else [sys.executable]  # with that tree first on the path
+        python = command[:-2] if command[-2:] == ["-m", "app.main"] \
+            else [sys.executable]  # checkout's: with that tree first on the path
         commands[BATCH + suffix] = lambda c=command, i=i: [
             *c, "batch", str(tmp / "in"), "-o", out(f"batch{i}"), *jobs, *STROKE]
         commands[NAIVE_LOOP + suffix] = lambda p=python, i=i: [

@@ -71,12 +71,15 @@ def specpaint() -> list[str]:
 
 def checkout(rev: str, folder: Path) -> list[str]:
     """``specpaint`` of commit ``rev``: its tree extracted into ``folder``, run as a
-    module by this Python (the same packages), that tree first on PYTHONPATH."""
+    module by this Python (the same packages), that tree first on PYTHONPATH, and
+    ``-P``: without it ``-m`` and ``-c`` put the current folder first, and a bench run
+    from a checkout ran that checkout's code as "the commit before" (until issue 40,
+    ``--before`` of bench_batch and bench_features measured the checkout twice)."""
     tree = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
                           capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
         tar.extractall(folder, filter="data")
-    return ["env", f"PYTHONPATH={folder}", sys.executable, "-m", "app.main"]
+    return ["env", f"PYTHONPATH={folder}", sys.executable, "-P", "-m", "app.main"]
 
 
 def measure(cmd: list[str], device: str = "cpu") -> Run:
