@@ -31,7 +31,8 @@ ANALYSES = {"STFT, hop 512": {"transform": "stft"},
 
 CHILD = """
 import json, resource, sys
-from app.batch.jobs import Settings, paint_audio
+from app.batch.jobs import Settings
+from app.batch.stacks import paint_audio
 from engine.audio import load
 from engine.document import document_bytes
 from engine.transforms import make

@@ -13,13 +13,10 @@ torch thread, and on a GPU the layer there.
 """
 
 import argparse
-import io
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import types
@@ -34,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_batch import linked_sample  # noqa: E402
 from bench.bench_engine import write_section  # noqa: E402
-from bench.bench_process import measure, progress, specpaint  # noqa: E402
+from bench.bench_process import checkout, measure, progress, specpaint  # noqa: E402
 from engine.logmel import FeatureSettings, LogMel  # noqa: E402
 
 SR, SECONDS = 4096, 10
@@ -103,16 +100,6 @@ def mel_paths(runs: int, device: str) -> dict[str, float]:
             out[name] = statistics.median(times[1:]) * 1000
     torch.set_num_threads(threads)
     return out
-
-
-def checkout(rev: str, folder: Path) -> list[str]:
-    """``specpaint`` of commit ``rev``: its tree extracted into ``folder``, run as a
-    module by this Python (the same packages)."""
-    tree = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
-                          capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
-        tar.extractall(folder, filter="data")
-    return [sys.executable, str(folder / "app" / "main.py")]
 
 
 def main() -> None:

@@ -9,15 +9,18 @@ Median wall time and peak memory (the child's maximum RSS) of the runs.
 """
 
 import argparse
+import io
 import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import types
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -44,31 +47,60 @@ try:
         os.wait()
 except ChildProcessError:
     pass
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 """
+
+
+class Run(NamedTuple):
+    """One whole process: wall seconds, peak RSS (GiB), CPU seconds (user and system,
+    of it and every process under it)."""
+    wall: float
+    peak: float
+    cpu: float
 
 
 def specpaint() -> list[str]:
     """The ``specpaint`` command beside this Python, or the module where it is not
-    installed as a script (a machine with the checkout on PYTHONPATH)."""
+    installed as a script (a machine with the checkout on PYTHONPATH). :func:`measure`
+    runs it with this checkout first on PYTHONPATH: the script of an editable install
+    imports the checkout it was installed from, in a venv shared by worktrees another's."""
     exe = Path(sys.executable).with_name("specpaint")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
 
 
-def measure(cmd: list[str], device: str = "cpu") -> tuple[float, float]:
-    """Wall seconds and peak RSS (GiB) of one child process on ``device``, the largest
-    of it and every process under it, until all of them end (measured by a wrapper
-    process of its own: a parent's children's peak only ever grows)."""
+def checkout(rev: str, folder: Path) -> list[str]:
+    """``specpaint`` of commit ``rev``: its tree extracted into ``folder``, run as a
+    module by this Python (the same packages), that tree first on PYTHONPATH, and
+    ``-P``: without it ``-m`` and ``-c`` put the current folder first, and a bench run
+    from a checkout ran that checkout's code as "the commit before" (until issue 40,
+    ``--before`` of bench_batch and bench_features measured the checkout twice)."""
+    tree = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
+        tar.extractall(folder, filter="data")
+    return ["env", f"PYTHONPATH={folder}", sys.executable, "-P", "-m", "app.main"]
+
+
+def measure(cmd: list[str], device: str = "cpu") -> Run:
+    """Wall seconds, peak RSS (GiB) and CPU seconds of one child process on ``device``:
+    the largest RSS of it and every process under it, and their CPU time summed, until
+    all of them end (measured by a wrapper process of its own: a parent's children's
+    peak only ever grows). This checkout's code runs, whatever the venv's editable
+    install points at."""
     t0 = time.perf_counter()
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, "-c", WRAPPER, *cmd], check=True,
                           capture_output=True, text=True,
-                          env={**os.environ, "SPECPAINT_DEVICE": device})
-    return time.perf_counter() - t0, int(done.stdout.split()[-1]) / 2**20
+                          env={**os.environ, "SPECPAINT_DEVICE": device, "PYTHONPATH": path})
+    peak, cpu = done.stdout.split()[-2:]
+    return Run(time.perf_counter() - t0, int(peak) / 2**20, float(cpu))
 
 
-def progress(name: str, run: tuple[float, float]) -> tuple[float, float]:
+def progress(name: str, run: Run) -> Run:
     """One run's figures on stderr as it ends (a whole table comes only at the end)."""
-    print(f"{name}: {run[0]:.1f} s, {run[1]:.2f} GiB", file=sys.stderr, flush=True)
+    print(f"{name}: {run.wall:.1f} s, {run.peak:.2f} GiB, CPU {run.cpu:.1f} s, load "
+          f"{os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     return run
 
 

@@ -131,7 +131,7 @@ class Document:
         coef = torch.empty((channels, frames, self.transform.n_bins), dtype=torch.complex64,
                            device=device)
         self.layers = LayerStack(coef, Computed(self._recording_frames))
-        chunk = self.transform.chunk_frames
+        chunk = self.transform.analysis_chunk(channels)
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)

@@ -4,6 +4,7 @@ over the destination only when complete), never over the source file unless
 forced, and with clipping reported or handled."""
 
 import errno
+import functools
 import os
 import shutil
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
 LSB_16 = 1 / 32768
 INTEGER_SCALE = {"PCM_16": 1 << 15, "PCM_24": 1 << 23, "PCM_32": 1 << 31}  # full scale
 DITHER_SEED = 0x5EED
+DITHER_KEPT = 1 << 22  # samples: a file's dither this short is kept for the next of its shape
 
 
 @dataclass
@@ -175,6 +177,41 @@ def _keep_layout(path: Path, fmt: str, mask: int, channels: int) -> bool:
     return fmt == "FLAC" and FLAC_ORDER.get(channels) == mask
 
 
+def _dither(frames: int, channels: int, block_frames: int) -> "np.ndarray | _Drawn":
+    """The TPDF dither of a file of this shape, ``[frames, channels]`` float32 in LSBs
+    of 16 bits, drawn block by block from DITHER_SEED (seeded, so an export is
+    reproducible: every file of one shape gets the same). Up to DITHER_KEPT samples it
+    is kept for the next file of that shape (a batch writes many: the export of a 10 s
+    mono file took 3.3-4.4 ms of CPU drawing it, 1.4 ms reusing it); longer, it is
+    drawn as it is written."""
+    if frames * channels > DITHER_KEPT:
+        return _Drawn(channels)
+    return _kept_dither(frames, channels, block_frames)
+
+
+@functools.lru_cache(maxsize=2)
+def _kept_dither(frames: int, channels: int, block_frames: int) -> np.ndarray:
+    drawn, noise = _Drawn(channels), np.empty((frames, channels), np.float32)
+    for start in range(0, frames, block_frames):
+        stop = min(frames, start + block_frames)
+        noise[start:stop] = drawn[start:stop]
+    noise.flags.writeable = False
+    return noise
+
+
+class _Drawn:
+    """Dither drawn as asked for, block after block (``drawn[start:stop]`` in order)."""
+
+    def __init__(self, channels: int):
+        self.rng = np.random.default_rng(DITHER_SEED)
+        self.channels = channels
+
+    def __getitem__(self, frames: slice) -> np.ndarray:
+        shape = (frames.stop - frames.start, self.channels)
+        tpdf = self.rng.random(shape, np.float32) - self.rng.random(shape, np.float32)
+        return tpdf * np.float32(LSB_16)
+
+
 @timed("write")
 def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
@@ -223,7 +260,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     if mask and fmt == "WAV":
         fmt = "WAVEX"  # the format that holds a channel mask
     dither = dither and subtype == "PCM_16"
-    rng = np.random.default_rng(DITHER_SEED)
+    noise = _dither(frames, channels, block_frames) if dither else None
     # Created by libsndfile itself so it gets the user's normal permissions.
     try:
         cleared = clear_stale(path)
@@ -241,9 +278,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                     block = block * np.float32(gain)
                 if clip == "limit" and over:
                     block = _limit(block)
-                if dither:
-                    tpdf = rng.random(block.shape, np.float32) - rng.random(block.shape, np.float32)
-                    block = block + tpdf * np.float32(LSB_16)
+                if noise is not None:
+                    block = block + noise[start:start + len(block)]
                 f.write(_quantized(block, subtype))
         add_marker_names(tmp, fmt, metadata)
         if mask and not _keep_layout(tmp, fmt, mask, channels):

@@ -15,13 +15,18 @@ from engine.metrics import snr_db
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def checkout_first(env: dict) -> dict:
+    """``env`` with this checkout first on PYTHONPATH: the ``specpaint`` script of an
+    editable install imports the packages of the checkout it was installed from (a
+    venv shared by several worktrees: another one's), not this one's."""
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                               env.get("PYTHONPATH")]))}
+
+
 def specpaint(*args, cwd=None, env=None, timeout=120):
-    """The command as installed, running this checkout's code (PYTHONPATH): an editable
-    install may point at another checkout."""
     exe = shutil.which("specpaint", path=os.path.dirname(sys.executable))
     cmd = [exe] if exe else [sys.executable, "-m", "app.main"]
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "SPECPAINT_DEVICE": "cpu", "PYTHONPATH": path, **(env or {})}
+    env = checkout_first({**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})})
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=env, timeout=timeout)
 

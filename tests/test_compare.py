@@ -55,6 +55,31 @@ def test_si_sdr_of_orthogonal_noise_in_closed_form(noise, rng, db):
         assert m["si_sdr_db"] == pytest.approx(db, abs=1e-6)
 
 
+def test_si_sdr_and_snr_together_are_each_alone(rng, monkeypatch):
+    """What a batch measures each output with in one pass gives snr_db's value exactly
+    and si_sdr_db's to 1e-4 dB, on random pairs (blocks of 1000: many, a short last),
+    silences and constants, signals far off zero (their means removed in a second pass,
+    exactly), and above 80 dB (the exact third pass)."""
+    from engine import metrics
+
+    monkeypatch.setattr(metrics, "BLOCK", 1000)
+    ref = rng.normal(0, 0.2, 12345).astype(np.float32)
+    pairs = [(ref, ref + rng.normal(0, 10 ** -rng.uniform(0, 5), ref.size).astype(np.float32))
+             for _ in range(8)]
+    pairs += [(ref, ref), (ref, np.zeros_like(ref)), (np.zeros_like(ref), ref),
+              (np.zeros_like(ref), np.zeros_like(ref)), (np.full_like(ref, 0.1), ref),
+              (ref[:1], ref[:1] * 0.5), (ref, ref + np.float32(1e-6) * ref[::-1]),
+              (ref + 0.5, ref + 0.5 + np.float32(1e-3) * ref[::-1]), (ref, ref - 0.3)]
+    for r, t in pairs:
+        (sdr, snr), far_off = metrics.si_sdr_and_snr_db(r, t), abs(float(np.mean(r))) > 0.1
+        assert np.array_equal(snr, metrics.snr_db(r, t), equal_nan=True)
+        alone = metrics.si_sdr_db(r, t)
+        if far_off or not np.isfinite(alone):
+            assert np.array_equal(sdr, alone, equal_nan=True), (sdr, alone)
+        else:
+            assert sdr == pytest.approx(alone, abs=1e-4, rel=0), (sdr, alone)
+
+
 def test_spectral_distances_are_zero_for_the_same_signal(noise):
     x = noise
     assert log_spectral_distance(x, x) == 0 and multi_resolution_stft(x, x) == 0

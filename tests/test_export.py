@@ -163,6 +163,33 @@ def test_16_bit_exports_are_tpdf_dithered(tmp_path):
     assert (tmp_path / "again.wav").read_bytes() == (tmp_path / "d.wav").read_bytes()
 
 
+def test_the_dither_kept_for_a_shape_is_the_dither_drawn_for_each_file(tmp_path, rng,
+                                                                      monkeypatch):
+    """Each 16-bit export draws its TPDF dither block by block from one seed; a file of
+    a shape exported before reuses it (a batch): the same samples written, whether the
+    noise is kept or drawn (above DITHER_KEPT), for the shapes at and around the
+    block's edges."""
+    from engine import export as module
+
+    def written_as_drawn(x, block):  # the dither as export drew it before it was kept
+        noise = np.random.default_rng(module.DITHER_SEED)
+        out = []
+        for start in range(0, x.shape[1], block):
+            part = x[:, start:start + block].T.astype(np.float32)
+            tpdf = noise.random(part.shape, np.float32) - noise.random(part.shape, np.float32)
+            out.append(module._quantized(part + tpdf * np.float32(module.LSB_16), "PCM_16"))
+        return np.concatenate(out)
+
+    for kept in (True, False):
+        monkeypatch.setattr(module, "DITHER_KEPT", 1 << 22 if kept else 0)
+        for frames, channels in ((999, 1), (1000, 2), (1001, 1), (2500, 3), (3000, 2)):
+            for _ in range(2):  # the second file of the shape gets what the first kept
+                x = rng.uniform(-0.5, 0.5, (channels, frames)).astype(np.float32)
+                export(x, 8000, tmp_path / "d.wav", bit_depth="16", block_frames=1000)
+                back = sf.read(tmp_path / "d.wav", dtype="int16", always_2d=True)[0]
+                np.testing.assert_array_equal(back, written_as_drawn(x, 1000))
+
+
 @pytest.mark.parametrize("bits,steps", [("16", 1 << 15), ("24", 1 << 23), ("32", 1 << 31)])
 def test_integer_exports_round_each_sample_to_the_nearest_step(tmp_path, rng, bits, steps):
     """Undithered, every sample lands within half a step of what was given, full scale

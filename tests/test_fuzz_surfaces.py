@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.batch import jobs as batch
+from app.batch import stacks as batch_stacks
 from app.cli.main import main
 from brushes.presets import PresetWarning
 from brushes.script import Editor, checked_script, with_presets_resolved
@@ -47,7 +48,7 @@ def editor():
 @pytest.fixture
 def short_probe(monkeypatch):
     """The batch probe at 0.25 s: painting it is not what is fuzzed here."""
-    monkeypatch.setattr(batch, "PROBE_SECONDS", 0.25)
+    monkeypatch.setattr(batch_stacks, "PROBE_SECONDS", 0.25)
 
 
 near = st.floats(0, 0.3)  # seconds inside the probe, so strokes paint
@@ -85,7 +86,8 @@ def test_stroke_scripts_through_batch_as_through_apply(editor, short_probe, scri
     checked = _outcome(lambda: checked_script(script))
 
     def through_batch():
-        batch.check_settings(batch.Settings(with_presets_resolved(script), {"device": "cpu"}))
+        batch_stacks.check_settings(batch.Settings(with_presets_resolved(script),
+                                                   {"device": "cpu"}))
 
     said = _outcome(through_batch)
     applied = _outcome(lambda: editor.run_script(script))
@@ -124,7 +126,7 @@ def test_user_presets_of_any_shape_through_batch(tmp_path_factory, monkeypatch, 
     script = [{"preset": "fuzzed", "points": [[0.05, 500], [0.2, 2000]]}]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PresetWarning)
-        said = _outcome(lambda: batch.check_settings(batch.Settings(
+        said = _outcome(lambda: batch_stacks.check_settings(batch.Settings(
             with_presets_resolved(script), {"device": "cpu"})))
     event("painted" if said == "ok" else "refused")
 

@@ -91,6 +91,23 @@ def test_forward_frames_equal_the_full_forward(rng):
         torch.testing.assert_close(part, full[..., f0:f1], rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("n_fft,hop", [(2048, 512), (512, 100)])
+def test_a_document_analysed_in_any_chunk_holds_the_same_coefficients(rng, monkeypatch,
+                                                                      n_fft, hop):
+    """Each frame's FFT is its own: a stack of channels analysed in short chunks
+    (STFT.analysis_chunk) holds the bits of each channel analysed alone, in long ones."""
+    from engine.audio import Audio
+    from engine.document import Document
+
+    x = rng.standard_normal((8, 30011)).astype(np.float32)
+    alone = [Document(Audio(c[None].copy(), 44100), n_fft=n_fft, hop=hop, device="cpu").mix
+             for c in x]
+    for chunk in (7, 64, 1000):
+        monkeypatch.setattr(STFT, "analysis_chunk", lambda self, channels, c=chunk: c)
+        stacked = Document(Audio(x.copy(), 44100), n_fft=n_fft, hop=hop, device="cpu").mix
+        assert torch.equal(stacked, torch.cat(alone)), chunk
+
+
 def test_axes_in_physical_units():
     t = STFT(48000, 2048, hop=480)
     assert t.bin_frequencies()[1].item() == pytest.approx(48000 / 2048)

@@ -1,6 +1,6 @@
-"""The features' WAV fast path (app.batch.wavread): the same float32 samples as
-libsndfile (engine.audio.load) bit for bit where it reads a file, and libsndfile's
-behaviour and errors, unchanged, for everything else."""
+"""The WAV fast path of features and batch (app.batch.wavread): the same float32
+samples as libsndfile (engine.audio.load) bit for bit where it reads a file, and
+libsndfile's behaviour and errors, unchanged, for everything else."""
 
 import struct
 
@@ -13,6 +13,7 @@ from app.batch import wavread
 from app.batch.features import decode, extract
 from engine.audio import load
 from engine.logmel import FeatureSettings
+from engine.metadata import Metadata
 
 SR = 4096
 
@@ -67,6 +68,45 @@ def test_what_the_fast_path_does_not_read_goes_through_libsndfile(tmp_path, rng)
     assert np.array_equal(decode(eight_bit, SR), _by_libsndfile(eight_bit))
     assert decode(nan, SR).tolist() == [0.5, 0.0, 1.0, -0.25]  # load's repair
     assert len(decode(other_rate, SR)) == 1536  # resampled
+
+
+@pytest.mark.parametrize("subtype", ["PCM_16", "PCM_24", "PCM_32", "FLOAT"])
+def test_the_batch_decodes_a_plain_wav_as_load_does(tmp_path, rng, subtype):
+    for k in range(4):
+        n, channels = int(rng.integers(1, 30000)), int(rng.integers(1, 4))
+        rate = int(rng.choice([8000, 22050, 44100, 96000]))
+        path = _write(tmp_path / f"{k}.wav", rng, n, channels, subtype, rate=rate)
+        fast, slow = wavread.plain_audio(path), load(path)
+        assert fast is not None and fast.samples.dtype == np.float32
+        assert np.array_equal(fast.samples, slow.samples) and fast.samples.flags.c_contiguous
+        assert (fast.sample_rate, fast.path, fast.format, fast.subtype, fast.layout, fast.notes,
+                fast.metadata) == (slow.sample_rate, slow.path, slow.format, slow.subtype,
+                                   slow.layout, slow.notes, slow.metadata)
+
+
+def test_a_wav_holding_more_than_its_samples_is_left_to_load(tmp_path, rng):
+    """Speakers (EXTENSIBLE), tags, a bext chunk, markers: what the batch carries to
+    its outputs, which only load reads; and what load repairs (NaN) or converts."""
+    x = rng.uniform(-1, 1, (3000, 2)).astype(np.float32)
+    sf.write(tmp_path / "speakers.wav", x, SR, subtype="PCM_16", format="WAVEX")
+    assert load(tmp_path / "speakers.wav").layout == ("FL", "FR")
+    for cid, body in ((b"LIST", b"INFOINAM\x05\0\0\0take\0\0"), (b"bext", bytes(602)),
+                      (b"cue ", struct.pack("<I", 0)), (b"smpl", bytes(36))):
+        path = _write(tmp_path / f"{cid.decode().strip()}.wav", rng, 3000, 1, "PCM_16")
+        data = path.read_bytes()
+        extra = cid + struct.pack("<I", len(body)) + body
+        whole = data[:12] + extra + data[12:]
+        path.write_bytes(whole[:4] + struct.pack("<I", len(whole) - 8) + whole[8:])
+        assert wavread.layout(path, rate=SR) is not None  # a plain WAV to features
+    eight_bit = _write(tmp_path / "u8.wav", rng, 3000, 2, "PCM_U8")
+    nan = tmp_path / "nan.wav"
+    sf.write(nan, np.array([0.5, np.nan, np.inf, -0.25], np.float32), SR, subtype="FLOAT")
+    assert wavread.plain_audio(_write(tmp_path / "plain.wav", rng, 3000, 1, "PCM_16"))
+    for path in [*tmp_path.glob("*.wav")]:
+        if path.name != "plain.wav":
+            assert wavread.plain_audio(path) is None, path
+    assert load(tmp_path / "LIST.wav").metadata != Metadata()
+    assert load(eight_bit).subtype == "PCM_U8" and load(nan).notes
 
 
 def _truncated(path):
@@ -126,6 +166,8 @@ def test_hostile_headers_give_libsndfile_s_outcome(tmp_path, rng, name):
 
     fast, slow = outcome(lambda: decode(path, SR)), outcome(lambda: _by_libsndfile(path))
     assert fast == slow
+    batch = outcome(lambda: (wavread.plain_audio(path) or load(path)).samples)
+    assert batch == outcome(lambda: load(path).samples)
     if isinstance(slow, str):
         assert "\n" not in slow and str(path) in slow
 

@@ -2,7 +2,7 @@
 or an existing Dask cluster (``--scheduler ADDRESS``).
 
 Each task is a group of files that one worker decodes, paints and writes
-(:func:`app.batch.jobs.process_group`, the same work as the in-process pipeline, so
+(:func:`app.batch.tasks.process_group`, the same work as the in-process pipeline, so
 the outputs are the same samples); this process keeps the journal and the
 report as groups finish. Painting is mostly Python, so threads in one
 process do not paint two files at once; processes do. Cluster workers write to
@@ -11,38 +11,73 @@ machine share (see docs/batch.md); the cluster needs the ``cluster`` extra:
 ``pip install "spectropaint[cluster]"``.
 """
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.batch.jobs import STACK_SECONDS, Job, Journal, Record, Settings, process_group
+from app.batch.jobs import STACK, STACK_SECONDS, Job, Journal, Record, Settings
 from app.batch.memory import Budget, PeakEstimates, batch_budget
+from app.batch.stacks import check_settings
+from app.batch.tasks import process_group
 from app.batch.workers import one_thread_each, pool_context, worker_setup
 from engine.errors import ParameterError
 
 GROUP = 8  # files per cluster task: few enough to spread, enough to pay a task's overhead
-PROCESS_GROUP = 4  # files per task of a local worker process
+PROCESS_GROUP = 2 * STACK  # files per task of a local worker process, at most
 CONNECT_TIMEOUT = "20s"
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator:
+    """``workers`` processes (app.batch.workers: forked from this process where it is
+    still one thread, so start them before this process runs any torch code: give
+    them :func:`check_in_worker` first)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=worker_setup) as pool:
+        yield pool
+
+
+def check_in_worker(pool, settings: Settings) -> None:
+    """:func:`app.batch.stacks.check_settings` run by a worker of ``pool`` (whose
+    processes start with it), its decision copied into ``settings``; what it raises
+    (a bad script or setting) is raised here."""
+    with one_thread_each():  # the workers (or their forkserver) start now
+        checked = pool.submit(_checked, settings)
+    settings.stacks = checked.result()
+
+
+def _checked(settings: Settings) -> bool:
+    check_settings(settings)
+    return settings.stacks
 
 
 def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=None,
                   workers: int = 2, group: int = PROCESS_GROUP,
-                  budget: Budget | None = None) -> None:
+                  budget: Budget | None = None, *, pool=None) -> None:
     """The batch over ``workers`` processes, each decoding, painting and writing a
     group of files at a time (a worker holds one file at once, or up to a group of
-    short ones it paints stacked; this process holds none and keeps the journal).
+    short ones it paints stacked and writes; this process holds none and keeps the
+    journal). Groups of ``group`` files, fewer where that leaves a worker idle (3 files,
+    2 workers: groups of 2 and 1); of two stacks each by default, so that a worker
+    writes one while it paints the next (app.batch.tasks).
     Groups are submitted while their estimated peaks fit ``budget`` (default:
     app.batch.memory's share of the memory available), so long files run fewer
     at once, down to one. Ctrl+C: no group is submitted after it, groups submitted
     and not yet taken by the pool are cancelled, the rest finish and are journaled,
-    then KeyboardInterrupt goes on up."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    then KeyboardInterrupt goes on up. ``pool``: the :func:`worker_pool` of ``workers``
+    processes to run on (default: one of its own)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
     budget = budget or Budget(batch_budget(workers))
+    group = max(1, min(group, -(-len(jobs) // workers)))
     groups = [jobs[i:i + group] for i in range(0, len(jobs), group)]
-    with ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=worker_setup) as pool:
-        tasks = _Tasks(pool, groups, settings, budget, 2 * workers)
+    with contextlib.ExitStack() as owned:
+        pool = pool or owned.enter_context(worker_pool(workers))
+        tasks = _Tasks(pool, groups, settings, budget, workers + 1)
         with one_thread_each():  # the workers (and the forkserver) start at the first submit
             tasks.submit_what_fits()
         try:
@@ -71,7 +106,11 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
 
 class _Tasks:
     """The groups of a local batch, submitted to the pool in order while at most
-    ``room`` are pending and their estimated peaks fit the budget."""
+    ``room`` are pending and their estimated peaks fit the budget. A group submitted
+    is as good as started: the pool hands up to ``workers + 1`` of them on to its
+    processes' queue at once, where Ctrl+C cannot cancel them; so ``workers + 1``, a
+    group for each worker and one more (with 2 x workers, Ctrl+C in a batch of 80 files
+    let all 80 finish)."""
 
     def __init__(self, pool, groups: list[list[Job]], settings: Settings, budget: Budget,
                  room: int):
@@ -142,8 +181,8 @@ def _interrupt_after():
 
 
 def _add(records: list[Record], journal: Journal, status) -> None:
+    journal.add(*records)
     for record in records:
-        journal.add(record)
         if status is not None:
             status.finished(record)
 

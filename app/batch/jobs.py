@@ -20,21 +20,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from brushes.script import Editor, ScriptRepair, ScriptStroke, checked_script
+from app.batch.wavread import plain_audio
 from engine.atomic import write_bytes
 from engine.audio import READ_SUFFIXES, Audio, load, not_a_file
-from engine.document import Document
 from engine.errors import ParameterError, SpectroPaintError
 from engine.export import FORMATS, export, same_depth
-from engine.metrics import si_sdr_db, snr_db
+from engine.metrics import si_sdr_and_snr_db
 
-STACK = 8  # files painted as one document at most (see paint_many)
+STACK = 8  # files painted as one document at most (app.batch.stacks)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked
-PROBE_SECONDS = 2.0  # check_settings' probe: at most this long
-PROBE_TONES = 32  # steady tones in the probe, at most
-_SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the bits of alone
 JOURNAL, REPORT = "batch-journal.jsonl", "batch-report.json"
 SETTINGS = "batch-settings.json"  # what the journal's files were painted with
 _WRITTEN = [s[1:] for s in sorted(FORMATS)]  # what --format takes
@@ -157,126 +152,6 @@ def _until_magic(parts: tuple[str, ...]) -> list[str]:
     return out or ["."]
 
 
-def paint_audio(audio: Audio, settings: Settings) -> np.ndarray:
-    """The strokes painted on ``audio``; float32 ``[ch, n]``. What was painted other
-    than asked (a stroke clipped to a shorter file) joins ``audio.notes``."""
-    editor = Editor(Document(audio, **settings.analysis), history_limit=0)
-    editor.run_script(settings.strokes)
-    audio.notes.extend(editor.warnings)
-    wave = editor.audio()
-    editor.synth.close()  # the document and its listener refer to each other: let them go
-    return wave
-
-
-def paint_many(audios: list[Audio], settings: Settings) -> list[np.ndarray | Exception]:
-    """:func:`paint_audio` of each (or the error it raised). With ``settings.stacks``,
-    each run of files of one rate and length, at most STACK_SECONDS long, is painted as
-    one document holding all their channels: the strokes' work is done once for up to
-    ``settings.stack`` files, to the same bits as painting each alone (check_settings
-    tries it on a probe, :func:`_paint_stack` on the first stack of each shape). A
-    stack the device has no memory for is halved, and so are the batch's stacks from
-    then on; if a stack fails otherwise, its files are painted one by one."""
-    waves: list = []
-    i = 0
-    while i < len(audios):
-        j = i + 1
-        while settings.stacks and j < min(len(audios), i + settings.stack) and \
-                _stackable(audios[i], audios[j]):
-            j += 1
-        waves.extend(_paint_stack(audios[i:j], settings))
-        i = j
-    return waves
-
-
-def _stackable(a: Audio, b: Audio) -> bool:
-    return a.sample_rate == b.sample_rate and a.frames == b.frames and \
-        a.duration <= STACK_SECONDS
-
-
-def _paint_stack(audios: list[Audio], settings: Settings) -> list:
-    """Paint files as one document, the first time for each shape of stack (rates,
-    lengths, channels) also one by one: stacks of that shape go on only if the bits
-    agree (``_SAME_BITS``, per process: a convolution's sums can depend on the
-    document's size)."""
-    key = (repr(settings.strokes), repr(settings.analysis), audios[0].sample_rate,
-           audios[0].frames, tuple(a.channels for a in audios))
-    if len(audios) == 1 or _SAME_BITS.get(key) is False:
-        return _paint_each(audios, settings)
-    stack = Audio(np.concatenate([a.samples for a in audios]), audios[0].sample_rate)
-    try:
-        waves = np.split(paint_audio(stack, settings),
-                         np.cumsum([a.channels for a in audios])[:-1])
-    except torch.OutOfMemoryError:  # half as many at once, from now on, and go on
-        settings.stack = min(settings.stack, max(1, len(audios) // 2))
-        for a in audios:
-            a.notes.append(f"out of memory on {settings.analysis.get('device') or 'the device'} "
-                           f"painting {len(audios)} files at once: {settings.stack} at once "
-                           "from then on")
-        return paint_many(audios, settings)
-    except Exception:  # noqa: BLE001 - painted alone, each file gets its own error
-        return _paint_each(audios, settings)
-    if key not in _SAME_BITS:
-        alone = _paint_each(audios, settings)  # (and their notes)
-        _SAME_BITS[key] = all(isinstance(a, np.ndarray) and np.array_equal(a, w)
-                              for a, w in zip(alone, waves, strict=True))
-        return alone
-    for a in audios:
-        a.notes.extend(stack.notes)
-    return waves
-
-
-def _paint_each(audios: list[Audio], settings: Settings) -> list:
-    waves = []
-    for a in audios:
-        try:
-            waves.append(paint_audio(a, settings))
-        except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
-            waves.append(e)
-    return waves
-
-
-def check_settings(settings: Settings) -> None:
-    """Check the stroke script (:func:`brushes.script.checked_script`, as ``apply`` does)
-    and paint it on a short probe: a bad script, preset or analysis setting raises
-    here, once, instead of failing every file of the batch. Then decide
-    ``settings.stacks``: whether two files painted stacked give the bits each gives
-    alone (not when a stroke names a channel, or a brush weighs the channels
-    together, as the steady repairs do, or the transform's sums depend on the
-    channel count). The probe is at most PROBE_SECONDS long, strokes past it clipped
-    to it as on a short file, so its cost does not grow with how far they reach;
-    :func:`_paint_stack` checks the first stack of each shape of real files again."""
-    rate = 44100
-    settings.stacks = False
-    checked = checked_script(settings.strokes)
-    pair = _stack_probe([s for s in checked if isinstance(s, ScriptStroke)], rate)
-    alone = [paint_audio(Audio(x, rate), settings) for x in pair]
-    if any(isinstance(s, ScriptRepair) for s in checked):
-        return  # a repair learns from the whole file (a hum, a noise profile): never stacked
-    stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)
-    settings.stacks = np.array_equal(np.concatenate(alone), stacked)
-
-
-def _stack_probe(strokes: list[ScriptStroke], rate: int) -> list[np.ndarray]:
-    """Two takes as long as the strokes reach (at most PROBE_SECONDS), with as many
-    channels as the strokes name: noise, and steady tones at the strokes' frequencies
-    (at most PROBE_TONES of them) in the first, far from them in the second."""
-    points = [p for s in strokes for p in s.points]
-    seconds = min(PROBE_SECONDS, max([1.0] + [p.time + 0.5 for p in points]))
-    hz = sorted({min(p.freq, rate / 2) for p in points} or {1000.0})
-    hz = [hz[i] for i in np.linspace(0, len(hz) - 1, min(len(hz), PROBE_TONES)).astype(int)]
-    channels = 1 + max([0] + [s.channel for s in strokes if s.channel is not None])
-    t = np.arange(int(seconds * rate)) / rate
-    rng = np.random.default_rng(0)
-    takes = []
-    for shift in (1.0, 2.9):
-        x = 0.05 * rng.standard_normal((channels, len(t)))
-        for f in hz:
-            f = f * shift if f * shift < rate / 2 else f / shift
-            x += 0.3 / len(hz) * np.sin(2 * np.pi * f * t)
-        takes.append(x.astype(np.float32))
-    return takes
-
-
 def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -> tuple:
     """Export ``wave`` with the input's metadata (tags, bext, markers) to the job's output
     (atomically) and measure it against the input; returns the metrics and notes
@@ -289,8 +164,8 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     notes = [f"not kept: {lost}" for lost in report.not_kept]
     if report.cleared:  # temporary files of a killed run in its folder
         notes.append(report.cleared)
-    return ({"snr_db": _finite(snr_db(audio.samples, wave)),
-             "si_sdr_db": _finite(si_sdr_db(audio.samples, wave))}, notes)
+    si_sdr, snr = si_sdr_and_snr_db(audio.samples, wave)
+    return {"snr_db": _finite(snr), "si_sdr_db": _finite(si_sdr)}, notes
 
 
 def _finite(x: float) -> float | None:
@@ -298,67 +173,25 @@ def _finite(x: float) -> float | None:
     return round(x, 3) if np.isfinite(x) else None
 
 
-def process_group(jobs: list[Job], settings: Settings) -> list[Record]:
-    """A task of a worker process or a cluster worker: its files decoded one after
-    another, painted (short ones of one shape stacked: :func:`paint_many`) and written.
-    It holds at most the group's files, and only short ones more than one at a time."""
-    records, waiting = [], []
-    for job in jobs:
-        item = decode_job(job)
-        if isinstance(item[1], BaseException):
-            records.append(finish_job(job, item[1], None, item[2], settings))
-            continue
-        if waiting and not _stackable(waiting[0][1], item[1]):
-            records.extend(_paint_and_finish(waiting, settings))
-            waiting = []
-        waiting.append(item)
-        if not (settings.stacks and item[1].duration <= STACK_SECONDS):
-            records.extend(_paint_and_finish(waiting, settings))
-            waiting = []
-    records.extend(_paint_and_finish(waiting, settings))
-    order = {str(j.input): i for i, j in enumerate(jobs)}
-    return sorted(records, key=lambda r: order[r.input])
-
-
 def decode_job(job: Job) -> tuple:
     """(job, Audio or the error decoding raised, timer)."""
-    timer = _Timer()
+    timer = Timer()
     with contextlib.suppress(OSError):  # (load says what is wrong with the file)
         read = job.input.stat()
         timer.size, timer.mtime_ns = read.st_size, read.st_mtime_ns
     try:
-        audio = load(job.input)
+        audio = plain_audio(job.input) or load(job.input)
     except Exception as e:  # noqa: BLE001 - recorded, the batch goes on
         return job, e, timer
     timer.lap("decode")
     return job, audio, timer
 
 
-def _paint_and_finish(items: list[tuple], settings: Settings) -> list[Record]:
-    return [finish_job(*item, settings) for item in paint_items(items, settings)]
-
-
-def paint_items(items: list[tuple], settings: Settings) -> list[tuple]:
-    """Decoded ``(job, audio, timer)`` items painted (:func:`paint_many`):
-    ``(job, audio or the error painting raised, wave, timer)``; a stack's time is
-    shared among its files."""
-    if not items:
-        return []
-    t0 = time.perf_counter()
-    waves = paint_many([audio for _, audio, _ in items], settings)
-    share = (time.perf_counter() - t0) / len(items)
-    out = []
-    for (job, audio, timer), wave in zip(items, waves, strict=True):
-        timer.add("paint", share)
-        out.append((job, wave, None, timer) if isinstance(wave, Exception)
-                   else (job, audio, wave, timer))
-    return out
-
-
-def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Record:
+def finish_job(job: Job, audio, wave, timer: "Timer", settings: Settings) -> Record:
     """Write a painted file and measure it, or record why it failed."""
     if isinstance(audio, BaseException):
         return _record(job, "failed", timer, error=_one_line(audio))
+    timer.start()  # (not the time it waited for a writer)
     try:
         metrics, not_kept = write_output(job, audio, wave, settings)
         timer.lap("write")
@@ -367,7 +200,7 @@ def finish_job(job: Job, audio, wave, timer: "_Timer", settings: Settings) -> Re
         return _record(job, "failed", timer, error=_one_line(e))
 
 
-class _Timer:
+class Timer:
     """A file's seconds in each stage, and its input's size and modification time when
     it was read (what --resume compares, to paint a changed input again)."""
 
@@ -375,6 +208,10 @@ class _Timer:
         self.seconds: dict[str, float] = {}
         self.last = time.perf_counter()
         self.size = self.mtime_ns = 0
+
+    def start(self) -> None:
+        """The next lap starts now."""
+        self.last = time.perf_counter()
 
     def lap(self, name: str) -> None:
         now = time.perf_counter()
@@ -384,10 +221,10 @@ class _Timer:
     def add(self, name: str, seconds: float) -> None:
         """A stage timed elsewhere (a stack's share); the next lap starts now."""
         self.seconds[name] = round(seconds, 4)
-        self.last = time.perf_counter()
+        self.start()
 
 
-def _record(job: Job, status: str, timer: _Timer, **fields) -> Record:
+def _record(job: Job, status: str, timer: Timer, **fields) -> Record:
     return Record(str(job.input), str(job.output), status, seconds=timer.seconds,
                   bytes=timer.size, mtime_ns=timer.mtime_ns, **fields)
 
@@ -431,12 +268,13 @@ class Journal:
             return True
         return (now.st_size, now.st_mtime_ns) != (record.bytes, record.mtime_ns)
 
-    def add(self, record: Record) -> None:
+    def add(self, *records: Record) -> None:
+        """Record files finished together (a worker's group) with one flush to disk."""
         with self._lock:
-            self._file.write(json.dumps(asdict(record)) + "\n")
+            self._file.write("".join(json.dumps(asdict(r)) + "\n" for r in records))
             self._file.flush()
             os.fsync(self._file.fileno())
-            self.records[record.input] = record
+            self.records.update((r.input, r) for r in records)
 
     def close(self) -> None:
         self._file.close()

@@ -21,6 +21,7 @@ from collections.abc import Hashable
 
 import soundfile as sf
 
+from app.batch.workers import KEPT_HEAP
 from engine.document import MEMORY_SHARE, document_bytes
 from engine.memory import available_memory
 from engine.transforms import make as make_transform
@@ -30,7 +31,9 @@ from engine.transforms import make as make_transform
 # and 3.2 on "cq" (when a stroke there was painted again on a second document of
 # a shifted slicing, before 2026-11-25), plus a margin
 PEAK_OVER_DOCUMENT = {"stft": 1.4, "cq": 3.5}
-WORKER_BYTES = 256 << 20  # a worker process with torch loaded, before its first file
+# a worker process with torch loaded, before its first file, and the freed memory it
+# keeps for its next stack
+WORKER_BYTES = (256 << 20) + KEPT_HEAP
 
 
 class PeakEstimates:

@@ -1,4 +1,6 @@
-"""``specpaint batch``: the command-line front of :mod:`app.batch.jobs`.
+"""``specpaint batch``: the command-line front of :mod:`app.batch.jobs`. What paints
+the files (worker processes on the CPU, a GPU, or a GPU fed by CPU processes) is
+chosen by app.batch.plan unless --device forces one, and said in one line.
 
 Exit status: 0 when every file was painted and written, 1 when some failed
 (each is in the journal and the report with its error), 2 on a usage error
@@ -6,6 +8,7 @@ Exit status: 0 when every file was painted and written, 1 when some failed
 with ``--resume`` to go on).
 """
 
+import contextlib
 import os
 import sys
 import time
@@ -40,9 +43,10 @@ def add_parser(sub, analysis_args) -> None:
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default: the input's)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes painting at once (default: one per CPU core, at "
-                        "most 4, on the CPU; 1 on a GPU); 1: one process, a pipeline of "
-                        "threads")
+                   help="worker processes painting at once (default: what --device auto "
+                        "chooses and says: one per CPU core as the memory allows, or one "
+                        "process on a GPU, fed by the other cores where that is faster); "
+                        "1: one process, a pipeline of threads")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://host:port); needs spectropaint[cluster]")
     p.add_argument("--resume", action="store_true",
@@ -54,14 +58,6 @@ def analysis(args) -> dict:
     from engine.transforms.settings import from_args
 
     return {**from_args(args), "device": args.device}
-
-
-def default_jobs(device: str | None) -> int:
-    """Worker processes when --jobs is not given: the cores on the CPU (at most 4: the
-    memory of a process each), one on a GPU (the device is the shared resource)."""
-    from engine.device import pick_device
-
-    return 1 if pick_device(device).type != "cpu" else max(1, min(4, os.cpu_count() or 1))
 
 
 def repair_step(text: str) -> dict:
@@ -82,23 +78,11 @@ def repair_step(text: str) -> dict:
 
 
 def cmd_batch(args, quick_stroke) -> int:
-    if (args.jobs or os.cpu_count() or 1) > 1 and not args.scheduler:  # workers likely:
-        from app.batch.workers import start_early
-
-        start_early(args.device)
-    from app.batch.jobs import (
-        Journal,
-        Settings,
-        check_outputs,
-        check_settings,
-        find_jobs,
-        keep_settings,
-        output_suffix,
-        write_report,
-    )
-    from app.batch.pipeline import run_local
-    from app.cli.progress import Status
-    from brushes.script import load_stroke_script, with_presets_resolved
+    from app.batch.cluster import check_in_worker, worker_pool
+    from app.batch.jobs import Settings, check_outputs, find_jobs, output_suffix
+    from app.batch.plan import GPU_DECODERS
+    from app.batch.stacks import check_settings
+    from brushes.script import checked_script, load_stroke_script, with_presets_resolved
     from engine.errors import ParameterError
 
     if args.jobs is not None and args.jobs < 1:
@@ -115,7 +99,7 @@ def cmd_batch(args, quick_stroke) -> int:
     except ParameterError as e:
         raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
     settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
-    check_settings(settings)  # a bad script or setting stops here, before any file
+    checked_script(settings.strokes)  # its mistakes first, before the files are looked for
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
     skipped: list[str] = []  # dangling links, FIFOs: said, and listed in the report
@@ -124,6 +108,41 @@ def cmd_batch(args, quick_stroke) -> int:
         print(f"specpaint: skipped {skipped[0]}" + (f" and {len(skipped) - 1} more" if
               len(skipped) > 1 else "") + " (not files; listed in the report)", file=sys.stderr)
     check_outputs(jobs, args.bits)
+    plan = None if args.scheduler else _plan(args, settings, jobs)
+    with contextlib.ExitStack() as running:
+        pool = running.enter_context(worker_pool(plan.workers)) \
+            if plan is not None and plan.workers > 1 else None
+        if pool is not None and plan.mode != GPU_DECODERS:  # the workers start with it
+            check_in_worker(pool, settings)
+        else:  # a bad script or setting stops here, before any file
+            check_settings(settings)
+        return _run(args, settings, jobs, plan, pool=pool, skipped=skipped)
+
+
+def _plan(args, settings, jobs):
+    """What paints the batch (app.batch.plan), said in one line; the device the files
+    are painted on goes into ``settings``."""
+    from app.batch.probe import measured_plan
+    from engine.device import ENV_VAR, pick_device
+
+    asked = (args.device or os.environ.get(ENV_VAR) or "auto").strip().lower()
+    if asked != "auto":
+        asked = str(pick_device(asked))  # a device this machine has, or a one-line error
+    plan = measured_plan(jobs, settings, asked=asked, processes=args.jobs)
+    print(plan.line(), file=sys.stderr)
+    settings.analysis["device"] = plan.device
+    return plan
+
+
+def _run(args, settings, jobs, plan, *, pool, skipped: list[str]) -> int:
+    """The batch, its settings checked: run the files not done yet (on ``pool``'s
+    processes where there is one, as ``plan`` says), journal and report."""
+    from app.batch.jobs import Journal, keep_settings, output_suffix, write_report
+    from app.batch.pipeline import run_local
+    from app.batch.plan import GPU_DECODERS
+    from app.cli.progress import Status
+
+    outdir, suffix = Path(args.output_dir), output_suffix(args.format)
     outdir.mkdir(parents=True, exist_ok=True)
     keep_settings(outdir, settings, suffix, args.resume)
     journal = Journal(outdir, args.resume)
@@ -139,10 +158,12 @@ def cmd_batch(args, quick_stroke) -> int:
             from app.batch.cluster import run_cluster
 
             run_cluster(args.scheduler, todo, settings, journal, status)
-        elif (workers := args.jobs or default_jobs(args.device)) > 1 and len(todo) > 1:
+        elif pool is not None and plan.mode == GPU_DECODERS:
+            run_local(todo, settings, journal, status, helpers=pool)
+        elif pool is not None and len(todo) > 1:
             from app.batch.cluster import run_processes
 
-            run_processes(todo, settings, journal, status, workers=workers)
+            run_processes(todo, settings, journal, status, workers=plan.workers, pool=pool)
         else:
             run_local(todo, settings, journal, status)
     except KeyboardInterrupt:

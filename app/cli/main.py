@@ -360,14 +360,28 @@ def _one_line_warnings(message, category, filename, lineno, file=None, line=None
 
 def _with_default_command(argv: list[str]) -> list[str]:
     """``specpaint`` and ``specpaint FILE`` mean ``specpaint gui [FILE]``."""
-    i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        if argv[i] in ("-h", "--help"):
-            return argv
-        i += 2 if argv[i] == "--device" else 1
+    i = _command_at(argv)
+    if i is None:
+        return argv
     if i >= len(argv) or argv[i] not in (*COMMANDS, "gui"):
         return argv[:i] + ["gui"] + argv[i:]
     return argv
+
+
+def _command_at(argv: list[str]) -> int | None:
+    """Where the command's name is, or would be, in ``argv`` (past the global options);
+    None when help is asked for."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] in ("-h", "--help"):
+            return None
+        i += 2 if argv[i] == "--device" else 1
+    return i
+
+
+def _command(argv: list[str]) -> str | None:
+    i = _command_at(argv)
+    return argv[i] if i is not None and i < len(argv) else None
 
 
 Command = Callable[[argparse.Namespace], "int | None"]
@@ -391,8 +405,12 @@ COMMANDS: dict[str, Command] = {"devices": cmd_devices, "info": cmd_info, "rende
 def main(argv: list[str] | None = None, *, gui: Command | None = None) -> int:
     """Run one command; ``gui`` runs the ``gui`` command (the app: :mod:`app.main`
     gives it, so this wing never imports Qt)."""
-    argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(_with_default_command(argv))
+    argv = _with_default_command(sys.argv[1:] if argv is None else argv)
+    if _command(argv) == "batch":  # before the parser loads numpy and torch
+        from app.batch.workers import prepare
+
+        prepare()
+    args = build_parser().parse_args(argv)
     from engine.errors import Cancelled, SpectroPaintError
 
     warnings.showwarning = _one_line_warnings

@@ -62,6 +62,10 @@ class Transform(ABC):
         """float32 ``[ch, n]`` -> complex64 ``[ch, bins, frames]``."""
         return self.forward_frames(x, 0, self.n_frames(x.shape[-1]))
 
+    def analysis_chunk(self, channels: int) -> int:
+        """Frames a document of ``channels`` channels is analysed at once."""
+        return self.chunk_frames
+
     def forward_frames(self, x: torch.Tensor, frame0: int, frame1: int,
                        *, bins: slice | None = None) -> torch.Tensor:
         """Frames ``[frame0, frame1)`` (and ``bins``) of ``forward(x)``, computed
