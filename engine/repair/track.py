@@ -39,8 +39,9 @@ RING_BINS = 32  # ... stands out above the median of the bins this far either si
 
 
 def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
-                 reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Frame centres (samples), the tone's frequency there and whether it stands out."""
+                 reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Frame centres (samples), the tone's frequency there, whether it stands out, and
+    the power of its peak (0 outside the path)."""
     win = 1 << int(round(math.log2(WINDOW_SECONDS * sr)))
     hop = max(1, round(HOP_SECONDS * sr))
     size = 4 * win
@@ -54,7 +55,7 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     want = np.interp(t, path_t, path_f)
     width = np.interp(t, path_t, reach)
     inside = (t >= path_t[0]) & (t <= path_t[-1])
-    found = np.zeros(len(t))
+    found, power = np.zeros(len(t)), np.zeros(len(t))
     stands = np.zeros(len(t), bool)
     for i in np.flatnonzero(inside):
         band = np.flatnonzero(np.abs(hz - want[i]) <= width[i])
@@ -64,7 +65,7 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
         if k in (band[0], band[-1]):
             continue  # the band's edge: something stronger outside it, not a tone in it
         a, b, c = np.log(spectrum[i, k - 1:k + 2])
-        found[i] = (k + 0.5 * (a - c) / (a - 2 * b + c)) * sr / size
+        found[i], power[i] = (k + 0.5 * (a - c) / (a - 2 * b + c)) * sr / size, spectrum[i, k]
         ring = spectrum[i, max(0, k - 8 * 4):k + 8 * 4 + 1]
         stands[i] = 10 * math.log10(spectrum[i, k] / np.median(ring)) >= STANDS_DB
     # a tone goes on: a frame counts when a neighbour found it within JUMP_HZ too (the
@@ -75,14 +76,18 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     near[:-1] |= stands[:-1] & stands[1:] & steady
     if near.sum() < PRESENT * inside.sum():
         near[:] = False
-    return centres, found, near
+    return centres, found, near, power
 
 
 def standing(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
-             reach: np.ndarray) -> int:
-    """The frames of ``x`` (every ``HOP_SECONDS``) in which a tone along the path stands
-    out and goes on: 0 where none is found along ``PRESENT`` of it."""
-    return int(_frequencies(x, sr, path_t, path_f, reach)[2].sum())
+             reach: np.ndarray) -> tuple[int, float]:
+    """How much of a tone along the path ``x`` holds: the frames (every
+    ``HOP_SECONDS``) in which one stands out and goes on (0 where none is found along
+    ``PRESENT`` of it), then the power of the strongest peak along the path, summed
+    over them (which decides between two removals that leave a tone standing in as
+    many frames: in digital silence, what is left of any tone stands out)."""
+    _, _, near, power = _frequencies(x, sr, path_t, path_f, reach)
+    return int(near.sum()), float(power[near].sum())
 
 
 @dataclass
@@ -148,7 +153,7 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
            reach: np.ndarray) -> Followed | None:
     """The tone along the path (seconds from ``x``'s first sample, Hz, and Hz of reach)
     followed and subtracted from ``x`` ``[ch, n]``; None when no tone stands out along it."""
-    centres, found, stands = _frequencies(x, sr, path_t, path_f, reach)
+    centres, found, stands, _ = _frequencies(x, sr, path_t, path_f, reach)
     if stands.sum() < 3:
         return None
     on = np.flatnonzero(stands)
