@@ -27,7 +27,7 @@ from engine.audio import Audio, load
 from engine.document import Document
 from engine.errors import ParameterError
 from engine.metrics import snr_db
-from tests.test_cli import ROOT, specpaint
+from tests.test_cli import ROOT, interruptible, specpaint
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
 
@@ -369,7 +369,8 @@ def many(tmp_path, rng, count):
     return root
 
 
-COUNT = 80  # files: enough that a batch is still busy when the test interrupts it
+COUNT = 160  # files: a batch is still busy when the test interrupts it (the tasks in
+# flight, up to workers + 1 of 16 files, finish first: at 80 a quiet machine finished all)
 
 
 def start_batch(root, out, jobs=None):
@@ -378,14 +379,7 @@ def start_batch(root, out, jobs=None):
                              "--preset", "blur-haze", "--line", "0:500,2:3000",
                              "--transform", "cq", *(["--jobs", str(jobs)] if jobs else [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=_interruptible)
-
-
-def _interruptible() -> None:
-    """In the child: Ctrl+C's default action. A test run started in the background
-    by a shell without job control inherits SIGINT ignored, and Python then keeps
-    ignoring it (so would the batch: it respects how it was started)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                            text=True, preexec_fn=interruptible)
 
 
 def wait_for_records(out, count, proc, timeout=90):
@@ -466,7 +460,7 @@ def test_ctrl_c_while_files_are_journaled_leaves_no_written_file_out(tmp_path, r
     group stood written in the output folder but not in the journal (nor the report).
     Seen in CI too: the group submitted as the first one was journaled, with Ctrl+C
     already pressed, went on to run (a process pool cannot always cancel it)."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # see _interruptible
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # see interruptible
     root, out = many(tmp_path, rng, 12), tmp_path / "out"
     out.mkdir()
     settings = batch.Settings([{"preset": "hard-eraser", "points": [[0, 1000], [1, 1000]]}],

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,13 @@ def checkout_first(env: dict) -> dict:
     venv shared by several worktrees: another one's), not this one's."""
     return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                env.get("PYTHONPATH")]))}
+
+
+def interruptible() -> None:
+    """In a child process: Ctrl+C's default action. A test run started in the
+    background by a shell without job control inherits SIGINT ignored, and Python then
+    keeps ignoring it (so would specpaint: it respects how it was started)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def specpaint(*args, cwd=None, env=None, timeout=120):
