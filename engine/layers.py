@@ -91,6 +91,8 @@ class LayerStack:
         # recomputation (pending), done a piece per turn of its event loop (remix_some)
         self.deferred = False
         self.pending: list[Rect] = []
+        self._writes = 0  # writes into the mix while it is its one layer's content
+        self._prepared: tuple[int, torch.Tensor] | None = None  # see prepare_layers
 
     @property
     def plain(self) -> bool:
@@ -142,6 +144,7 @@ class LayerStack:
         if self.plain:
             self.mix[chans, rect.frames, rect.bins] = cells
             self.state.layers[0].content.written.update(rect.tiles(LAYER_TILE))
+            self._writes += 1
             return
         self.layer(layer_id).content.write(rect, cells, chans)
         self._remix(rect, chans)
@@ -159,16 +162,28 @@ class LayerStack:
         only = self.state.layers[0]
         return StackState((only.changed(content=self.tiled(only.content)),), 0)
 
+    def prepare_layers(self) -> None:
+        """Make, now (a worker's part: it copies the whole mix), the tensor the mix moves
+        to when a document without layers gets them; :meth:`set_state` takes it if the
+        mix has not been written since, and drops it either way."""
+        if self.plain:
+            self._prepared = (self._writes, self.mix + 0)  # -0.0 as _remix adds it: +0.0
+
+    def forget_prepared(self) -> None:
+        self._prepared = None
+
     def set_state(self, state: StackState) -> Rect | None:
         """Make ``state`` the stack's; the rect where the mix changed (None: nowhere,
         or, :attr:`deferred`, not yet: :meth:`remix_some` recomputes it)."""
         old, self.state = self.state, state
+        prepared, self._prepared = self._prepared, None
         if state.plain:
             self.mix, self.pending = state.layers[0].content.tensor, []
             return None if old.plain and old.layers[0].content is state.layers[0].content \
                 else self.full
         if old.plain:  # the mix becomes its own tensor: its one layer's cells, added to
-            self.mix = self.mix + 0  # zeros as _remix adds them (-0.0 becomes +0.0)
+            # zeros as _remix adds them (-0.0 becomes +0.0), copied by a worker if it could
+            self.mix = prepared[1] if prepared and prepared[0] == self._writes else self.mix + 0
         before = {x.id: x for x in old.audible()}
         after = {x.id: x for x in state.audible()}
         changed = None

@@ -323,3 +323,28 @@ def test_changing_the_analysis_of_a_layered_document_asks_first(qtbot, window):
     assert names(window) == ["Recording"]
     choose(window, "Edit > Undo")
     assert names(window) == ["Layer 1", "Recording"]
+
+
+def test_a_long_document_gets_layers_without_stalling_the_window(qtbot, window, tmp_path):
+    """The mix of a document without layers gets a tensor of its own with its first
+    layer: a copy of all of it, 0.8 GiB and up to a second for 10 minutes of stereo,
+    was made on the GUI thread. Past 32 MiB a worker makes it (the window stays live,
+    the status bar says so), then the operation lands: one step, the same bits."""
+    path = tmp_path / "long.wav"
+    rng = np.random.default_rng(5)
+    sf.write(path, 0.1 * rng.standard_normal((40 * 44100, 2)).astype(np.float32), 44100)
+    window.open_path(path)
+    run_until(lambda: window.session is not None and window.doc.length == 40 * 44100)
+    idle(window)
+    doc = window.doc
+    assert doc.mix.numel() * doc.mix.element_size() > 32 << 20
+    opened, steps = digest(doc), window.undo_stack.count()
+    choose(window, "Layer > New layer")
+    assert names(window) == ["Recording"] and doc.layers.plain  # not yet: the copy first
+    idle(window)
+    assert names(window) == ["Layer 1", "Recording"] and window.undo_stack.count() == steps + 1
+    assert digest(doc) == opened and doc.mix.data_ptr() != doc.layers.state.layers[0].content \
+        .base.tensor.data_ptr()
+    choose(window, "Edit > Undo")
+    settle(qtbot, window)
+    assert doc.layers.plain and digest(doc) == opened

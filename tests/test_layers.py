@@ -380,3 +380,20 @@ def test_a_deferred_remix_a_piece_at_a_time_gives_the_same_bits():
         return states
 
     assert run(True) == run(False)
+
+
+def test_a_mix_prepared_for_layers_is_the_mix_it_becomes():
+    """LayerStack.prepare_layers (a worker's copy of the mix, made before a first layer)
+    gives the same bits as the copy made when the layer comes, and is not taken where
+    the mix was written after it."""
+    for write_between in (False, True):
+        plain, prepared = noisy_doc(3), noisy_doc(3)
+        prepared.layers.prepare_layers()
+        for doc in (plain, prepared) if write_between else ():
+            doc.layers.write(doc.full_rect(), torch.zeros_like(doc.mix), slice(None))
+        copy = prepared.layers._prepared[1]
+        ops.new_layer(plain)
+        ops.new_layer(prepared)
+        assert digest(prepared) == digest(plain)
+        assert (prepared.mix.data_ptr() == copy.data_ptr()) is not write_between
+        assert prepared.layers._prepared is None

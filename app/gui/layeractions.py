@@ -36,6 +36,10 @@ METHODS = (("Harmonic, percussive and residual (HPSS)", "hpss"),
 SHOWN_MS = 10000
 
 
+# a document without layers copies its mix when it gets some: up to this many bytes on
+# the GUI thread (about 10 ms here), more in a worker (LayerStack.prepare_layers)
+COPIED_HERE_BYTES = 32 << 20
+
 class UnmixDialog(QDialog):
     """Layer > Unmix…: the method, and for NMF how many components."""
 
@@ -153,9 +157,17 @@ class LayerActions:
             self.refresh()
             return
         session.finish()
+        doc = self.opened.doc
+        if doc.layers.plain and not from_worker and \
+                doc.mix.numel() * doc.mix.element_size() > COPIED_HERE_BYTES:
+            # the mix gets a tensor of its own first: a copy of all of it (0.8 GiB, up to
+            # a second, for 10 minutes of stereo), in a worker
+            self._prepared_then(label, lambda: self._do(operation, label, from_worker=True))
+            return
         try:
-            step = operation(self.opened.doc)
+            step = operation(doc)
         except SpectroPaintError as e:
+            doc.layers.forget_prepared()
             self.refresh()
             self.jobs.show_error(str(e))
             return
@@ -200,18 +212,35 @@ class LayerActions:
         return self._in_worker(f"Unmix {layer.name}", lambda progress, cancel: unmixed(
             doc, method, layer=layer.id, progress=progress, cancel=cancel))
 
+    def _prepared_then(self, label: str, then) -> None:
+        """:meth:`LayerStack.prepare_layers` in a worker, then ``then()``."""
+        session, layers = self.opened.session, self.opened.doc.layers
+
+        def done(_) -> None:
+            if self.opened.session is session:
+                then()
+
+        self.jobs.run(f"{label}: preparing layers", lambda progress, cancel:
+                      layers.prepare_layers(), done, blocks_editing=True)
+
     def _in_worker(self, label: str, work):
         session = self.opened.session
         if session is None or self.jobs.editing_blocked(label):
             return None
         session.finish()
+        layers = self.opened.doc.layers
+
+        def work_and_prepare(progress, cancel):
+            result = work(progress, cancel)
+            layers.prepare_layers()  # the mix's own tensor, if it has none yet
+            return result
 
         def done(result) -> None:
             if self.opened.session is session:
                 self._do(lambda d: apply(d, result), label, from_worker=True)
                 self.status.showMessage(f"{result.label}: {len(result.names)} layers", SHOWN_MS)
 
-        return self.jobs.run(label, work, done, blocks_editing=True)
+        return self.jobs.run(label, work_and_prepare, done, blocks_editing=True)
 
     # -- the source brush ------------------------------------------------------------------
     def _source_toggled(self) -> None:
