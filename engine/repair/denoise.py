@@ -30,7 +30,8 @@ import numpy as np
 from scipy import fft, ndimage, special
 
 from engine.progress import step
-from engine.repair import Outcome
+from engine.repair import Outcome, guard
+from engine.repair.attenuate import runs
 from engine.repair.denoise_noise import learnt_power, noise_at, profile_power, window
 
 FRAME_S = 0.04  # STFT frame, rounded to a power of two in samples
@@ -83,7 +84,7 @@ def _digital_silence(x: np.ndarray, shortest: int) -> np.ndarray:
     """True where a sample lies in a run of at least ``shortest`` exact zeros."""
     silent = np.zeros(x.shape, bool)
     for c, row in enumerate(x == 0.0):
-        for a, b in _runs(row):
+        for a, b in runs(row):
             if b - a >= shortest:
                 silent[c, a:b] = True
     return silent
@@ -199,7 +200,7 @@ def _overlap_add(y: np.ndarray, frames: np.ndarray, start: int, hop: int) -> Non
 def _keep_below_input(x: np.ndarray, y: np.ndarray, window: int) -> np.ndarray:
     """``y`` turned down (smoothly) in each ``window`` of the grid whose peak exceeds
     the input's peak over it and one window either side by more than ``HEADROOM_DB``."""
-    peak_x, peak_y = _window_peaks(x, window), _window_peaks(y, window)
+    peak_x, peak_y = guard.window_peaks(x, window), guard.window_peaks(y, window)
     count = peak_x.shape[1]
     allowed = ndimage.maximum_filter1d(peak_x, 3, axis=1) * 10 ** (HEADROOM_DB / 20)
     if not (peak_y > allowed).any():
@@ -209,24 +210,7 @@ def _keep_below_input(x: np.ndarray, y: np.ndarray, window: int) -> np.ndarray:
     centres = np.arange(count) * window + window / 2
     out = y.copy()
     for c, r in enumerate(ratio):  # the gain is 1 but in the windows about one below 1
-        for a, b in _runs(ndimage.binary_dilation(r < 1.0)):
+        for a, b in runs(ndimage.binary_dilation(r < 1.0)):
             at = np.arange(a * window, min(b * window, x.shape[1]))
             out[c, at[0]:at[-1] + 1] *= np.interp(at, centres, r)
     return out
-
-
-def _window_peaks(x: np.ndarray, window: int) -> np.ndarray:
-    """The peak magnitude of each channel of ``x`` in each ``window`` of samples (the
-    last one may be shorter), without a copy of ``x``."""
-    full = x.shape[1] // window
-    whole = x[:, :full * window].reshape(x.shape[0], full, window)
-    peaks = [np.maximum(whole.max(axis=2), -whole.min(axis=2))] if full else []
-    if x.shape[1] > full * window:
-        peaks.append(np.abs(x[:, full * window:]).max(axis=1, keepdims=True))
-    return np.concatenate(peaks, axis=1)
-
-
-def _runs(mask: np.ndarray) -> np.ndarray:
-    """The (start, end) of each run of True in ``mask``."""
-    return np.flatnonzero(np.diff(np.concatenate([[False], mask, [False]]).view(np.int8))) \
-        .reshape(-1, 2)

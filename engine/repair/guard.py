@@ -21,12 +21,16 @@ FADE_SECONDS = 0.002
 INAUDIBLE = 1e-5  # -100 dBFS, under a 16-bit file's noise floor: float32 rounding of a write
 
 
-def _window_peaks(x: np.ndarray, w: int) -> np.ndarray:
-    """``[ch, windows]`` peak of |x| per window of ``w`` samples (the last one partial)."""
-    ch, n = x.shape
-    padded = np.zeros((ch, -(-n // w) * w))
-    padded[:, :n] = np.abs(np.nan_to_num(x, nan=np.inf))
-    return padded.reshape(ch, -1, w).max(-1)
+def window_peaks(x: np.ndarray, w: int) -> np.ndarray:
+    """``[ch, windows]`` peak of |x| per window of ``w`` samples (the last one partial;
+    inf where one holds a NaN), without a copy of ``x``."""
+    full = x.shape[1] // w
+    whole = x[:, :full * w].reshape(x.shape[0], full, w)
+    peaks = [np.maximum(whole.max(axis=2), -whole.min(axis=2))] if full else []
+    if x.shape[1] > full * w:
+        peaks.append(np.abs(x[:, full * w:]).max(axis=1, keepdims=True))
+    out = np.concatenate(peaks, axis=1)
+    return np.where(np.isnan(out), np.inf, out)
 
 
 def safe(x: np.ndarray, y: np.ndarray, sample_rate: int, *,
@@ -39,7 +43,7 @@ def safe(x: np.ndarray, y: np.ndarray, sample_rate: int, *,
     x, y = np.atleast_2d(x), np.atleast_2d(y)
     n = x.shape[-1]
     w = max(1, round(WINDOW_SECONDS * sample_rate / 2))
-    px, py = _window_peaks(x, w), _window_peaks(y, w)
+    px, py = window_peaks(x, w), window_peaks(y, w)
     near = px.copy()
     for shift in range(1, neighbours + 1):
         near[:, shift:] = np.maximum(near[:, shift:], px[:, :-shift])
