@@ -131,29 +131,30 @@ def _smooth(a: np.ndarray, sigma: float) -> np.ndarray:
 
 
 class _Carrier:
-    """``exp(i phase(n))`` of the tracked fundamental, block by block."""
+    """``exp(i phase(n))`` of the tracked fundamental, block by block. The phase is the
+    integral of the drift (Hz at the coarse cells' centres) drawn as straight lines
+    between them: a phase without corners (a frequency held per cell jumped at each
+    cell's edge, which a quick vibrato's track turned into sidebands every
+    ``sr / coarse`` Hz, 37 dB under the tone)."""
 
     def __init__(self, f0: float, drift: np.ndarray | None, coarse: int, sr: int):
         self.f0, self.drift, self.coarse, self.sr = f0, drift, coarse, sr
+        if drift is not None:  # the integral at each centre, and each line's slope
+            d = self.drift = np.asarray(drift, np.float64)
+            self._at_centres = d[0] * coarse / 2 + np.concatenate(
+                ([0.0], np.cumsum((d[1:] + d[:-1]) / 2 * coarse)))
+            self._slopes = np.append(np.diff(d), 0.0) / coarse
 
     def phase(self, n0: int, n1: int) -> np.ndarray:
         n = np.arange(n0, n1, dtype=np.float64)
         base = 2 * math.pi * self.f0 / self.sr * n
         if self.drift is None:
             return base
-        # the integral, in radians, of the drift (Hz at the coarse cells' centres) drawn
-        # as straight lines between them: a phase without corners (a frequency held
-        # per cell jumped at each cell's edge, which a quick vibrato's track turned into
-        # sidebands every sr / coarse Hz, 37 dB under the tone)
-        d, w = np.asarray(self.drift, np.float64), self.coarse
-        centres = (np.arange(len(d)) + 0.5) * w
-        at_centres = np.concatenate(([d[0] * centres[0]],
-                                     d[0] * centres[0] + np.cumsum((d[1:] + d[:-1]) / 2 * w)))
-        k = np.clip(np.searchsorted(centres, n, side="right") - 1, 0, len(d) - 1)
-        u = n - centres[k]
-        slope = np.append(np.diff(d), 0.0) / w
-        slope = np.where((u < 0) | (k == len(d) - 1), 0.0, slope[k])
-        drifted = at_centres[k] + d[k] * u + slope * u * u / 2
+        d, w = self.drift, self.coarse
+        k = np.clip(np.floor(n / w - 0.5).astype(np.int64), 0, len(d) - 1)  # centre before n
+        u = n - (k + 0.5) * w
+        slope = np.where(u < 0, 0.0, self._slopes[k])  # before the first centre: level
+        drifted = self._at_centres[k] + d[k] * u + slope * u * u / 2
         return base + drifted * 2 * math.pi / self.sr
 
 
