@@ -294,6 +294,50 @@ def test_tone_remover_takes_a_vibrato_whistle_alone_in_silence():
         assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -60, seed
 
 
+def test_tone_remover_stays_on_the_tone_where_a_louder_partial_sounds_beside_it():
+    """A gliding whistle with a partial 10-20 dB louder sounding now and then 70-140 Hz
+    from it, within the stroke's reach (150 Hz), as a vowel's harmonic does: the
+    strongest peak of each frame jumped to the partial, and the whistle stayed while
+    the partial was cut (what differs from the take without the whistle, in dB of the
+    whistle, over 6 draws: -0.8 to +14.5 dB). The track is now the ridge that goes on
+    (engine.repair.track): -29 to -34 dB."""
+    sr = 22050
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        t = np.arange(3 * sr) / sr
+        f = rng.uniform(800, 3000) * (1 + rng.uniform(-0.1, 0.1) * t / t[-1])
+        whistle = 0.02 * np.sin(2 * np.pi * np.cumsum(f) / sr)
+        g = f + rng.choice([-1, 1]) * rng.uniform(70, 140)
+        sounding = np.sin(2 * np.pi * t / rng.uniform(0.5, 0.9) + rng.uniform(0, 6)) > 0.3
+        swell = np.convolve(sounding.astype(float), np.ones(441) / 441, mode="same")
+        partial = 0.02 * 10 ** (rng.uniform(10, 20) / 20) * swell * np.sin(
+            2 * np.pi * np.cumsum(g) / sr)
+        clean = partial + 1e-4 * rng.standard_normal(len(t))
+        points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.1, 2.9, 12)]
+        middle = slice(round(0.5 * sr), round(2.5 * sr))
+        left = (_tone_removed(clean + whistle, sr, points) - clean)[middle]
+        assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -25, seed
+
+
+def test_tone_remover_takes_a_vibrato_whistle_over_quiet_noise():
+    """A vibrato whistle (6 random draws, as above) over noise 40 dB under it: the
+    removal's choice once kept the steady fit in one draw (-7.0 dB of the whistle left;
+    the others -55 to -57 dB). Which removal left more is now read at the followed
+    tone's own frequency, and the followed carrier corrected by the phase slope of
+    what it demodulated: -56 to -62 dB."""
+    sr = 22050
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        t = np.arange(3 * sr) / sr
+        f = rng.uniform(800, 4000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
+        whistle = 0.05 * np.sin(2 * np.pi * np.cumsum(f) / sr)
+        noise = 0.05 * 10 ** (-40 / 20) * rng.standard_normal(len(t))
+        points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.1, 2.9, 12)]
+        middle = slice(round(0.5 * sr), round(2.5 * sr))
+        left = (_tone_removed(whistle + noise, sr, points) - noise)[middle]
+        assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -50, seed
+
+
 def _vibrato_whistle(x: np.ndarray, sr: int, rng) -> tuple[np.ndarray, list]:
     """A whistle over the middle 80 % of ``x``: 0.8-4 kHz with 1 % vibrato at 4-7 Hz,
     10-30 dB under ``x``'s peak; and the stroke a user paints along it."""

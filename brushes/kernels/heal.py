@@ -233,8 +233,8 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
         followed = track.follow(x, sr, **along)
         if followed is not None and (
                 "steady" not in removals or
-                track.standing(followed.subtracted, sr, **along) <
-                track.standing(removals["steady"], sr, **along)):
+                followed.left_in(followed.subtracted) <
+                followed.left_in(removals["steady"])):
             removals = {"followed": guard.safe(x, followed.cleaned(), sr, neighbours=2)[0]}
     if not removals:
         return None

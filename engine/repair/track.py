@@ -1,20 +1,23 @@
 """A tone that glides or wobbles, removed along a track the user painted.
 
 The stroke gives the track (times and frequencies, and how far from it the tone
-may be); the tone's frequency is re-estimated along it, frame by frame, as the
-peak of a short spectrum within that reach (parabolic interpolation), where it
-stands ``STANDS_DB`` above the spectrum around it and a neighbouring frame found it
+may be); the tone's frequency is re-estimated along it, frame by frame, on the
+ridge through short spectra that stands out most over the whole stroke while
+moving at most ``JUMP_HZ`` a frame (Viterbi; a louder harmonic of speech crossing
+the tone, which the strongest peak of each frame would follow, is passed over),
+at the peak of that ridge (parabolic interpolation), where it stands
+``STANDS_DB`` above the spectrum around it and a neighbouring frame found it
 within ``JUMP_HZ`` (noise's strongest peak lands anywhere in the band), along at
-least ``PRESENT`` of the stroke. The tone is then demodulated
-along the phase of that frequency, low-passed over ``SMOOTH_SECONDS`` (what
-sounds beside it changes faster and averages out), held below its running median
-over ``LEVEL_SECONDS`` (a tone's level holds; a harmonic crossing it adds to it for
-a moment) and subtracted where it was
-found, easing in and out over ``RAMP_SECONDS`` (its own fade goes with it).
-The demodulation is de-hum's (engine.repair.dehum), with one harmonic. What of
-the tone still stands out at its frequency after that (a few per cent, heard in
-the pauses) is then brought down to the level of the spectrum around it
-(:meth:`Followed.cleaned`).
+least ``PRESENT`` of the stroke. The tone is then demodulated along the phase of
+that frequency, corrected by the phase slope of what that demodulation found (a
+vibrato's peak lags within a short spectrum), low-passed over ``SMOOTH_SECONDS``
+(what sounds beside it changes faster and averages out), held below its running
+median over ``LEVEL_SECONDS`` (a tone's level holds; a harmonic crossing it adds to
+it for a moment) and subtracted where it was found, easing in and out over
+``RAMP_SECONDS`` (its own fade goes with it). The demodulation is de-hum's
+(engine.repair.dehum), with one harmonic. What of the tone still stands out at its
+frequency after that (a few per cent, heard in the pauses) is then brought down to
+the level of the spectrum around it (:meth:`Followed.cleaned`).
 """
 
 import math
@@ -30,6 +33,11 @@ WINDOW_SECONDS = 0.046
 HOP_SECONDS = 0.005
 STANDS_DB = 10.0
 JUMP_HZ = 15.0  # from one frame to the next (5 ms), a tone's frequency moves less than this
+MOVE_DB = 0.5  # what the followed ridge pays a bin it moves from frame to frame
+PADDED = 4  # the spectra the tone is read from: the window's transform padded this many times
+LOBE_BINS = 2 * PADDED  # a Hann window's main lobe: 2 bins either side
+SIDE_LOBE_DB = 25.0  # a Hann window's side lobes are 31 dB or more under its main lobe
+OFF_PATH = -1e9  # its score outside the stroke's reach (finite: a reach that jumps is crossed)
 PRESENT = 0.5  # and it is found along at least this share of the stroke
 SMOOTH_SECONDS = 0.012
 LEVEL_SECONDS = 0.5  # a tone's level holds over this; what it is above its median here is not it
@@ -38,36 +46,62 @@ GATE_BINS = 2  # the residual left at the tone's frequency: its bin and this man
 RING_BINS = 32  # ... stands out above the median of the bins this far either side of it
 
 
-def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
-                 reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Frame centres (samples), the tone's frequency there, whether it stands out, and
-    the power of its peak (0 outside the path)."""
-    win = 1 << int(round(math.log2(WINDOW_SECONDS * sr)))
-    hop = max(1, round(HOP_SECONDS * sr))
-    size = 4 * win
-    mono = x.mean(0)
-    centres = np.arange(0, len(mono), hop)
-    padded = np.pad(mono, (win // 2, win // 2))
+def _window(sr: int) -> int:
+    """Samples of the window spectra are read with: a power of 2 near ``WINDOW_SECONDS``."""
+    return 1 << int(round(math.log2(WINDOW_SECONDS * sr)))
+
+
+def _power(x: np.ndarray, sr: int, centres: np.ndarray) -> tuple[np.ndarray, int]:
+    """The power spectra ``[frames, bins]`` of ``x`` ``[ch, n]``'s mono mix about the
+    given samples (a Hann window of :func:`_window`, padded ``PADDED`` times), and the size
+    of their transform."""
+    win = _window(sr)
+    padded = np.pad(x.mean(0), (win // 2, win // 2))
     frames = np.lib.stride_tricks.sliding_window_view(padded, win)[centres]
-    spectrum = np.abs(np.fft.rfft(frames * np.hanning(win), size)) ** 2 + 1e-300
+    size = PADDED * win
+    return np.abs(np.fft.rfft(frames * np.hanning(win), size)) ** 2 + 1e-300, size
+
+
+def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
+                 reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Frame centres (samples), the tone's frequency there (0 outside the path), and
+    whether it stands out and goes on."""
+    centres = np.arange(0, x.shape[-1], max(1, round(HOP_SECONDS * sr)))
+    spectrum, size = _power(x, sr, centres)
     hz = np.fft.rfftfreq(size, 1 / sr)
     t = centres / sr
     want = np.interp(t, path_t, path_f)
     width = np.interp(t, path_t, reach)
     inside = (t >= path_t[0]) & (t <= path_t[-1])
-    found, power = np.zeros(len(t)), np.zeros(len(t))
+    found = np.zeros(len(t))
     stands = np.zeros(len(t), bool)
-    for i in np.flatnonzero(inside):
-        band = np.flatnonzero(np.abs(hz - want[i]) <= width[i])
-        if len(band) < 3:
-            continue
-        k = band[np.argmax(spectrum[i, band])]
-        if k in (band[0], band[-1]):
-            continue  # the band's edge: something stronger outside it, not a tone in it
-        a, b, c = np.log(spectrum[i, k - 1:k + 2])
-        found[i], power[i] = (k + 0.5 * (a - c) / (a - 2 * b + c)) * sr / size, spectrum[i, k]
-        ring = spectrum[i, max(0, k - 8 * 4):k + 8 * 4 + 1]
-        stands[i] = 10 * math.log10(spectrum[i, k] / np.median(ring)) >= STANDS_DB
+    rows = np.flatnonzero(inside)
+    if len(rows):
+        lo = np.maximum(np.ceil((want[rows] - width[rows]) * size / sr).astype(int), 1)
+        hi = np.minimum(np.floor((want[rows] + width[rows]) * size / sr).astype(int),
+                        len(hz) - 2)
+        k0, k1 = max(0, lo.min() - RING_BINS), min(len(hz), hi.max() + RING_BINS + 1)
+        db = 10 * np.log10(spectrum[rows, k0:k1])
+        cols = np.arange(k0, k1)
+        ring = (cols >= lo[:, None] - RING_BINS) & (cols <= hi[:, None] + RING_BINS)
+        above = db - np.nanmedian(np.where(ring, db, np.nan), axis=1, keepdims=True)
+        allowed = (cols >= lo[:, None]) & (cols <= hi[:, None]) & (hi - lo >= 2)[:, None]
+        # the ridge's score: how far a peak stands out, up to STANDS_DB (a louder one
+        # is no more the tone); a window's side lobes are peaks too, but far under the
+        # strongest peak around them
+        strongest = np.max(np.where(ring, db, -np.inf), axis=1, keepdims=True)
+        peak = (db >= np.roll(db, 1, axis=1)) & (db >= np.roll(db, -1, axis=1)) & \
+            (db >= strongest - SIDE_LOBE_DB)
+        score = np.where(peak, np.clip(above, 0.0, STANDS_DB), 0.0)
+        path = _ridge(np.where(allowed, score, OFF_PATH),
+                      max(1, math.ceil(JUMP_HZ * size / sr)))
+        for j, i in enumerate(rows):
+            k = _climb(spectrum[i], path[j] + k0)
+            if not allowed[j, path[j]] or k <= lo[j] or k >= hi[j]:
+                continue  # the band's edge: something stronger outside it, not a tone in it
+            a, b, c = np.log(spectrum[i, k - 1:k + 2])
+            found[i] = (k + 0.5 * (a - c) / (a - 2 * b + c)) * sr / size
+            stands[i] = above[j, k - k0] >= STANDS_DB
     # a tone goes on: a frame counts when a neighbour found it within JUMP_HZ too (the
     # strongest peak of noise in a band lands anywhere in it, frame after frame)
     near = np.zeros(len(t), bool)
@@ -76,18 +110,43 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     near[:-1] |= stands[:-1] & stands[1:] & steady
     if near.sum() < PRESENT * inside.sum():
         near[:] = False
-    return centres, found, near, power
+    return centres, found, near
 
 
-def standing(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
-             reach: np.ndarray) -> tuple[int, float]:
-    """How much of a tone along the path ``x`` holds: the frames (every
-    ``HOP_SECONDS``) in which one stands out and goes on (0 where none is found along
-    ``PRESENT`` of it), then the power of the strongest peak along the path, summed
-    over them (which decides between two removals that leave a tone standing in as
-    many frames: in digital silence, what is left of any tone stands out)."""
-    _, _, near, power = _frequencies(x, sr, path_t, path_f, reach)
-    return int(near.sum()), float(power[near].sum())
+def _ridge(score: np.ndarray, jump: int) -> np.ndarray:
+    """The column of ``score`` ``[frames, columns]`` on the path of greatest total
+    score that moves at most ``jump`` columns from one frame to the next, paying
+    ``MOVE_DB`` a column moved (Viterbi): a tone's ridge goes on where a louder
+    harmonic crosses it, which the strongest peak of each frame alone would follow."""
+    frames, cols = score.shape
+    back = np.zeros((frames, cols), int)
+    shifts = np.arange(-jump, jump + 1)
+    cost = MOVE_DB * np.abs(shifts)[:, None]
+    padded = np.full(cols + 2 * jump, OFF_PATH)  # the best totals so far, padded
+    padded[jump:jump + cols] = score[0]
+    reached = np.lib.stride_tricks.sliding_window_view(padded, cols)  # [shift, column] views
+    every = np.arange(cols)
+    for i in range(1, frames):
+        moved = reached - cost
+        best = np.argmax(moved, axis=0)
+        back[i] = every + shifts[best]
+        padded[jump:jump + cols] = moved[best, every] + score[i]
+    total = padded[jump:jump + cols]
+    path = np.zeros(frames, int)
+    path[-1] = int(np.argmax(total))
+    for i in range(frames - 1, 0, -1):
+        path[i - 1] = back[i, path[i]]
+    return path
+
+
+def _climb(power: np.ndarray, k: int) -> int:
+    """The spectral peak whose slope ``k`` is on (uphill from ``k``)."""
+    while 0 < k < len(power) - 1:
+        step = 1 if power[k + 1] > power[k] else -1 if power[k - 1] > power[k] else 0
+        if step == 0:
+            return k
+        k += step
+    return k
 
 
 @dataclass
@@ -101,6 +160,27 @@ class Followed:
     first: int  # the samples it was found from and to
     last: int
     hz: Callable[[np.ndarray], np.ndarray]  # its frequency at given samples
+    found_at: np.ndarray  # the samples about which it stood out
+
+    def left_in(self, y: np.ndarray) -> tuple[int, float]:
+        """How much of the tone a removal ``y`` ``[ch, n]`` left: the frames (of those
+        it stood out in) where a peak within ``LOBE_BINS`` of its frequency stands
+        ``STANDS_DB`` above the spectrum around it (none unless in ``PRESENT`` of them:
+        a tone goes on; what else sounds near it comes and goes), then those peaks'
+        power summed (which decides between two removals that leave it in as many
+        frames: in digital silence, whatever is left of a tone stands out)."""
+        spectrum, size = _power(y, self.sample_rate, self.found_at)
+        at = np.rint(self.hz(self.found_at) * size / self.sample_rate).astype(int)
+        rows = np.arange(len(at))[:, None]
+        bins = spectrum.shape[-1] - 1
+        peak = spectrum[rows, np.clip(at[:, None] + np.arange(-LOBE_BINS, LOBE_BINS + 1),
+                                      0, bins)].max(-1)
+        ring = np.median(spectrum[rows, np.clip(
+            at[:, None] + np.arange(-RING_BINS, RING_BINS + 1), 0, bins)], axis=-1)
+        stands = peak >= ring * 10 ** (STANDS_DB / 10)
+        if stands.sum() < PRESENT * len(stands):
+            return 0, 0.0
+        return int(stands.sum()), float(peak[stands].sum())
 
     def cleaned(self) -> np.ndarray:
         """``subtracted`` with what of the tone still stands ``STANDS_DB`` above the
@@ -110,7 +190,7 @@ class Followed:
         followed tone's subtraction leaves are heard in a pause, where nothing else
         is. Only those cells change; the rest keeps its bits."""
         sr, y = self.sample_rate, self.subtracted
-        win = 1 << int(round(math.log2(WINDOW_SECONDS * sr)))
+        win = _window(sr)
         hop, bins = win // 4, win // 2 + 1
         taper = np.sqrt(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(win) / win))
         mids = np.arange(self.first - self.first % hop, self.last + 1, hop)  # frame centres
@@ -153,7 +233,7 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
            reach: np.ndarray) -> Followed | None:
     """The tone along the path (seconds from ``x``'s first sample, Hz, and Hz of reach)
     followed and subtracted from ``x`` ``[ch, n]``; None when no tone stands out along it."""
-    centres, found, stands, _ = _frequencies(x, sr, path_t, path_f, reach)
+    centres, found, stands = _frequencies(x, sr, path_t, path_f, reach)
     if stands.sum() < 3:
         return None
     on = np.flatnonzero(stands)
@@ -161,7 +241,13 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     coarse = max(1, round(dehum.COARSE_SECONDS * sr))
     grid = (np.arange(x.shape[-1] // coarse) + 0.5) * coarse
     f0 = float(np.median(found[on]))
-    carrier = dehum._Carrier(f0, np.interp(grid, centres, f) - f0, coarse, sr)
+    drift = np.interp(grid, centres, f) - f0
+    amps = dehum._amplitudes(x, dehum._Carrier(f0, drift, coarse, sr), [1], coarse, None, None)
+    # what the track is off by, read from the phase slope of what it demodulated: at
+    # most a bin of the spectra it was read from (a vibrato's peak lags within them)
+    off = dehum._drift(amps, [1], coarse, sr, 2 * SMOOTH_SECONDS)
+    spacing = sr / (PADDED * _window(sr))
+    carrier = dehum._Carrier(f0, drift + np.clip(off, -spacing, spacing), coarse, sr)
     amps = dehum._amplitudes(x, carrier, [1], coarse, None, None)
     amps = dehum._smooth_all(amps, SMOOTH_SECONDS * sr / coarse)
     amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1)
@@ -175,4 +261,4 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
         a = np.interp(t, grid, amps[c, 0].real) + 1j * np.interp(t, grid, amps[c, 0].imag)
         out[c] -= presence * 2 * (a * np.exp(1j * phase)).real
     return Followed(x, out, sr, int(centres[on[0]]), int(centres[on[-1]]),
-                    lambda at: np.interp(at, centres, f))
+                    lambda at: np.interp(at, centres, f), centres[on])
