@@ -31,10 +31,11 @@ from brushes.locality.confine import confining, covered_frames, frame_parts
 from brushes.params import Param
 from engine.progress import off_thread
 from engine.region import Rect
-from engine.repair import attenuate, declick, guard, steady, track
+from engine.repair import attenuate, declick, dehum, guard, steady, track
 
 TRACK_MIN_SECONDS = 0.1  # a shorter stroke gives no track to follow
 TRACK_PAD_SECONDS = 0.05  # the tone's fade beyond the stroke's ends goes with it
+HUM_LEFT_RATIO = 1.5  # a hum is followed where the steady fit leaves this much more of it
 TONE_TOLERANCE_HZ = 0.5  # neighbouring bins whose steady partials agree this well are one tone
 NO_CLICK = ("no click found under the stroke, nothing changed: paint across the click itself "
             "(zoom in: a click is a thin vertical line), or raise the brush's radius_ms")
@@ -200,8 +201,11 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
     followed along the stroke's ``path`` and subtracted (engine.repair.track): the
     followed one where the steady fit leaves a tone the follower still finds along the
     path and its own removal leaves less (a whistle's vibrato, of which a steady fit
-    takes only part). The rect of frames to rewrite (every bin of them) and its new
-    coefficients, or None when neither found a tone. Reads only."""
+    takes only part); on a harmonic brush, the hum followed as de-hum follows one
+    (:func:`_hum_removed`) where the steady fit leaves clearly more of it (a drifting
+    hum; a steady one the steady fit takes with less of what sounds under it). The
+    rect of frames to rewrite (every bin of them) and its new coefficients, or None
+    when none found a tone. Reads only."""
     t, sr = doc.transform, doc.sample_rate
     groups = _steady_tones(doc, canvas, rect, coverage, painted, comb)
     spans = {}
@@ -210,6 +214,10 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
         spans["steady"] = t.frames_needed(
             max(round(t.seconds_of(frames[0]) * sr), 0),
             min(round(t.seconds_of(frames[1] - 1) * sr) + 1, doc.length), doc.length)
+    if comb and groups:  # a harmonic brush's: a hum, followed where de-hum finds it
+        times = [time for time, _, _ in comb]
+        spans["hum"] = t.frames_needed(max(0, round(min(times) * sr)),
+                                       min(doc.length, round(max(times) * sr) + 1), doc.length)
     points = sorted(path)
     if len(points) >= 2 and points[-1][0] - points[0][0] >= TRACK_MIN_SECONDS:
         spans["followed"] = t.frames_needed(
@@ -227,6 +235,11 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
             ab = steady.fit(g, t, doc.length)
             removals["steady"] -= steady.waveform(g, ab, t, audio=wave, sample0=start)
         removals["steady"] = removals["steady"].numpy()
+    if "hum" in spans:
+        hum = _hum_removed(x, sr, comb, [g[0].hz for g in groups])
+        if hum is not None and HUM_LEFT_RATIO * dehum.left(hum[0], sr, f0=hum[1], ks=hum[2]) \
+                < dehum.left(removals["steady"], sr, f0=hum[1], ks=hum[2]):
+            removals = {"hum": hum[0]}
     if "followed" in spans:
         times, freqs, reach = (np.array(v, float) for v in zip(*points, strict=True))
         along = {"path_t": times - start / sr, "path_f": freqs, "reach": reach}
@@ -265,6 +278,30 @@ def _steady_tones(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
             chosen.append(max(near, key=lambda g: g[0].power))
             lines.append(hz_line)
     return steady.on_comb(chosen, _harmonic_lines(lines, comb)) if comb and chosen else chosen
+
+
+def _hum_removed(x: np.ndarray, sr: int, comb: list,
+                 steady_hz: list) -> tuple[np.ndarray, float, list[int]] | None:
+    """``x`` less the hum whose fundamental a harmonic brush's ``comb`` painted (its
+    dabs' (time, Hz, radius)), found within the brush's radius of it and followed as
+    de-hum follows one (engine.repair.dehum: its drift tracked, each harmonic held at
+    its median level): a steady fit takes a drifting hum's harmonics only in part.
+    Only the harmonics that de-hum finds standing out as a series from the bottom and
+    the steady fit found on the comb (``steady_hz``, engine.repair.steady.on_comb: a
+    bass note near the mains frequency is no hum) are taken. The removal, the
+    fundamental and those harmonics' numbers; None where there are none (or the stroke
+    is shorter than dehum.MIN_SECONDS)."""
+    lowest = min(comb, key=lambda line: line[1])
+    lines = {round(hz / lowest[1]) for _, hz, _ in comb}
+    found = dehum.find(x.mean(0), sr, fundamental=str(lowest[1]), max_harmonics=max(lines),
+                       search_hz=lowest[2])
+    if found is None:
+        return None
+    f0, ks = found
+    ks = sorted(set(ks) & {round(hz / f0) for hz in steady_hz})
+    if not ks:
+        return None
+    return guard.safe(x, dehum.removed(x, sr, f0=f0, ks=ks), sr, neighbours=2)[0], f0, ks
 
 
 def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, float]]:

@@ -224,6 +224,18 @@ def removed(x: np.ndarray, sr: int, *, f0: float, ks: list[int], progress=None,
     return x - resample(hum, rate, sr, length=x.shape[-1])
 
 
+def left(x: np.ndarray, sr: int, *, f0: float, ks: list[int]) -> float:
+    """How much of a hum ``x`` ``[ch, n]`` holds: the power of its spectrum (one Hann
+    window over all of it) within ``NEAR_HZ`` times k of each harmonic k of ``f0``, in
+    ``ks`` (where a drifting hum's harmonics wander)."""
+    mono = x.mean(0)
+    power = np.abs(np.fft.rfft(mono * np.hanning(len(mono)))) ** 2
+    hz = np.fft.rfftfreq(len(mono), 1 / sr)
+    k = np.array(ks, float)
+    near = (np.abs(hz[:, None] - f0 * k) <= NEAR_HZ * k).any(1)
+    return float(power[near].sum())
+
+
 def _analysis_rate(sr: int, top_hz: float) -> int:
     """The lowest rate sr / 2^m that holds ``top_hz`` with a quarter to spare: the hum is
     found and followed there, then brought back to ``sr``."""
