@@ -301,7 +301,10 @@ def _hum_removed(x: np.ndarray, sr: int, comb: list,
     ks = sorted(set(ks) & {round(hz / f0) for hz in steady_hz})
     if not ks:
         return None
-    return guard.safe(x, dehum.removed(x, sr, f0=f0, ks=ks), sr, neighbours=2)[0], f0, ks
+    taken = dehum.removed(x, sr, f0=f0, ks=ks)
+    if taken is None:
+        return None
+    return guard.safe(x, taken, sr, neighbours=2)[0], f0, ks
 
 
 def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, float]]:

@@ -45,6 +45,8 @@ DRIFT_SECONDS = (1.0, 4.0)  # the drift is smoothed over each, and the one that 
 #                            hum kept: a drifting hum needs the first, a steady one the second
 DRIFT_HARMONICS = 4  # the drift is read from the first harmonics found
 SMOOTH_SECONDS = 0.5
+COHERENT = 0.5  # a hum's harmonics hold their phase: their amplitudes summed keep half their length
+COHERENT_SECONDS = 8.0  # ... over stretches this long (the drift followed)
 COARSE_SECONDS = 0.005
 BLOCK = 1 << 20
 SERIES_STEP = 3  # a hum's harmonics: the first among the first 3, each <= 3x the one below
@@ -210,17 +212,22 @@ def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics
     f0, ks = found
     out = removed(x, sr, f0=f0, ks=ks, progress=progress, cancel=cancel)
     step(1.0, progress, None)
+    if out is None:
+        return Outcome(x)
     level = 10 * math.log10(float(np.mean((out - x) ** 2)) + 1e-300)
     return Outcome(out, f"hum at {f0:.2f} Hz, {len(ks)} harmonic(s) up to {ks[-1] * f0:.0f} Hz: "
                         f"{level:.1f} dBFS RMS removed")
 
 
 def removed(x: np.ndarray, sr: int, *, f0: float, ks: list[int], progress=None,
-            cancel=None) -> np.ndarray:
+            cancel=None) -> np.ndarray | None:
     """``x`` ``[ch, n]`` less the harmonics ``ks`` of ``f0`` (near it: tracked),
-    followed at a reduced rate and brought back to ``sr``."""
+    followed at a reduced rate and brought back to ``sr``; None where they are no hum
+    (:func:`_hum`)."""
     rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
     hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
+    if hum is None:
+        return None
     return x - resample(hum, rate, sr, length=x.shape[-1])
 
 
@@ -257,8 +264,13 @@ def resample(x: np.ndarray, sr_in: int, sr_out: int, *, length: int | None = Non
     return y
 
 
-def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> np.ndarray:
-    """The hum in ``x``: the harmonics ``ks`` of ``f0``, tracked and low-passed."""
+def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress,
+         cancel) -> np.ndarray | None:
+    """The hum in ``x``: the harmonics ``ks`` of ``f0``, tracked and low-passed; None
+    where the lowest two do not hold their phase (:func:`_coherence` under
+    ``COHERENT``): a hum is a steady oscillator, and what turns is music or speech
+    near its frequency (a bass note 1 Hz off the mains frequency, within the main
+    lobe of the 2 s stretches hum is sought in, stood out at it and was taken)."""
     coarse = max(1, round(COARSE_SECONDS * sr))
     nominal = _Carrier(f0, None, coarse, sr)
     strongest = ks[:DRIFT_HARMONICS]
@@ -273,6 +285,8 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> 
         if best is None or held > best[0]:
             best = (held, carrier, amps)
     _, carrier, amps = best
+    if (_coherence(amps[:, :2], sr / coarse) < COHERENT).any():
+        return None
     amps = _steady_level(amps)
     out = np.zeros_like(x)
     n = x.shape[-1]
@@ -287,6 +301,19 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress, cancel) -> 
                 im = np.interp(t, centres, amps[c, i].imag).astype(np.float32)
                 out[c, b0:b1] += 2 * (re * zk.real - im * zk.imag)
     return out
+
+
+def _coherence(amps: np.ndarray, rate: float) -> np.ndarray:
+    """Per harmonic, how far its demodulated amplitudes ``[ch, harmonics, frames]``
+    (``rate`` frames a second; channels together) hold their phase: the length of
+    their sum over the length of each summed, over stretches of
+    ``COHERENT_SECONDS`` (the whole when shorter), the median of the stretches."""
+    z = amps.sum(0)
+    span = max(1, min(z.shape[-1], round(COHERENT_SECONDS * rate)))
+    count = z.shape[-1] // span
+    parts = z[:, :count * span].reshape(z.shape[0], count, span)
+    ratio = np.abs(parts.sum(-1)) / (np.abs(parts).sum(-1) + 1e-300)
+    return np.median(ratio, axis=-1)
 
 
 def _steady_level(amps: np.ndarray) -> np.ndarray:
