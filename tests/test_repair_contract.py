@@ -339,6 +339,29 @@ def test_tone_remover_stays_on_the_tone_where_a_louder_partial_sounds_beside_it(
         assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -25, seed
 
 
+def test_tone_remover_takes_a_bleep_shorter_than_its_level_s_span():
+    """A steady bleep of 0.15-0.45 s (0.6-3 kHz, 6-20 dB under the speech's peak) and
+    a tone-remover stroke along it: the followed tone's amplitude was held below its
+    running median over 0.5 s taken with the silence about it and its own ends, so a
+    bleep shorter than that was taken by 0.1-3.3 dB. The median is now taken only
+    where the tone sounds, over at most that (what differs from the speech, in dB of
+    the bleep, over 6 draws: -14.8 to -24.6 dB; at 44.1 kHz over 8 voices and bleeps,
+    PESQ-WB median / worst 4.0 / 3.9 against a notch's 3.8 / 3.6)."""
+    sr = 22050
+    x = takes.speak("Please call Stella and ask her to bring these things.", "en-us", sr)[0]
+    x = 0.5 * x / np.abs(x).max()
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        f, seconds = rng.uniform(600, 3000), rng.uniform(0.15, 0.45)
+        a = round(rng.uniform(0.3, len(x) / sr - 0.8) * sr)
+        t = np.arange(round(seconds * sr)) / sr
+        bleep = np.zeros(len(x))
+        bleep[a:a + len(t)] = 0.5 * 10 ** (rng.uniform(-20, -6) / 20) * \
+            np.minimum(1, np.minimum(t, t[::-1]) / 0.005) * np.sin(2 * np.pi * f * t)
+        out = _tone_removed(x + bleep, sr, [(a / sr, f), ((a + len(t)) / sr, f)])
+        assert 10 * np.log10(np.sum((out - x) ** 2) / np.sum(bleep ** 2)) < -12, seed
+
+
 def test_tone_remover_takes_a_vibrato_whistle_over_quiet_noise():
     """A vibrato whistle (6 random draws, as above) over noise 40 dB under it: the
     removal's choice once kept the steady fit in one draw (-7.0 dB of the whistle left;

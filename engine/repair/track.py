@@ -220,12 +220,17 @@ class Followed:
         return out[:, win // 2:win // 2 + y.shape[-1]]
 
 
-def _held(amps: np.ndarray, span: int) -> np.ndarray:
+def _held(amps: np.ndarray, span: int, on: np.ndarray) -> np.ndarray:
     """The tone's amplitudes ``[ch, 1, grid]`` no larger than their running median over
-    ``span`` points: a speech harmonic crossing the tone adds to what the demodulation
-    finds for a moment, and was subtracted with it (a vowel's harmonic taken out)."""
+    ``span`` points of those where it is ``on``: a speech harmonic crossing the tone
+    adds to what the demodulation finds for a moment, and was subtracted with it (a
+    vowel's harmonic taken out). Only where the tone sounds, over at most that: a bleep
+    shorter than the span, its median taken with the silence about it and its own
+    ends, was held down to a third."""
     level = np.abs(amps)
-    cap = ndimage.median_filter(level, size=(1, 1, span), mode="nearest")
+    cap = level.copy()
+    span = max(1, min(span, int(on.sum()) - 1 | 1))  # no longer than where it sounds
+    cap[..., on] = ndimage.median_filter(level[..., on], size=(1, 1, span), mode="mirror")
     return amps * np.minimum(1.0, cap / np.maximum(level, 1e-300))
 
 
@@ -250,7 +255,8 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     carrier = dehum._Carrier(f0, drift + np.clip(off, -spacing, spacing), coarse, sr)
     amps = dehum._amplitudes(x, carrier, [1], coarse, None, None)
     amps = dehum._smooth_all(amps, SMOOTH_SECONDS * sr / coarse)
-    amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1)
+    amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1,
+                 np.interp(grid, centres, stands.astype(float)) > 0.5)
     presence = np.interp(np.arange(x.shape[-1]), centres, stands.astype(float))
     ramp = max(1, round(RAMP_SECONDS * sr))
     presence = np.convolve(presence > 0.5, np.ones(ramp) / ramp, mode="same")
