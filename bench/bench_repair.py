@@ -16,7 +16,15 @@ worst take, and how many takes a method made worse than the input by any measure
   -10 dB under the peak, over most of the take. Preset: tone-remover along its
   track. Plain: a band-stop over the range it covers.
 
-Hiss and clipping: bench/bench_denoise.py and bench/bench_declip.py.
+- hiss: white or pink, 0-20 dB SNR (bench_denoise's). Module: de-noise (the noise
+  learnt from the take). Plain: sox noisered (its profile from a second of the same
+  hiss alone, 0.21); noisereduce beside it.
+- clipping: at 20-70 % of the peak, maybe asymmetric, wobbling or resampled, maybe
+  scaled (bench_declip's). Module: de-clip. Plain: a cubic spline through the
+  samples left, read across the clipped runs.
+
+Their own benches (bench_denoise.py, bench_declip.py) give more: SNR bands, a
+learnt profile, more takes and the speed.
 
     .venv/bin/python bench/bench_repair.py [--seed 1] [--no-write]
 """
@@ -128,12 +136,18 @@ def scores(clean, test, speech):
 def run(seed: int):
     rng = np.random.default_rng(seed)
     set_ = takes.clean_takes(sample_rate=SR, seed=seed)
-    rows = {"clicks": [], "hum": [], "whistle": []}
+    rows = {"clicks": [], "hum": [], "whistle": [], "hiss": [], "clipping": []}
+    broadband = np.random.default_rng(seed + 2000)  # hiss and clipping's own draws
     seconds = {}
     for i, take in enumerate(set_):
         x = take.samples.mean(0)
         speech = take.kind == "speech" and len(x) > SR
         for kind in rows:
+            if kind in ("hiss", "clipping"):
+                rows[kind].append(_broadband(kind, x, speech, broadband))
+                print(take.name, kind, {k: {m: round(v, 2) for m, v in s.items()}
+                                        for k, s in rows[kind][-1].items()}, flush=True)
+                continue
             if kind == "clicks":
                 y, strokes = clicks(x, rng)
                 info, name = None, "declick"
@@ -158,8 +172,30 @@ def run(seed: int):
     return rows, len(set_), seconds
 
 
+def _broadband(kind: str, x: np.ndarray, speech: bool, rng) -> dict:
+    """A take's scores under hiss or clipping: input, the module, the plain tool (and
+    noisereduce, for hiss)."""
+    from bench.bench_declip import clip, cubic_peer
+    from bench.bench_denoise import hiss, sox_noisered
+
+    if kind == "hiss":
+        snr = rng.uniform(0, 20)
+        noise = np.sqrt(np.mean(x ** 2)) * 10 ** (-snr / 20) * hiss(
+            ("white", "pink")[rng.integers(2)], (1, len(x) + SR), rng)
+        y = x + noise[0, SR:]
+        import noisereduce
+
+        outs = {"module": module("denoise", y),
+                "plain": sox_noisered(y[None], noise[:, :SR], SR)[0],
+                "noisereduce": noisereduce.reduce_noise(y=y, sr=SR)}
+    else:
+        y = clip(x[None], rng)[0][0]
+        outs = {"module": module("declip", y), "plain": cubic_peer(y[None])[0]}
+    return {"input": scores(x, y, speech)} | {k: scores(x, v, speech) for k, v in outs.items()}
+
+
 def table(rows, count, seed) -> str:
-    methods = ("input", "module", "preset, STFT", "preset, constant-Q", "plain")
+    methods = ("input", "module", "preset, STFT", "preset, constant-Q", "plain", "noisereduce")
     lines = [f"Seed {seed}: {count} clean takes of tests/takes.py at {SR} Hz (speech scored by "
              "PESQ-WB and STOI, every take by SI-SDR), each disturbance drawn per take (see "
              "bench/bench_repair.py). Cells: median / worst take; 'worse' counts the takes a "
