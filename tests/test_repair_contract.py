@@ -194,19 +194,11 @@ def test_the_harmonic_eraser_takes_no_music_for_a_hum():
     cents, now 25), 9 of these 12 takes came out worse than their input, by up to 17 dB
     SI-SDR (bass notes and their harmonics taken for the hum); now none, 4 better by
     1.7-3.8 dB."""
-    from engine.metrics import si_sdr_db
-
     rng = np.random.default_rng(7)
     gains = []
     for seed in (1, 2):
         for take in takes.clean_takes(seed=seed, speech=0, sounds=0, music=6):
-            x, sr = take.samples.mean(0), 22050
-            h, base = _hum(len(x), sr, rng)
-            y = x + h * np.abs(x).max()
-            ed = Editor(Document(Audio(y[None].astype(np.float32), sr), transform="stft",
-                                 device="cpu"))
-            ed.paint("harmonic-eraser", [(0.0, base), (len(x) / sr, base)])
-            gains.append(si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y))
+            gains.append(_harmonic_eraser_gain(take.samples.mean(0), rng))
             assert gains[-1] >= -0.1, (seed, take.name, gains[-1])
     assert max(gains) > 1.0
 
@@ -217,18 +209,24 @@ def test_the_harmonic_eraser_follows_a_hum_that_drifts():
     harmonics): a steady fit per harmonic took a drifting hum in part (SI-SDR gained,
     median / worst: 7.2 / 3.4 dB); the harmonics it finds on the comb are now followed
     as de-hum follows them (engine.repair.dehum): 10.5 / 8.3 dB."""
+    rng = np.random.default_rng(5)
+    gains = [_harmonic_eraser_gain(take.samples.mean(0), rng)
+             for take in takes.clean_takes(seed=1, speech=6, sounds=0, music=0)]
+    assert np.median(gains) > 9 and min(gains) > 6, np.round(gains, 1)
+
+
+def _harmonic_eraser_gain(x: np.ndarray, rng) -> float:
+    """SI-SDR gained (dB) by the harmonic eraser painted along the nominal fundamental
+    of a hum drawn by :func:`_hum` over ``x`` (22.05 kHz, an STFT document)."""
     from engine.metrics import si_sdr_db
 
-    rng, gains = np.random.default_rng(5), []
-    for take in takes.clean_takes(seed=1, speech=6, sounds=0, music=0):
-        x, sr = take.samples.mean(0), 22050
-        h, base = _hum(len(x), sr, rng)
-        y = x + h * np.abs(x).max()
-        ed = Editor(Document(Audio(y[None].astype(np.float32), sr), transform="stft",
-                             device="cpu"))
-        ed.paint("harmonic-eraser", [(0.0, base), (len(x) / sr, base)])
-        gains.append(si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y))
-    assert np.median(gains) > 9 and min(gains) > 6, np.round(gains, 1)
+    sr = 22050
+    h, base = _hum(len(x), sr, rng)
+    y = x + h * np.abs(x).max()
+    ed = Editor(Document(Audio(y[None].astype(np.float32), sr), transform="stft",
+                         device="cpu"))
+    ed.paint("harmonic-eraser", [(0.0, base), (len(x) / sr, base)])
+    return si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y)
 
 
 def test_tone_remover_takes_a_whistle_s_vibrato_with_it():
@@ -302,16 +300,8 @@ def test_tone_remover_takes_a_vibrato_whistle_alone_in_silence():
     remains do in silence, and the steady fit was kept), -54 and -58 dB in the
     others (the carrier's frequency held per 5 ms cell: sidebands 200 Hz either
     side); now under -60 dB in each."""
-    sr = 22050
     for seed in range(4):
-        rng = np.random.default_rng(seed)
-        t = np.arange(3 * sr) / sr
-        f = rng.uniform(800, 4000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
-        whistle = 0.05 * np.sin(2 * np.pi * np.cumsum(f) / sr)
-        points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.1, 2.9, 12)]
-        middle = slice(round(0.5 * sr), round(2.5 * sr))
-        left = _tone_removed(whistle, sr, points)[middle]
-        assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -60, seed
+        assert _vibrato_whistle_left(seed, noise_db=None) < -60, seed
 
 
 def test_tone_remover_stays_on_the_tone_where_a_louder_partial_sounds_beside_it():
@@ -368,17 +358,24 @@ def test_tone_remover_takes_a_vibrato_whistle_over_quiet_noise():
     the others -55 to -57 dB). Which removal left more is now read at the followed
     tone's own frequency, and the followed carrier corrected by the phase slope of
     what it demodulated: -56 to -62 dB."""
-    sr = 22050
     for seed in range(6):
-        rng = np.random.default_rng(seed)
-        t = np.arange(3 * sr) / sr
-        f = rng.uniform(800, 4000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
-        whistle = 0.05 * np.sin(2 * np.pi * np.cumsum(f) / sr)
-        noise = 0.05 * 10 ** (-40 / 20) * rng.standard_normal(len(t))
-        points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.1, 2.9, 12)]
-        middle = slice(round(0.5 * sr), round(2.5 * sr))
-        left = (_tone_removed(whistle + noise, sr, points) - noise)[middle]
-        assert 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2)) < -50, seed
+        assert _vibrato_whistle_left(seed, noise_db=-40.0) < -50, seed
+
+
+def _vibrato_whistle_left(seed: int, *, noise_db: float | None) -> float:
+    """What a tone-remover stroke along a vibrato whistle (0.8-4 kHz, 1 % at 4-7 Hz;
+    drawn from ``seed``) leaves of it (dB of it, over the middle 2 s), alone in digital
+    silence or over white noise ``noise_db`` under it."""
+    sr, rng = 22050, np.random.default_rng(seed)
+    t = np.arange(3 * sr) / sr
+    f = rng.uniform(800, 4000) * (1 + 0.01 * np.sin(2 * np.pi * rng.uniform(4, 7) * t))
+    whistle = 0.05 * np.sin(2 * np.pi * np.cumsum(f) / sr)
+    noise = 0.0 if noise_db is None else \
+        0.05 * 10 ** (noise_db / 20) * rng.standard_normal(len(t))
+    points = [(float(s), float(f[round(s * sr)])) for s in np.linspace(0.1, 2.9, 12)]
+    middle = slice(round(0.5 * sr), round(2.5 * sr))
+    left = (_tone_removed(whistle + noise, sr, points) - noise)[middle]
+    return 10 * np.log10(np.mean(left ** 2) / np.mean(whistle[middle] ** 2))
 
 
 def _vibrato_whistle(x: np.ndarray, sr: int, rng) -> tuple[np.ndarray, list]:
