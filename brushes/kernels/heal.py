@@ -31,7 +31,7 @@ from brushes.locality.confine import confining, covered_frames, frame_parts
 from brushes.params import Param
 from engine.progress import off_thread
 from engine.region import Rect
-from engine.repair import attenuate, declick, dehum, guard, steady, track
+from engine.repair import attenuate, declick, guard, steady
 
 TRACK_MIN_SECONDS = 0.1  # a shorter stroke gives no track to follow
 TRACK_PAD_SECONDS = 0.05  # the tone's fade beyond the stroke's ends goes with it
@@ -206,6 +206,8 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
     hum; a steady one the steady fit takes with less of what sounds under it). The
     rect of frames to rewrite (every bin of them) and its new coefficients, or None
     when none found a tone. Reads only."""
+    from engine.repair import dehum, track  # here: they load scipy.ndimage (0.2-0.5 s a start)
+
     t, sr = doc.transform, doc.sample_rate
     groups = _steady_tones(doc, canvas, rect, coverage, painted, comb)
     spans = {}
@@ -291,6 +293,8 @@ def _hum_removed(x: np.ndarray, sr: int, comb: list,
     bass note near the mains frequency is no hum) are taken. The removal, the
     fundamental and those harmonics' numbers; None where there are none (or the stroke
     is shorter than dehum.MIN_SECONDS)."""
+    from engine.repair import dehum
+
     lowest = min(comb, key=lambda line: line[1])
     lines = {round(hz / lowest[1]) for _, hz, _ in comb}
     found = dehum.find(x.mean(0), sr, fundamental=str(lowest[1]), max_harmonics=max(lines),
