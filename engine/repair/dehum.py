@@ -237,10 +237,9 @@ def left(x: np.ndarray, sr: int, *, f0: float, ks: list[int]) -> float:
     ``ks`` (where a drifting hum's harmonics wander)."""
     mono = x.mean(0)
     power = np.abs(np.fft.rfft(mono * np.hanning(len(mono)))) ** 2
-    hz = np.fft.rfftfreq(len(mono), 1 / sr)
-    k = np.array(ks, float)
-    near = (np.abs(hz[:, None] - f0 * k) <= NEAR_HZ * k).any(1)
-    return float(power[near].sum())
+    df = sr / len(mono)
+    return float(sum(power[max(0, math.ceil(k * (f0 - NEAR_HZ) / df)):
+                           math.floor(k * (f0 + NEAR_HZ) / df) + 1].sum() for k in ks))
 
 
 def _analysis_rate(sr: int, top_hz: float) -> int:

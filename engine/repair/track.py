@@ -119,7 +119,7 @@ def _ridge(score: np.ndarray, jump: int) -> np.ndarray:
     ``MOVE_DB`` a column moved (Viterbi): a tone's ridge goes on where a louder
     harmonic crosses it, which the strongest peak of each frame alone would follow."""
     frames, cols = score.shape
-    back = np.zeros((frames, cols), int)
+    back = np.zeros((frames, cols), np.int8)  # the shift each column was reached by
     shifts = np.arange(-jump, jump + 1)
     cost = MOVE_DB * np.abs(shifts)[:, None]
     padded = np.full(cols + 2 * jump, OFF_PATH)  # the best totals so far, padded
@@ -129,13 +129,13 @@ def _ridge(score: np.ndarray, jump: int) -> np.ndarray:
     for i in range(1, frames):
         moved = reached - cost
         best = np.argmax(moved, axis=0)
-        back[i] = every + shifts[best]
+        back[i] = best
         padded[jump:jump + cols] = moved[best, every] + score[i]
     total = padded[jump:jump + cols]
     path = np.zeros(frames, int)
     path[-1] = int(np.argmax(total))
     for i in range(frames - 1, 0, -1):
-        path[i - 1] = back[i, path[i]]
+        path[i - 1] = path[i] + shifts[back[i, path[i]]]
     return path
 
 
