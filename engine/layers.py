@@ -181,9 +181,6 @@ class LayerStack:
             self.mix, self.pending = state.layers[0].content.tensor, []
             return None if old.plain and old.layers[0].content is state.layers[0].content \
                 else self.full
-        if old.plain:  # the mix becomes its own tensor: its one layer's cells, added to
-            # zeros as _remix adds them (-0.0 becomes +0.0), copied by a worker if it could
-            self.mix = prepared[1] if prepared and prepared[0] == self._writes else self.mix + 0
         before = {x.id: x for x in old.audible()}
         after = {x.id: x for x in state.audible()}
         changed = None
@@ -194,6 +191,15 @@ class LayerStack:
                 for x in (a, b):
                     extent = None if x is None else x.content.extent(self.full)
                     changed = changed if extent is None else extent.union(changed)
+        if old.plain:  # the mix becomes its own tensor: its one layer's cells, added to
+            # zeros as _remix adds them (-0.0 becomes +0.0), copied by a worker if it could;
+            # not copied where all of it is recomputed now (an unmix, a separation)
+            if prepared and prepared[0] == self._writes:
+                self.mix = prepared[1]
+            elif changed == self.full and not self.deferred:
+                self.mix = torch.empty_like(self.mix)
+            else:
+                self.mix = self.mix + 0
         return None if changed is None else self._changed(changed)
 
     def _changed(self, rect: Rect) -> Rect | None:
