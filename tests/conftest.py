@@ -91,7 +91,7 @@ def window(qtbot, tmp_path):
     w.activateWindow()  # shortcuts need an active window (Xvfb has no window manager)
     qtbot.waitUntil(w.isActiveWindow)
     w.open_path(DEMO)
-    qtbot.waitUntil(lambda: w.session is not None and not w.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: w.session is not None and w.jobs.idle(), timeout=20000)
     qtbot.wait(50)
     yield w
     w.undo_stack.setClean()  # no unsaved-changes prompt when the test closes it

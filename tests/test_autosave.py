@@ -221,7 +221,7 @@ def stroke(w, t):
 
 def drive():
     w = window()
-    if w.session is None or w.jobs.worker.isRunning():
+    if w.session is None or not w.jobs.idle():
         return QTimer.singleShot(50, drive)
     w.brush_panel.preset_box.setCurrentText("hard-eraser")
     stroke(w, 0.5)
@@ -244,7 +244,7 @@ run(None, "cpu")
 RECOVER_AND_UNDO = ANSWER_YES + """
 def report():
     w = window()
-    if w.session is None or w.jobs.worker.isRunning():
+    if w.session is None or not w.jobs.idle():
         return QTimer.singleShot(50, report)
     stack = w.undo_stack
     print("title", w.windowTitle(), flush=True)

@@ -213,7 +213,7 @@ def test_export_through_the_menu_writes_the_engines_resynthesis(qtbot, window, t
                   if a.text().startswith("&Export audio"))
     action.trigger()
     answer_file_dialog(qtbot, window, out)
-    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and window.jobs.idle(), timeout=20000)
     written, rate = sf.read(out, dtype="float32", always_2d=True)
     assert rate == window.doc.sample_rate
     np.testing.assert_array_equal(written.T, window.session.synth.waveform())
@@ -231,7 +231,7 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
     assert project.exists() and window.windowTitle() == "SpectroPaint — take.spp"
     window.open_path(DEMO)  # something else in between (and its audio made)
     qtbot.waitUntil(lambda: window.opened.project_path is None and
-                    not window.jobs.worker.isRunning(), timeout=20000)
+                    window.jobs.idle(), timeout=20000)
     window.open_path(project)
     qtbot.waitUntil(lambda: window.opened.project_path == project, timeout=20000)
     assert torch.equal(window.doc.magnitude, mag) and torch.equal(window.doc.phase, phase)
@@ -280,7 +280,7 @@ def test_export_refuses_the_source_without_confirmation(qtbot, window, tmp_path)
     window.open_path(source)
     # shown, and its audio made: export is possible
     qtbot.waitUntil(lambda: window.opened.audio_path == source and
-                    not window.jobs.worker.isRunning(), timeout=20000)
+                    window.jobs.idle(), timeout=20000)
     before = source.read_bytes()
     window.files.export_audio(source)
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None)

@@ -66,7 +66,7 @@ def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbo
     out = folder / "demo-edited.flac"
     dialog.selectFile(str(out))
     dialog.accept()
-    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and window.jobs.idle(), timeout=20000)
     assert sf.info(out).subtype == sf.info(DEMO).subtype == "PCM_16"
     window.files.export_dialog()  # the next dialog opens where the last one wrote
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
@@ -83,7 +83,7 @@ def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, wi
     sf.write(source, 0.1 * np.sin(np.arange(44100) / 5.0), 44100)
     window.open_path(source)
     qtbot.waitUntil(lambda: window.opened.audio_path == source and
-                    not window.jobs.worker.isRunning(), timeout=20000)
+                    window.jobs.idle(), timeout=20000)
     window.files.export_dialog()
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     dialog = window.findChild(QFileDialog, "file-dialog")

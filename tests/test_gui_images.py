@@ -35,7 +35,7 @@ def test_the_whole_file_exports_at_the_chosen_size_with_axes_and_colour_bar(qtbo
     out = tmp_path / "demo.png"
     files.selectFile(str(out))
     files.accept()
-    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and window.jobs.idle(), timeout=20000)
     png = read_png(out)
     assert png.shape == (500, 1200, 4)
     doc = window.doc

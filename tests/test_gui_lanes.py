@@ -46,7 +46,7 @@ def quad(qtbot, window, tmp_path):
     path = tmp_path / "quad.wav"
     wavex(path, samples, rate, 0x33)  # FL FR BL BR
     window.open_path(path)
-    qtbot.waitUntil(lambda: window.opened.audio_path == path and not window.jobs.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.opened.audio_path == path and window.jobs.idle(),
                     timeout=20000)
     return window
 

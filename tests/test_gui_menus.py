@@ -19,7 +19,7 @@ def open_file(window, path) -> None:
     its audio made."""
     save_as(window, path)
     choose(window, "File > Open audio…")
-    run_until(lambda: window.opened.audio_path == path and not window.jobs.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == path and window.jobs.idle())
 
 
 def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_path):
@@ -36,7 +36,7 @@ def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_
     when_shown(window, QDialog, "picture-dialog", settings)
     save_as(window, out)
     choose(window, "File > Export spectrogram image…")
-    run_until(lambda: out.exists() and not window.jobs.worker.isRunning())
+    run_until(lambda: out.exists() and window.jobs.idle())
     png = read_png(out)
     assert png.shape == (300, 800, 4)
     assert len(np.unique(png[..., 1])) > 50
@@ -53,7 +53,7 @@ def test_file_export_audio_keeps_the_speaker_layout(qtbot, window, tmp_path):
     out = tmp_path / "surround-edited.wav"
     save_as(window, out)
     choose(window, "File > Export audio…")
-    run_until(lambda: out.exists() and not window.jobs.worker.isRunning())
+    run_until(lambda: out.exists() and window.jobs.idle())
     assert channel_mask(out) == 0x60F
     assert load(out).layout == ("FL", "FR", "FC", "LFE", "SL", "SR")
     flac = tmp_path / "surround-edited.flac"
@@ -123,7 +123,7 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
     open_file(window, take)
     open_file(window, other / "other.wav")  # the last folder a dialog used: elsewhere/
     choose(window, f"File > Open recent > {take}")
-    run_until(lambda: window.opened.audio_path == take and not window.jobs.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == take and window.jobs.idle())
     folders = []
 
     def look(dialog):
@@ -143,7 +143,7 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
     choose(window, "File > Export audio…")  # another document: its own folder
     run_until(lambda: len(folders) == 2)
     choose(window, f"File > Open recent > {take}")
-    run_until(lambda: window.opened.audio_path == take and not window.jobs.worker.isRunning())
+    run_until(lambda: window.opened.audio_path == take and window.jobs.idle())
     when_shown(window, QFileDialog, "file-dialog", look)
     choose(window, "File > Export audio…")  # this one: where it was exported last
     run_until(lambda: len(folders) == 3)
@@ -180,7 +180,7 @@ def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, t
     assert window.undo_stack.count() == 0
     save_as(window, project)
     choose(window, "File > Open project…")
-    run_until(lambda: window.opened.project_path == project and not window.jobs.worker.isRunning())
+    run_until(lambda: window.opened.project_path == project and window.jobs.idle())
     stack = window.undo_stack
     assert [stack.text(i) for i in range(stack.count())] == ["hard-eraser stroke"] * 3
     assert stack.index() == 2 and stack.isClean() and not window.modified

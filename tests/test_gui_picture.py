@@ -30,7 +30,7 @@ def chord(qtbot, window, tmp_path):
     panel.transform.setCurrentIndex(panel.transform.findData("cq"))
     window.open_path(path)
     qtbot.waitUntil(lambda: window.doc is not None and window.doc.audio.path == path
-                    and not window.jobs.worker.isRunning(), timeout=60000)
+                    and window.jobs.idle(), timeout=60000)
     assert window.doc.transform.kind == "cq"
     return freqs
 
@@ -69,7 +69,7 @@ def test_an_exported_picture_of_a_steady_chord_shows_steady_lines(qtbot, window,
     picture = window.images.picture("Whole file", width, 400, axes=False, colorbar=False)
     out = tmp_path / "chord.png"
     window.images.export_picture(out, picture)
-    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=30000)
+    qtbot.waitUntil(lambda: out.exists() and window.jobs.idle(), timeout=30000)
     doc = window.doc
     db = lut_levels(read_png(out), colormap_lut(picture.colormap).numpy(), picture.floor_db,
                     picture.ceiling_db)

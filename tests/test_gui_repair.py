@@ -52,7 +52,7 @@ def opened(qtbot, window, tmp_path, samples, name="take.wav"):
     sf.write(path, np.asarray(samples, np.float32).T, SR, subtype="FLOAT")
     window.open_path(path)
     qtbot.waitUntil(lambda: window.doc is not None and window.doc.audio.path == path and
-                    not window.jobs.worker.isRunning(), timeout=30000)
+                    window.jobs.idle(), timeout=30000)
     settle(qtbot, window)
     return window.doc
 
@@ -71,7 +71,7 @@ def dialog_for(qtbot, window, name):
 
 def apply(qtbot, window, dialog):
     qtbot.mouseClick(dialog.apply, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.jobs.worker.isRunning(), timeout=120000)
+    qtbot.waitUntil(lambda: window.jobs.idle(), timeout=120000)
     qtbot.wait(50)  # its done signal, then finished (the splices resume)
     settle(qtbot, window)
 
@@ -205,7 +205,7 @@ def test_cancel_during_a_long_repair_leaves_the_document_unchanged(qtbot, window
     qtbot.waitUntil(lambda: window.jobs.job_status.isVisible() and window.jobs.worker.isRunning(),
                     timeout=30000)
     qtbot.mouseClick(window.jobs.job_status.cancel, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not window.jobs.worker.isRunning(), timeout=60000)
+    qtbot.waitUntil(lambda: window.jobs.idle(), timeout=60000)
     qtbot.wait(50)
     assert window.statusBar().currentMessage() == "De-noise: cancelled"
     assert window.undo_stack.count() == 0

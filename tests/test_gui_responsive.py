@@ -145,7 +145,7 @@ def test_an_opened_file_is_painted_on_while_its_audio_is_made(qtbot, window, wri
     qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
     qtbot.mouseMove(canvas, start + QPoint(60, 0))
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=start + QPoint(60, 0))
-    qtbot.waitUntil(lambda: not worker.isRunning(), timeout=30000)
+    qtbot.waitUntil(lambda: worker.settled, timeout=30000)
     settle(qtbot, window)
     assert states == [False] and window.undo_stack.count() == 1  # painted on, not refused
     doc = window.doc
@@ -166,7 +166,7 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
     w.show()
     qtbot.waitExposed(w)
     w.open_path(DEMO)
-    qtbot.waitUntil(lambda: w.session is not None and not w.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: w.session is not None and w.jobs.idle(), timeout=20000)
     choose_brush(w, "soft-eraser")
     w.brush_panel.set_param("radius_ms", 20.0)
     assert flick(qtbot, w) > 0 and not w.session.idle  # turns are scheduled

@@ -127,13 +127,13 @@ def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
     window.canvas.selection = sel
     project = tmp_path / "take.spp"
     window.files.save_project(path=project)
-    qtbot.waitUntil(lambda: project.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: project.exists() and window.jobs.idle(), timeout=20000)
     window.selection.clear_selection()
     before = window.session
     window.open_path(project)
     # the project's document is in once its session is (the worker's thread ends before its
     # result reaches the window: the project path, set by the save, says nothing)
-    qtbot.waitUntil(lambda: window.session is not before and not window.jobs.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.session is not before and window.jobs.idle(),
                     timeout=20000)
     assert window.opened.project_path == project
     assert window.canvas.selection == sel

@@ -75,7 +75,7 @@ def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(
     save_as(w, bad)
     choose(w, "File > Open audio…")
     run_until(lambda: w.findChild(QMessageBox, "error") is None and w.jobs.worker is not None
-              and not w.jobs.worker.isRunning() and "bad.wav" in w.statusBar().currentMessage())
+              and w.jobs.idle() and "bad.wav" in w.statusBar().currentMessage())
     for ruler in (w.area.time_ruler, w.area.freq_ruler):
         image = ruler.grab().toImage()
         colours = {image.pixel(x, y) for x in range(0, image.width(), 3)
@@ -306,7 +306,7 @@ def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
         w.show()
         qtbot.waitExposed(w)
         w.open_path(DEMO)
-        run_until(lambda: w.session is not None and not w.jobs.worker.isRunning())
+        run_until(lambda: w.session is not None and w.jobs.idle())
         return w, w.findChild(QFrame, "demo-hint")
 
     w, hint = started()
@@ -319,7 +319,7 @@ def test_the_demo_says_what_is_in_it_until_dismissed(qtbot, tmp_path):
     run_until(lambda: w.opened.audio_path == other)
     assert not hint.isVisible()  # the demo's guide, not another file's
     w.open_path(DEMO)
-    run_until(lambda: w.opened.audio_path == DEMO and not w.jobs.worker.isRunning())
+    run_until(lambda: w.opened.audio_path == DEMO and w.jobs.idle())
     qtbot.mouseClick(hint.findChild(QToolButton, "dismiss-demo-hint"), Qt.MouseButton.LeftButton)
     assert not hint.isVisible()
     w.close()

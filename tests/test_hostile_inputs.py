@@ -219,7 +219,7 @@ def test_a_project_saved_beside_a_killed_save_removes_its_part_and_says_so(qtbot
     stale.write_bytes(bytes(1000))
     project = tmp_path / "now.spp"
     window.files.save_project(path=project)
-    qtbot.waitUntil(lambda: project.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: project.exists() and window.jobs.idle(), timeout=20000)
     assert not stale.exists()
     message = window.statusBar().currentMessage()
     assert f"saved {project}; removed 1 temporary file(s) in {tmp_path}" in message, message

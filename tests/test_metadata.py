@@ -220,18 +220,18 @@ def test_the_gui_exports_them_from_a_reopened_project(qtbot, window, take, tmp_p
     from tests.test_gui import answer_file_dialog
 
     window.open_path(take)
-    qtbot.waitUntil(lambda: window.opened.audio_path == take and not window.jobs.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.opened.audio_path == take and window.jobs.idle(),
                     timeout=20000)
     project = tmp_path / "take.spp"
     window.files.save_project(path=project)
-    qtbot.waitUntil(lambda: project.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: project.exists() and window.jobs.idle(), timeout=20000)
     window.open_path(project)
     qtbot.waitUntil(lambda: window.opened.project_path == project and
-                    not window.jobs.worker.isRunning(), timeout=20000)
+                    window.jobs.idle(), timeout=20000)
     window.files.export_dialog()
     out = tmp_path / "from-project.wav"
     answer_file_dialog(qtbot, window, out)
-    qtbot.waitUntil(lambda: out.exists() and not window.jobs.worker.isRunning(), timeout=20000)
+    qtbot.waitUntil(lambda: out.exists() and window.jobs.idle(), timeout=20000)
     check_carried(out)
 
 

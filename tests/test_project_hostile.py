@@ -295,7 +295,7 @@ def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, w
         assert path.name in box.text() and "please report" not in box.text()
         box.setObjectName("seen")
         box.accept()
-        qtbot.waitUntil(lambda: window.jobs.worker is None or not window.jobs.worker.isRunning())
+        qtbot.waitUntil(lambda: window.jobs.idle())
         assert window.doc is before
 
 
@@ -322,7 +322,7 @@ def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, wi
     assert "makes 8,193 coefficients per sample: 1.0 s of audio will take about" in box.text()
     assert "GiB" in box.text() and box.text().endswith("Go on?")
     box.button(QMessageBox.StandardButton.Cancel).click()
-    qtbot.waitUntil(lambda: window.jobs.worker is None or not window.jobs.worker.isRunning(),
+    qtbot.waitUntil(lambda: window.jobs.idle(),
                     timeout=20000)
     assert window.doc is before
     assert "cancelled" in window.statusBar().currentMessage()

@@ -18,6 +18,10 @@ class Jobs:
     def running(self) -> bool:
         return self.worker is not None and self.worker.isRunning()
 
+    def idle(self) -> bool:
+        """No job running, and the last one's outcome handled (its ``done`` has run)."""
+        return self.worker is None or self.worker.settled
+
     def show_error(self, error, message: str | None = None) -> None:
         show_error(self.parent, self.status, error, message)
 

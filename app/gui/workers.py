@@ -40,6 +40,13 @@ class Worker(QThread):
         self.cancel_flag = threading.Event()
         self._answered, self._yes = threading.Event(), False
         self.error: Exception | None = None  # what failed, for a caller that offers a way out
+        self.settled = False  # True once its outcome's slots have run on the GUI thread
+        # (``finished`` is emitted after ``done``/``failed``/``cancelled`` and delivered
+        # after them: a thread no longer running may still have its ``done`` queued)
+        self.finished.connect(self._settle)
+
+    def _settle(self) -> None:
+        self.settled = True
 
     def cancel(self) -> None:
         self.cancel_flag.set()
