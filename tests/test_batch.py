@@ -635,9 +635,22 @@ def test_the_batch_on_a_dask_cluster_writes_what_the_local_run_writes(tree, tmp_
 
 
 def test_an_unreachable_scheduler_is_a_usage_error(tree, tmp_path):
+    """Within the connect timeout asked for (it was a hard-coded 20 s, waited out)."""
+    started = time.monotonic()
     r = specpaint("batch", tree, "-o", tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9",
-                  *LINE)
+                  "--connect-timeout", "1", *LINE)
     assert r.returncode == 2 and "cannot reach the Dask scheduler" in r.stderr
+    assert time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf"])
+def test_a_connect_timeout_that_is_no_time_is_a_usage_error(capsys, tree, tmp_path, seconds):
+    from app.main import main
+
+    assert main(["batch", str(tree), "-o", str(tmp_path / "out"), "--scheduler",
+                 "tcp://127.0.0.1:9", "--connect-timeout", seconds, *LINE]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--connect-timeout" in err, err
 
 
 def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, rng):

@@ -26,7 +26,6 @@ from engine.errors import ParameterError
 
 GROUP = 8  # files per cluster task: few enough to spread, enough to pay a task's overhead
 PROCESS_GROUP = 2 * STACK  # files per task of a local worker process, at most
-CONNECT_TIMEOUT = "20s"
 
 
 @contextmanager
@@ -188,14 +187,16 @@ def _add(records: list[Record], journal: Journal, status) -> None:
 
 
 def run_cluster(address: str, jobs: list[Job], settings: Settings, journal: Journal,
-                status=None, group: int = GROUP) -> None:
+                status=None, *, group: int = GROUP, connect_timeout: float = 20.0) -> None:
+    """Run ``jobs`` on the Dask scheduler at ``address``, waiting at most
+    ``connect_timeout`` seconds for it to answer."""
     try:
         from dask.distributed import Client, as_completed
     except ImportError as e:
         raise ParameterError("--scheduler needs Dask distributed; install it with "
                              "pip install 'spectropaint[cluster]'") from e
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT)
+        client = Client(address, timeout=f"{connect_timeout}s")
     except (OSError, TimeoutError, ValueError) as e:
         raise ParameterError(f"--scheduler {address}: cannot reach the Dask scheduler "
                              f"({' '.join(str(e).split())})") from e

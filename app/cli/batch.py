@@ -9,6 +9,7 @@ with ``--resume`` to go on).
 """
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -49,6 +50,8 @@ def add_parser(sub, analysis_args) -> None:
                         "1: one process, a pipeline of threads")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://host:port); needs spectropaint[cluster]")
+    p.add_argument("--connect-timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="how long to wait for the --scheduler to answer (default: 20)")
     p.add_argument("--resume", action="store_true",
                    help="skip the files the journal in OUTDIR records as done")
     analysis_args(p)
@@ -87,6 +90,9 @@ def cmd_batch(args, quick_stroke) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise ParameterError(f"--jobs {args.jobs}: give 1 or more")
+    if not math.isfinite(args.connect_timeout) or args.connect_timeout <= 0:
+        raise ParameterError(f"--connect-timeout {args.connect_timeout:g}: give a positive "
+                             "number of seconds")
     strokes = load_stroke_script(args.strokes) if args.strokes else \
         [quick_stroke(args)] if args.line or args.preset or args.brush else []
     strokes = [repair_step(r) for r in args.repair] + strokes + \
@@ -157,7 +163,8 @@ def _run(args, settings, jobs, plan, *, pool, skipped: list[str]) -> int:
         if args.scheduler:
             from app.batch.cluster import run_cluster
 
-            run_cluster(args.scheduler, todo, settings, journal, status)
+            run_cluster(args.scheduler, todo, settings, journal, status,
+                        connect_timeout=args.connect_timeout)
         elif pool is not None and plan.mode == GPU_DECODERS:
             run_local(todo, settings, journal, status, helpers=pool)
         elif pool is not None and len(todo) > 1:
