@@ -36,12 +36,12 @@ def chunking_ab(n_fft: int, hop: int, seconds: float, channels: int) -> tuple[fl
     """Median seconds of a full resynthesis chunked as before and as now."""
     import numpy as np
 
-    from engine import resynth
+    from engine import cost, resynth
     from engine.audio import Audio
     from engine.document import Document
 
     now = resynth.full_chunk
-    ways = {"before": lambda t: resynth.FULL_CHUNK_FRAMES * t.hop, "now": now}
+    ways = {"before": lambda t: cost.FULL_CHUNK_FRAMES * t.hop, "now": now}
     x = np.random.default_rng(0).uniform(-0.3, 0.3, (channels, int(44100 * seconds)))
     doc = Document(Audio(x.astype(np.float32), 44100), n_fft=n_fft, hop=hop, device="cpu")
     took: dict[str, list[float]] = {name: [] for name in ways}

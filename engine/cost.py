@@ -20,6 +20,8 @@ import torch
 
 from engine.errors import Cancelled
 
+FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
+
 AMPLIFY_AT = 16  # coefficients per sample and channel (the default STFT makes 2)
 WARN_SECONDS = 20.0
 WARN_BYTES = 2 << 30
@@ -60,8 +62,6 @@ def estimate(transform, channels: int, *, frames: int, resident: int) -> Cost:
     with ``transform``; ``resident``: the bytes kept throughout (a document's, see
     engine.document.document_bytes). The speed is measured only for amplifying
     settings (a few ms)."""
-    from engine.resynth import full_chunk
-
     per_sample = transform.n_bins / transform.hop
     n_frames = transform.n_frames(frames)
     chunk = min(full_chunk(transform), max(frames, 1))
@@ -111,3 +111,13 @@ def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def full_chunk(transform) -> int:
+    """Samples a chunk of a full resynthesis: FULL_CHUNK_FRAMES frames' worth, or as
+    many frames as one sample needs where that is more (a hop far below the FFT size),
+    so no frame is computed more than twice. (At FFT size 16384 and hop 1 a chunk of
+    1024 samples computed 17 times the frames: 292 s for 1 s of audio.)"""
+    far = 1 << 40  # a sample inside a long signal: the frames any sample needs
+    fa, fb = transform.frames_needed(far, far + 1, 2 * far)
+    return transform.hop * max(FULL_CHUNK_FRAMES, fb - fa)

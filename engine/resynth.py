@@ -13,12 +13,12 @@ import time
 import numpy as np
 import torch
 
+from engine.cost import full_chunk
 from engine.document import Document
 from engine.progress import CancelFlag, ProgressFn, step
 from engine.region import Rect
 from engine.stats import timed
 
-FULL_CHUNK_FRAMES = 1024  # frames per chunk of a full resynthesis (fastest on CPU)
 PIECE_FRAMES = 64  # frames per piece of an update with a deadline (~5 ms on CPU)
 
 
@@ -136,16 +136,6 @@ class Resynthesizer:
         """The up-to-date output, float32 ``[ch, n]`` (a view of the cache: copy to keep)."""
         self.update()
         return self._wave.numpy()
-
-
-def full_chunk(transform) -> int:
-    """Samples a chunk of a full resynthesis: FULL_CHUNK_FRAMES frames' worth, or as
-    many frames as one sample needs where that is more (a hop far below the FFT size),
-    so no frame is computed more than twice. (At FFT size 16384 and hop 1 a chunk of
-    1024 samples computed 17 times the frames: 292 s for 1 s of audio.)"""
-    far = 1 << 40  # a sample inside a long signal: the frames any sample needs
-    fa, fb = transform.frames_needed(far, far + 1, 2 * far)
-    return transform.hop * max(FULL_CHUNK_FRAMES, fb - fa)
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -9,9 +9,9 @@ full resynthesis (engine.resynth) gives."""
 import numpy as np
 import torch
 
+from engine.cost import full_chunk
 from engine.metrics import ratio_db
 from engine.progress import CancelFlag, ProgressFn, step
-from engine.resynth import full_chunk
 
 
 def roundtrip(samples: np.ndarray, transform, *, progress: ProgressFn | None = None,

@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from brushes.dab import Dab
-from brushes.kernels.base import Kernel
 from brushes.locality.gate import BandGate
 from brushes.stroke_canvas import StrokeCanvas
 from engine.document import Document
@@ -35,13 +34,20 @@ class Painted:
         return [d for call in self.calls for d in call]
 
 
+class LocalKernel(Protocol):
+    """What the locality pipeline asks of a stroke's kernel
+    (``brushes.kernels.base.Kernel``)."""
+    wash: bool
+    batchable: bool
+
+
 class LocalStroke(Protocol):
     """What the locality pipeline needs of a stroke (``brushes.stroke.Stroke``): its
     document, what it touched, its kernel, the rect it changed, the record of what it
     painted, and a way to paint more cells as part of it."""
     doc: Document
     canvas: StrokeCanvas
-    kernel: Kernel
+    kernel: LocalKernel
     dirty: Rect | None
     record: Painted
 
