@@ -7,13 +7,13 @@ import sys
 
 
 def start_app(args) -> int:
-    from app.gui.main import run
+    from app.gui.start import run
 
     return run(args.file, args.device)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.cli.main import main as run_command
+    from app.cli.commands import main as run_command
 
     return run_command(argv, gui=start_app)
 

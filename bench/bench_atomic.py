@@ -1,6 +1,6 @@
 """Atomic writes into a crowded folder, as a batch of thousands of files does: the
 time per write (temporary file, fsync, rename, stale-part sweep) into a folder that
-already holds ``--existing`` files, today's ``engine/atomic.py`` against the code of
+already holds ``--existing`` files, today's ``engine/io/atomic.py`` against the code of
 ``--before`` (which listed the folder on every write), median of ``--runs``.
 
     .venv/bin/python bench/bench_atomic.py [--existing 20000] [--writes 500] [--runs 3]
@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_engine import module_at, write_section  # noqa: E402
-from engine import atomic  # noqa: E402
-from engine.device import pick_device  # noqa: E402
+from engine.io import atomic  # noqa: E402
+from engine.runtime.device import pick_device  # noqa: E402
 
 
 def per_write(module, existing: int, writes: int, runs: int) -> float:
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="do not update docs/")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as copy:
-        before = module_at(args.before, "engine/atomic.py", copy)
+        before = module_at(args.before, "engine/io/atomic.py", copy)
         rows = []
         for existing in (0, args.existing):
             now = per_write(atomic, existing, args.writes, args.runs)

@@ -42,7 +42,7 @@ STROKE = ["--preset", "hard-eraser", "--line", "2:1000,8:1000"]
 NAIVE = """
 import sys
 from pathlib import Path
-from brushes.script import Editor
+from app.session.editor import Editor
 out = Path(sys.argv[2])
 for path in sorted(Path(sys.argv[1]).glob("*.wav")):
     editor = Editor.open(path, device=sys.argv[3])
@@ -152,13 +152,13 @@ def stage_profile(folder: Path, device: str) -> dict[str, dict[str, float]]:
     import torch
 
     from app.batch.jobs import Job, Settings, decode_job
+    from app.batch.processes import keep_heap
     from app.batch.stacks import check_settings
-    from app.batch.workers import keep_heap
-    from brushes.script import Editor, with_presets_resolved
-    from engine.audio import Audio
-    from engine.document import Document
-    from engine.export import export
-    from engine.metrics import si_sdr_and_snr_db
+    from app.session.editor import Editor, with_presets_resolved
+    from engine.io.audio import Audio
+    from engine.io.export import export
+    from engine.measure.metrics import si_sdr_and_snr_db
+    from engine.model.document import Document
 
     torch.set_num_threads(1)
     keep_heap()  # as in a worker

@@ -1,5 +1,5 @@
 """What a batch's memory budget rests on: a file's painting peak over its
-document's size (app.batch.memory.PEAK_OVER_DOCUMENT), measured; and, as
+document's size (app.batch.budget.PEAK_OVER_DOCUMENT), measured; and, as
 root where a memory control group can be made, a batch whose two workers would
 not fit together, run in such a group.
 
@@ -33,8 +33,8 @@ CHILD = """
 import json, resource, sys
 from app.batch.jobs import Settings
 from app.batch.stacks import paint_audio
-from engine.audio import load
-from engine.document import document_bytes
+from engine.io.audio import load
+from engine.model.document import document_bytes
 from engine.transforms import make
 analysis = json.loads(sys.argv[2])
 before = int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -84,7 +84,7 @@ def in_a_group(folder: Path, limit: int) -> dict | None:
 
 
 def main() -> None:
-    from app.batch.memory import PEAK_OVER_DOCUMENT
+    from app.batch.budget import PEAK_OVER_DOCUMENT
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)

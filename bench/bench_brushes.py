@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 from brushes.path import StrokePoint  # noqa: E402
 from brushes.registry import BRUSHES  # noqa: E402
 from brushes.stroke import Stroke  # noqa: E402
-from engine.audio import Audio  # noqa: E402
-from engine.device import describe  # noqa: E402
-from engine.document import Document  # noqa: E402
-from engine.resynth import Resynthesizer  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.model.document import Document  # noqa: E402
+from engine.model.resynth import Resynthesizer  # noqa: E402
+from engine.runtime.device import describe  # noqa: E402
 from engine.transforms import make  # noqa: E402
 
 SR = 44100

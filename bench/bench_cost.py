@@ -1,4 +1,4 @@
-"""Amplifying analysis settings: engine.cost's estimate against what opening a
+"""Amplifying analysis settings: engine.runtime.cost's estimate against what opening a
 document and resynthesizing it in full takes (a fresh process each: wall time and
 peak RSS, less the process's own start); and, A/B in one process (median of 3,
 alternating), the full resynthesis chunked as before issue 37 (FULL_CHUNK_FRAMES * hop
@@ -21,24 +21,25 @@ from bench.bench_process import measure  # noqa: E402
 CASES = [(16384, 1, 1.0, 1), (8192, 4, 5.0, 2), (16384, 16, 20.0, 1)]  # n_fft, hop, s, ch
 RUN = """
 import sys, numpy as np
-from engine import resynth
-from engine.audio import Audio
-from engine.document import Document
+from engine.model import resynth
+from engine.io.audio import Audio
+from engine.model.document import Document
 n_fft, hop, seconds, channels = (float(a) for a in sys.argv[1:])
 x = np.random.default_rng(0).uniform(-0.3, 0.3, (int(channels), int(44100 * seconds)))
 doc = Document(Audio(x.astype(np.float32), 44100), n_fft=int(n_fft), hop=int(hop), device="cpu")
 resynth.Resynthesizer(doc).full()
 """
-START = "import numpy, torch, engine.document"
+START = "import numpy, torch, engine.model.document"
 
 
 def chunking_ab(n_fft: int, hop: int, seconds: float, channels: int) -> tuple[float, float]:
     """Median seconds of a full resynthesis chunked as before and as now."""
     import numpy as np
 
-    from engine import cost, resynth
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model import resynth
+    from engine.model.document import Document
+    from engine.runtime import cost
 
     now = resynth.full_chunk
     ways = {"before": lambda t: cost.FULL_CHUNK_FRAMES * t.hop, "now": now}
@@ -64,9 +65,9 @@ def main() -> None:
     args = ap.parse_args()
     import numpy as np
 
-    from engine.audio import Audio
-    from engine.cost import estimate
-    from engine.document import check_fits
+    from engine.io.audio import Audio
+    from engine.model.document import check_fits
+    from engine.runtime.cost import estimate
     from engine.transforms import make
 
     base = statistics.median(measure([sys.executable, "-c", START])[1] for _ in range(3))

@@ -103,7 +103,7 @@ def repaired(y: np.ndarray, sr: int, settings: dict):
 
 
 def scores(clean, test, speech: bool, sr: int) -> dict:
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     if speech:
         ref, test = (np.atleast_2d(takes.resample(v, sr, material.SR))[0] for v in (clean, test))
@@ -221,7 +221,7 @@ def main() -> None:
     default = args.draw == "clicks" and not args.crackle and args.sensitivity == 5.0
     if default and not args.no_write and not args.no_scores:
         from bench.bench_engine import write_section
-        from engine.device import pick_device
+        from engine.runtime.device import pick_device
 
         write_section("bench_declick", "De-click's detection on a randomized set (cpu)", text,
                       pick_device("cpu"))

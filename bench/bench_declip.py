@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.metrics import si_sdr_db  # noqa: E402
+from engine.measure.metrics import si_sdr_db  # noqa: E402
 from engine.repair import declip  # noqa: E402
 from engine.repair.declip_detect import find_clipping  # noqa: E402
 from tests import takes as takes_module  # noqa: E402

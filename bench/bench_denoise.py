@@ -97,7 +97,7 @@ def take_scores(take, test: np.ndarray) -> dict:
         if take.kind == "speech":
             per.append(material.scores(take.samples[c], test[c]))
         else:
-            from engine.metrics import si_sdr_db
+            from engine.measure.metrics import si_sdr_db
 
             per.append({"si_sdr": si_sdr_db(take.samples[c], test[c])})
     return {m: float(np.mean([p[m] for p in per])) for m in per[0]}

@@ -25,10 +25,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.device import describe, pick_device  # noqa: E402
-from engine.document import Document  # noqa: E402
+from engine.model.document import Document  # noqa: E402
+from engine.model.resynth import Resynthesizer  # noqa: E402
 from engine.region import Rect  # noqa: E402
-from engine.resynth import Resynthesizer  # noqa: E402
+from engine.runtime.device import describe, pick_device  # noqa: E402
 
 TARGETS = {  # seconds, on the project's 2-core CPU machine
     "open + analyze": 1.0, "full resynthesis": 1.5, "incremental resynthesis, 1 s region": 0.010,

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_batch import linked_sample  # noqa: E402
 from bench.bench_engine import write_section  # noqa: E402
 from bench.bench_process import checkout, measure, progress, specpaint  # noqa: E402
-from engine.logmel import FeatureSettings, LogMel  # noqa: E402
+from engine.measure.logmel import FeatureSettings, LogMel  # noqa: E402
 
 SR, SECONDS = 4096, 10
 ARGS = ["--sr", "4096", "--n-fft", "64", "--hop", "16", "--n-mels", "32", "--segment",
@@ -68,7 +68,7 @@ def mel_paths(runs: int, device: str) -> dict[str, float]:
     """Milliseconds per 4096 sub-segments (512:256 of 1024:512 segments of 10 s files,
     one torch thread on the CPU): each mel path on the CPU, and on ``device`` the one
     used there."""
-    from engine.logmel import items
+    from engine.measure.logmel import items
 
     settings = FeatureSettings(subsegment=512, subsegment_hop=256)
     file, table = items([SR * SECONDS] * 20, settings)

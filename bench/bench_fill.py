@@ -20,9 +20,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from brushes.selection import Selection, fill, filling  # noqa: E402
-from engine.audio import Audio  # noqa: E402
-from engine.document import Document  # noqa: E402
+from app.session.selection import Selection, fill, filling  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.model.document import Document  # noqa: E402
 
 SR = 44100
 CASES = [("gain", 2, 200, 2000), ("gain", 10, 20, 200), ("gain", 10, 20, 20000),
@@ -83,7 +83,7 @@ def main() -> None:
     print(table)
     if not args.no_write:
         from bench.bench_engine import write_section
-        from engine.device import pick_device
+        from engine.runtime.device import pick_device
 
         write_section("bench_fill", "Filling a selection", table, pick_device("cpu"))
 

@@ -1,4 +1,4 @@
-"""Whether fresh processes paint one stroke to the same bits (engine/first_calls.py):
+"""Whether fresh processes paint one stroke to the same bits (engine/runtime/first_calls.py):
 ``--processes`` fresh interpreters each open one file, paint one hard-eraser
 stroke and hash the output, with today's engine and with the engine and brushes of
 ``--before`` (unpacked from git into a temporary folder). Counted: the processes
@@ -29,8 +29,8 @@ from bench.bench_engine import write_section  # noqa: E402
 
 CHILD = """
 import hashlib, sys, torch
-from brushes.script import Editor
-from engine.document import Document
+from app.session.editor import Editor
+from engine.model.document import Document
 doc = Document.open(sys.argv[1], device="cpu")
 exact = torch.hann_window(2048, dtype=torch.float64)
 editor = Editor(doc)

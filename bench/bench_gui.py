@@ -28,14 +28,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui.main import configure_opengl, freeze_startup_objects  # noqa: E402
+from app.gui.start import configure_opengl, freeze_startup_objects  # noqa: E402
 from bench.bench_engine import make_file, write_section  # noqa: E402
 
 LAUNCH = """
 import sys, time
 start = time.perf_counter()
 sys.path.insert(0, {root!r})
-from app.gui.main import configure_opengl
+from app.gui.start import configure_opengl
 configure_opengl()
 from PySide6.QtWidgets import QApplication
 from app.assets import DEMO
@@ -56,7 +56,7 @@ FLOOR = """
 import sys
 sys.path.insert(0, {root!r})
 import torch
-from app.gui.main import configure_opengl
+from app.gui.start import configure_opengl
 configure_opengl()
 from PySide6.QtOpenGLWidgets import QOpenGLWidget
 from PySide6.QtWidgets import QApplication
@@ -129,7 +129,7 @@ def main() -> None:
     window.show()
     stalls = {}
     unfrozen = collection_time()
-    freeze_startup_objects()  # as app.gui.main.run does
+    freeze_startup_objects()  # as app.gui.start.run does
     stalls[f"a full garbage collection ({unfrozen * 1000:.0f} ms with start-up objects "
            "not frozen)"] = collection_time()
     canvas = window.canvas

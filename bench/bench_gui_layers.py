@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 from PySide6.QtGui import QUndoStack  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.gui.editing import PaintSession, StrokeCommand  # noqa: E402
-from brushes import layers as ops  # noqa: E402
+from app.gui.services.editing import PaintSession, StrokeCommand  # noqa: E402
+from app.session import layer_ops as ops  # noqa: E402
 from tests.conftest import document  # noqa: E402
 
 

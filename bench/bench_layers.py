@@ -21,10 +21,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.session import layer_ops as ops  # noqa: E402
+from app.session.unmixing import apply, unmixed  # noqa: E402
 from bench.bench_brushes import dab_times, end_to_end, make_doc  # noqa: E402
-from brushes import layers as ops  # noqa: E402
-from brushes.unmix import apply, unmixed  # noqa: E402
-from engine.resynth import Resynthesizer  # noqa: E402
+from engine.model.resynth import Resynthesizer  # noqa: E402
 
 
 def held(doc, synth) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.device import pick_device  # noqa: E402
+from engine.runtime.device import pick_device  # noqa: E402
 from tests import material, takes  # noqa: E402
 
 SR = material.SR
@@ -104,9 +104,9 @@ def plain(kind, y, info):
 
 
 def painted(y, strokes, transform):
-    from brushes.script import Editor
-    from engine.audio import Audio
-    from engine.document import Document
+    from app.session.editor import Editor
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     ed = Editor(Document(Audio(y[None].astype(np.float32), SR), transform=transform,
                          device="cpu"))
@@ -116,9 +116,9 @@ def painted(y, strokes, transform):
 
 
 def module(name, y):
-    from brushes.script import Editor
-    from engine.audio import Audio
-    from engine.document import Document
+    from app.session.editor import Editor
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     ed = Editor(Document(Audio(y[None].astype(np.float32), SR), device="cpu"))
     ed.repair(name)
@@ -126,7 +126,7 @@ def module(name, y):
 
 
 def scores(clean, test, speech):
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     if speech:
         return material.scores(clean, test)

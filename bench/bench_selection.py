@@ -4,7 +4,7 @@ the weight of every cell a selection holds (what "play selection alone" and
 
     .venv/bin/python bench/bench_selection.py [--runs 5] [--before REV] [--no-write]
 
-The same selections are timed with ``brushes/selection.py`` as it was at git
+The same selections are timed with ``app/session/selection.py`` as it was at git
 revision ``--before`` (default ``d64026b``: per-column and per-frame Python
 loops) in the same run, and its masks are checked equal to today's.
 """
@@ -21,9 +21,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.session.selection import Selection  # noqa: E402
 from bench.bench_brushes import make_doc  # noqa: E402
 from bench.bench_engine import module_at  # noqa: E402
-from brushes.selection import Selection  # noqa: E402
 
 
 def selections() -> dict[str, Selection]:
@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        before = module_at(args.before, "brushes/selection.py", folder)
+        before = module_at(args.before, "app/session/selection.py", folder)
         for transform in ("stft", "cq"):
             doc = make_doc(10, "cpu", transform)
             for name, sel in selections().items():
@@ -78,7 +78,7 @@ def main() -> None:
     print(table)
     if not args.no_write:
         from bench.bench_engine import write_section
-        from engine.device import pick_device
+        from engine.runtime.device import pick_device
 
         write_section("bench_selection", "Selection masks", table, pick_device("cpu"))
 

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from brushes.path import StrokePoint  # noqa: E402
 from brushes.registry import get_brush  # noqa: E402
 from brushes.stroke import Stroke  # noqa: E402
-from engine.audio import Audio  # noqa: E402
-from engine.document import Document  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.model.document import Document  # noqa: E402
 from engine.transforms import make  # noqa: E402
 
 SR = 44100

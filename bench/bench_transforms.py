@@ -21,8 +21,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.audio import Audio  # noqa: E402
-from engine.document import Document  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.model.document import Document  # noqa: E402
 from engine.transforms import make  # noqa: E402
 from engine.transforms.cq_bands import reference_length  # noqa: E402
 

@@ -27,10 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from brushes.script import Editor  # noqa: E402
-from engine.audio import Audio  # noqa: E402
-from engine.document import Document  # noqa: E402
-from engine.metrics import si_sdr_db  # noqa: E402
+from app.session.editor import Editor  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.measure.metrics import si_sdr_db  # noqa: E402
+from engine.model.document import Document  # noqa: E402
 from tests import mixtures, takes  # noqa: E402
 
 N_FFT, HOP = 2048, 512

@@ -19,14 +19,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui.overviewlane import block_peaks  # noqa: E402
-from app.gui.viewfit import content_top  # noqa: E402
-from app.project.history import keep_within, pack, unpack  # noqa: E402
-from brushes.history import History  # noqa: E402
+from app.gui.view.overviewlane import block_peaks  # noqa: E402
+from app.gui.view.viewfit import content_top  # noqa: E402
+from app.project.saved_history import keep_within, pack, unpack  # noqa: E402
 from brushes.path import StrokePoint  # noqa: E402
 from brushes.stroke import paint  # noqa: E402
-from engine.audio import Audio  # noqa: E402
-from engine.document import Document  # noqa: E402
+from engine.io.audio import Audio  # noqa: E402
+from engine.model.document import Document  # noqa: E402
+from engine.model.history import History  # noqa: E402
 
 SR, SECONDS = 44100, 600
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from engine.document import Document
+from engine.model.document import Document
 from engine.region import Rect
 
 

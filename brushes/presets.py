@@ -21,8 +21,8 @@ from pathlib import Path
 
 from brushes.params import INPUTS, Curve, validate_curve
 from brushes.registry import get_brush
-from engine import atomic
 from engine.errors import ParameterError
+from engine.io import atomic
 
 VERSION = 1
 KEYS = ("version", "name", "brush", "params", "inputs", "comment")

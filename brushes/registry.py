@@ -2,19 +2,19 @@
 
 This declaration validates presets and scripts, drives the kernels,
 generates ``docs/brushes.md`` (``python -m brushes.registry``) and the GUI's
-sliders (app.gui.panels).
+sliders (app.gui.widgets.panels).
 """
 
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from brushes.kernels.base import Kernel
 from brushes.kernels.blur import Blur
 from brushes.kernels.clone import Clone
 from brushes.kernels.filter import Filter
 from brushes.kernels.gain import Gain
 from brushes.kernels.heal import Heal
+from brushes.kernels.kernel import Kernel
 from brushes.kernels.noise import Noise
 from brushes.kernels.restore import Restore
 from brushes.kernels.tone import Tone

@@ -9,18 +9,18 @@ from collections.abc import Callable, Generator, Iterator
 import torch
 
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
-from brushes.history import History, Patch, Step
-from brushes.kernels.base import DabContext, Kernel
+from brushes.kernels.kernel import DabContext, Kernel
 from brushes.locality import Heard, Painted, keeping_local
 from brushes.params import Curve
 from brushes.path import Spacer, StrokePoint, path_length
 from brushes.registry import KERNELS, Brush, get_brush
 from brushes.stroke_canvas import StrokeCanvas
-from engine.document import Document
 from engine.errors import ParameterError
+from engine.model.document import Document
+from engine.model.history import History, Patch, Step
 from engine.progress import drain
 from engine.region import Rect
-from engine.stats import timed
+from engine.runtime.stats import timed
 
 GEOMETRY = ("radius_ms", "radius_hz", "radius_cents", "hardness", "opacity", "spacing")
 PLANS_KEPT = 4  # script strokes whose dabs and footprints are kept (see paint)
@@ -35,7 +35,7 @@ class Stroke:
                  heard: Heard | None = None):
         """``limit``: a weight per cell of a rect (a selection's mask) that every dab's
         mask is multiplied by. ``heard``: where the stroke is heard, when its maker
-        knows (a filled selection, brushes.selection); else where it went."""
+        knows (a filled selection, app.session.selection); else where it went."""
         self.doc, self.brush, self.history, self.params = doc, brush, history, params
         self.limit = limit
         self.channel = None if params["channel"] < 0 else int(params["channel"])

@@ -6,13 +6,13 @@ Most brushes paint "wash" style: every dab recomputes its rect from the
 before-stroke state and the coverage, so overlapping dabs do not pile up,
 the result does not depend on dab spacing or order, and the dabs of one event
 can be applied as one batch. The saved tiles are also the stroke's undo
-patch (:mod:`brushes.history`).
+patch (:mod:`engine.model.history`).
 """
 
 import torch
 
 from engine.coeffs import magnitude, polar_parts
-from engine.document import Document
+from engine.model.document import Document
 from engine.region import Rect
 
 UNDO_TILE = 64  # bins and frames per side of a tile kept as it was before the stroke

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui.main import configure_opengl  # noqa: E402
+from app.gui.start import configure_opengl  # noqa: E402
 
 
 def demo_window():

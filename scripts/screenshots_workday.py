@@ -17,7 +17,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.gui.main import configure_opengl  # noqa: E402
+from app.gui.start import configure_opengl  # noqa: E402
 
 DOCS = ROOT / "docs"
 
@@ -30,7 +30,7 @@ def main() -> None:
 
     from app.assets import DEMO
     from app.gui.window import MainWindow
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     app = QApplication([])
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,

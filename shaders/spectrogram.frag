@@ -30,8 +30,8 @@ uniform int log_freq;
 uniform float floor_db;
 uniform float ceiling_db;
 uniform float gamma;
-uniform int tinted;           // 1: levels are coded with the loudest layer (engine.layer_view)
-uniform vec3 tints[8];        // each layer's colour (app.gui.tiles.TINT_COLOURS)
+uniform int tinted;           // 1: levels are coded with the loudest layer (engine.model.layer_view)
+uniform vec3 tints[8];        // each layer's colour (app.gui.view.tiles.TINT_COLOURS)
 
 // the transform's fractional bin at hz (engine.transforms: bin_of)
 float bin_of(float hz) {

@@ -55,8 +55,8 @@ class CallbackOutput:
 
 def document(samples, sample_rate=8000, **analysis):
     """A CPU document of ``[channels, frames]`` samples (no file needed)."""
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     return Document(Audio(np.asarray(samples, np.float32), sample_rate), device="cpu",
                     **analysis)
@@ -67,7 +67,7 @@ def pytest_configure(config):
     Without Qt (a headless GPU machine) the engine and brush tests still run."""
     if importlib.util.find_spec("PySide6") is None:
         return
-    from app.gui.main import configure_opengl
+    from app.gui.start import configure_opengl
 
     configure_opengl()
 

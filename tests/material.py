@@ -134,7 +134,7 @@ def scores(clean: np.ndarray, test: np.ndarray) -> dict:
     from pesq import pesq
     from pystoi import stoi
 
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     ref16, test16 = _resample(clean, SR, 16000), _resample(np.asarray(test, np.float64), SR, 16000)
     return {"pesq": float(pesq(16000, ref16, test16, "wb")),
@@ -144,9 +144,9 @@ def scores(clean: np.ndarray, test: np.ndarray) -> dict:
 
 def repaired(case: Case, transform: str) -> np.ndarray:
     """Paint the case's strokes on a ``transform`` document, as a user would."""
-    from brushes.script import Editor
-    from engine.audio import Audio
-    from engine.document import Document
+    from app.session.editor import Editor
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     ed = Editor(Document(Audio(case.disturbed[None].astype(np.float32), SR),
                          transform=transform, device="cpu"))

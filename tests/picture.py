@@ -36,7 +36,7 @@ def steady_chord(rng, sample_rate: int, seconds: float, tones: int = 3
 
 
 def read_png(path) -> np.ndarray:
-    """RGBA ``[height, width, 4]`` of a PNG as engine.png writes them (8-bit RGBA,
+    """RGBA ``[height, width, 4]`` of a PNG as engine.io.png writes them (8-bit RGBA,
     no row filters), read without an imaging library."""
     data = open(path, "rb").read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

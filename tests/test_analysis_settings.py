@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli.main import build_parser
+from app.cli.commands import build_parser
 from engine.errors import ParameterError
 from engine.transforms import make
 from engine.transforms.settings import (

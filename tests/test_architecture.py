@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_engine_and_brushes_import_no_gui():
     modules = [m.name for pkg in ("engine", "brushes")
                for m in pkgutil.walk_packages([str(ROOT / pkg)], prefix=f"{pkg}.")]
-    assert "engine.document" in modules
+    assert "engine.model.document" in modules
     code = ("import importlib, sys\n"
             f"for m in {modules!r}: importlib.import_module(m)\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -26,14 +26,15 @@ def test_engine_and_brushes_import_no_gui():
 
 
 def test_the_qt_free_wings_import_no_gui():
-    """app.cli, app.batch and app.project (and the parser) load no Qt, OpenGL or app.gui:
-    the command line and batches run on machines without a display."""
-    modules = [m.name for pkg in ("cli", "batch", "project")
+    """app.session, app.cli, app.batch and app.project (and the parser) load no Qt, OpenGL
+    or app.gui: scripts, the command line and batches run on machines without a display."""
+    modules = [m.name for pkg in ("session", "cli", "batch", "project")
                for m in pkgutil.walk_packages([str(ROOT / "app" / pkg)], prefix=f"app.{pkg}.")]
     assert "app.batch.jobs" in modules and "app.project.read" in modules
+    assert "app.session.editor" in modules
     code = ("import importlib, sys\n"
             f"for m in {modules!r}: importlib.import_module(m)\n"
-            "import app.cli.main; app.cli.main.build_parser()\n"
+            "import app.cli.commands; app.cli.commands.build_parser()\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'OpenGL') "
             "or m.startswith('app.gui') or m == 'app.main'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
@@ -43,12 +44,13 @@ def test_the_qt_free_wings_import_no_gui():
 
 
 def test_brushes_know_no_transform_internals():
-    """Kernels get bins, frames, resolutions and phase advance from Transform methods,
-    so they paint the same on an STFT and a constant-Q document."""
+    """Kernels, and the editing operations over them, get bins, frames, resolutions and
+    phase advance from Transform methods, so they paint the same on an STFT and a
+    constant-Q document."""
     internals = re.compile(r"\.(n_fft|window_name|bands|block_frames|window_frames|edge)\b|"
                            r"\bSTFT\b|\bConstantQ\b|bin_hz")
-    brushes = ROOT / "brushes"
-    hits = [f"{path.name}:{i}: {line.strip()}" for path in brushes.rglob("*.py")
+    files = [*(ROOT / "brushes").rglob("*.py"), *(ROOT / "app" / "session").rglob("*.py")]
+    hits = [f"{path.name}:{i}: {line.strip()}" for path in files
             for i, line in enumerate(path.read_text().splitlines(), 1) if internals.search(line)]
     assert hits == []
 
@@ -57,9 +59,33 @@ def test_the_painting_modules_start_without_scipy_signal():
     """What every batch worker, `specpaint apply` and the window import to paint loads
     no scipy.signal: it alone took about 1.2 s of each process's start-up (de-click
     needed only an FIR filter, np.convolve)."""
-    code = ("import sys, app.batch.jobs, brushes.script, brushes.repairs\n"
+    code = ("import sys, app.batch.jobs, app.session.editor, app.session.repairs\n"
             "print(sorted(m for m in sys.modules if m.startswith('scipy.signal')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_no_two_modules_share_a_file_name():
+    """One name, one meaning, for modules too (issue 47: main.py, layers.py, jobs.py ...
+    each meant two or three things)."""
+    names: dict[str, list[str]] = {}
+    for pkg in ("engine", "brushes", "app"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            if path.name not in ("__init__.py", "__main__.py"):
+                names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}
+
+
+def test_every_module_is_in_the_architecture_catalogue():
+    """docs/architecture.md's "Every module" lists each module under its folder, and
+    nothing that is gone."""
+    text = (ROOT / "docs" / "architecture.md").read_text().split("## Every module", 1)[1]
+    listed = {f"{folder}/{name}" for folder, rows in
+              re.findall(r"\*\*`([\w/]+)/`\*\*\n(.*?)(?=\n\*\*`|\Z)", text, re.S)
+              for name in re.findall(r"^\| `(\w+\.py)` \|", rows, re.M)}
+    modules = {str(p.relative_to(ROOT)) for pkg in ("engine", "brushes", "app")
+               for p in (ROOT / pkg).rglob("*.py")
+               if p.name != "__main__.py" and (p.name != "__init__.py" or p.stat().st_size > 400)}
+    assert sorted(modules - listed) == [] and sorted(listed - modules) == []

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.audio import load
 from engine.errors import AudioError
+from engine.io.audio import load
 
 
 @pytest.mark.parametrize("name,subtype,tolerance", [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
-from app.gui.autosave import EVERY_STROKES, orphans
-from app.gui.canvas import PRESS, RELEASE
+from app.gui.services.autosave import EVERY_STROKES, orphans
+from app.gui.view.canvas import PRESS, RELEASE
 from app.project.write import load_project, open_project
 
 ROOT = Path(__file__).parent.parent
@@ -42,7 +42,7 @@ def test_every_few_strokes_the_edits_are_autosaved_and_reopen_exactly(qtbot, win
 
 def test_layers_are_autosaved_and_reopen_bit_for_bit(qtbot, window):
     """Layer operations count as edits; the autosave keeps the layers and their history."""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
     from tests.dialogs import choose
     from tests.test_layers import digest as layers_digest
 
@@ -78,12 +78,12 @@ def _run(script: str, data: Path, args=(), **kw) -> subprocess.Popen:
 
 DRIVE_THEN_WAIT = """
 import hashlib, sys
-from app.gui.main import configure_opengl, run
+from app.gui.start import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from app.gui.canvas import PRESS, RELEASE
-from app.gui.autosave import EVERY_STROKES
+from app.gui.view.canvas import PRESS, RELEASE
+from app.gui.services.autosave import EVERY_STROKES
 app = QApplication(sys.argv[:1])
 
 def window():
@@ -112,7 +112,7 @@ run(None, "cpu")
 ANSWER_YES = """
 import hashlib, sys
 import torch
-from app.gui.main import configure_opengl, run
+from app.gui.start import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -202,12 +202,12 @@ def test_a_failed_autosave_is_reported_and_the_user_works_on(qtbot, window, tmp_
 SAVE_PAINT_THEN_WAIT = """
 import sys
 from pathlib import Path
-from app.gui.main import configure_opengl, run
+from app.gui.start import configure_opengl, run
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from app.gui.canvas import PRESS, RELEASE
-from app.gui.autosave import EVERY_STROKES
+from app.gui.view.canvas import PRESS, RELEASE
+from app.gui.services.autosave import EVERY_STROKES
 app = QApplication(sys.argv[:1])
 project = Path(sys.argv[1])
 

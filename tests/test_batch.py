@@ -19,14 +19,14 @@ import soundfile as sf
 from app.batch import jobs as batch
 from app.batch import pipeline as batch_pipeline
 from app.batch import stacks as batch_stacks
+from app.batch.budget import Budget, PeakEstimates
 from app.batch.cluster import run_processes
-from app.batch.memory import Budget, PeakEstimates
-from brushes import script
-from brushes.script import Editor
-from engine.audio import Audio, load
-from engine.document import Document
+from app.session import editor as script
+from app.session.editor import Editor
 from engine.errors import ParameterError
-from engine.metrics import snr_db
+from engine.io.audio import Audio, load
+from engine.measure.metrics import snr_db
+from engine.model.document import Document
 from tests.test_cli import ROOT, interruptible, specpaint
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
@@ -743,9 +743,9 @@ SCRIPTS_APPLY_GUARDS = [  # (issue 37) each raised a TypeError or ValueError thr
 @pytest.mark.parametrize("script,match", SCRIPTS_APPLY_GUARDS)
 def test_apply_and_batch_refuse_a_bad_stroke_script_in_the_same_words(capsys, tree, tmp_path,
                                                                         script, match):
-    """One validation path (brushes.script.checked_script) for both commands: exit 2,
+    """One validation path (app.session.editor.checked_script) for both commands: exit 2,
     one line, the same message, before any file."""
-    from app.cli.main import main
+    from app.cli.commands import main
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps(script))
@@ -766,7 +766,7 @@ def test_batch_paints_a_script_reaching_far_past_its_files_as_apply_does(capsys,
     painted a probe of the whole reach (60 s, the stroke clipped to it from 60 s down to
     8.7 s) for minutes. The probe is short now: the batch takes seconds and writes what
     apply writes."""
-    from app.cli.main import main
+    from app.cli.commands import main
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps([{"preset": "heal", "points": [[1e308, 0], [8.7, 16000]]}]))

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
+from app.session.editor import Editor
 from brushes.kernels.heal import NO_TONE
 from brushes.presets import find_preset
-from brushes.script import Editor
-from engine.audio import Audio
-from engine.document import Document
-from engine.metrics import snr_db
+from engine.io.audio import Audio
+from engine.measure.metrics import snr_db
+from engine.model.document import Document
 
 SR = 44100
 
@@ -171,8 +171,8 @@ def test_a_painted_glide_stays_one_smooth_partial(write_audio):
 
 
 def _noise_document(transform="stft"):
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     rng = np.random.default_rng(3)
     x = (0.1 * rng.standard_normal((1, 2 * 8000))).astype(np.float32)
@@ -203,8 +203,8 @@ def test_the_outline_of_a_soft_eraser_is_where_its_effect_is_half():
 @pytest.mark.parametrize("transform,hz", [("stft", 1000.0), ("cq", 60.0), ("cq", 3000.0)])
 def test_a_footprint_is_never_narrower_than_the_transform_resolves(transform, hz):
     """A 1 Hz-wide hard eraser still takes every bin a tone's main lobe reaches."""
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     sr = 8000 if transform == "stft" else 22050
     t = np.arange(3 * sr) / sr
@@ -302,7 +302,7 @@ def _gain_stroke_on_cq(x: np.ndarray, times: list[float], hz: float, brush: str 
     from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
     from brushes.stroke import Stroke
-    from engine.resynth import Resynthesizer
+    from engine.model.resynth import Resynthesizer
 
     doc = Document(Audio(x.astype(np.float32), SR), transform="cq", device="cpu")
     synth = Resynthesizer(doc)
@@ -434,7 +434,7 @@ def test_a_stroke_limited_to_a_selection_erases_evenly_within_it():
     from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
     from brushes.stroke import Stroke
-    from engine.resynth import Resynthesizer
+    from engine.model.resynth import Resynthesizer
 
     t = np.arange(6 * SR) / SR
     x = (0.5 * np.sin(2 * np.pi * 200 * t))[None].astype(np.float32)
@@ -467,8 +467,8 @@ def test_a_stroke_limited_to_a_selection_erases_evenly_within_it():
 def _fill_on_cq(x: np.ndarray, selection, **params):
     """The audio of ``x`` (mono) on a constant-Q document before and after filling
     ``selection`` with the gain brush, as the GUI's Fill does."""
-    from brushes.selection import fill
-    from engine.resynth import Resynthesizer
+    from app.session.selection import fill
+    from engine.model.resynth import Resynthesizer
 
     doc = Document(Audio(x[None].astype(np.float32), SR), transform="cq", device="cpu")
     synth = Resynthesizer(doc)
@@ -481,7 +481,7 @@ def test_filling_a_selection_on_constant_q_is_heard_only_in_its_time():
     """A selection filled at once was not confined like a stroke: -40 dB on 20-200 Hz
     over 2-3 s changed the audio 0.5 s before it by -15 to -21 dB (the band's long
     atoms, and the slice heard as periodic); now below -100 dB, as for a stroke."""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     rng = np.random.default_rng(0)
     t = np.arange(6 * SR) / SR
@@ -504,7 +504,7 @@ def test_filling_a_selection_on_constant_q_takes_a_hum_down_evenly(hz):
     """Erasing a hum by filling its band left it at -9 to -17 dB at every slice edge
     (-60 dB between them) until the fill was painted again on a shifted slicing. Now
     it is at -60 dB every 100 ms of the selection, away from its edges."""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     t = np.arange(7 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
@@ -522,7 +522,7 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
     done a part of ``PART_SAMPLES`` a step, so a long stroke or fill never holds the
     GUI for seconds; the parts give the whole's cells bit for bit."""
     import brushes.locality.confine as confine
-    from brushes.selection import Selection, fill
+    from app.session.selection import Selection, fill
 
     rng = np.random.default_rng(3)
     x = (0.1 * rng.standard_normal((2, 8 * SR))).astype(np.float32)
@@ -550,10 +550,10 @@ def test_a_heal_stroke_s_end_stepped_as_the_gui_steps_it_equals_it_drained(prese
     back every cell."""
     import threading
 
-    from brushes.history import History
     from brushes.path import StrokePoint
     from brushes.registry import get_brush
     from brushes.stroke import Stroke
+    from engine.model.history import History
 
     rng = np.random.default_rng(5)
     t = np.arange(5 * SR) / SR
@@ -601,7 +601,7 @@ def test_a_filled_rectangle_on_constant_q_takes_a_tone_down_to_its_edges(hz):
     to -13 dB within 0.1 s of its edges (-21 to -27 dB when painted 8 atom lengths
     beyond them). The fill is now painted over every frame that sounds in its time
     and heard only there (the change fades over 10 ms past its edge frames)."""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
@@ -622,7 +622,7 @@ def test_a_filled_harmonic_selection_on_constant_q_takes_hum_down_to_its_edges()
     """As a rectangle: a harmonic selection's bands all start and end at the same
     times. A -60 dB fill of 60 Hz hum (4 partials) over 1-4 s left it at -9 dB 20 ms
     inside either edge and -24 dB 0.1 s in; now painted beyond and heard only there."""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     t = np.arange(6 * SR) / SR
     x = sum(0.1 / k * np.sin(2 * np.pi * 60 * k * t + k) for k in range(1, 5))
@@ -645,9 +645,9 @@ def test_an_inverted_rectangle_on_constant_q_keeps_its_inside_and_erases_to_its_
     tone kept inside by -11 to -36 dB for 0.9 s within either edge and left it at -8 dB
     0.1 s outside. Now filled as the hard-edged rectangles that tile it, each painted
     beyond its time edges and heard only in them, as one step."""
-    from brushes.history import History
-    from brushes.selection import Selection, fill
-    from engine.resynth import Resynthesizer
+    from app.session.selection import Selection, fill
+    from engine.model.history import History
+    from engine.model.resynth import Resynthesizer
 
     t = np.arange(6 * SR) / SR
     x = (0.2 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32)
@@ -678,7 +678,7 @@ def test_a_rectangle_filled_from_the_files_start_or_to_its_end_on_constant_q(t0,
     sound in it: a full-band -60 dB fill of a tone from 0 s left it at -7 to -33 dB over
     the first 0.2 s until the fill went on past the file there too. (A fill to the end
     measured -60 dB before as well; it is checked as the same code's other side.)"""
-    from brushes.selection import Selection
+    from app.session.selection import Selection
 
     t = np.arange(6 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * 440 * t)
@@ -695,11 +695,11 @@ def _stroke_per_event(x: np.ndarray, transform: str, hz: float, t0: float, t1: f
     """A gain stroke along ``hz`` from ``t0`` to ``t1`` s, an input event every 20 ms
     (as the canvas sends them), on mono ``x``: the audio before and after it; the
     document and its history (one step)."""
-    from brushes.history import History
     from brushes.path import StrokePoint
     from brushes.registry import BRUSHES
     from brushes.stroke import Stroke
-    from engine.resynth import Resynthesizer
+    from engine.model.history import History
+    from engine.model.resynth import Resynthesizer
 
     doc = Document(Audio(x[None].astype(np.float32), SR), transform=transform, device="cpu")
     synth, history = Resynthesizer(doc), History(doc)

@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from app.gui.canvas import SpectrogramCanvas
-from app.gui.tiles import PYRAMID_ROWS, TEXTURE_TILE, bin_pyramid
+from app.gui.view.canvas import SpectrogramCanvas
+from app.gui.view.tiles import PYRAMID_ROWS, TEXTURE_TILE, bin_pyramid
 from engine.region import Rect
-from engine.render import colormap_lut
+from engine.view.render import colormap_lut
 from tests.conftest import document, tone
 
 

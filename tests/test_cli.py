@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.metrics import snr_db
+from engine.measure.metrics import snr_db
 
 ROOT = Path(__file__).resolve().parent.parent
 

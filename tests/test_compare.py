@@ -9,14 +9,14 @@ import pytest
 import soundfile as sf
 import torch
 
-from engine.compare import (
+from engine.errors import ParameterError
+from engine.measure.comparison import (
     aligned,
     compare,
     log_spectral_distance,
     mel_distance,
     multi_resolution_stft,
 )
-from engine.errors import ParameterError
 from tests import material
 from tests.test_cli import specpaint
 
@@ -60,7 +60,7 @@ def test_si_sdr_and_snr_together_are_each_alone(rng, monkeypatch):
     and si_sdr_db's to 1e-4 dB, on random pairs (blocks of 1000: many, a short last),
     silences and constants, signals far off zero (their means removed in a second pass,
     exactly), and above 80 dB (the exact third pass)."""
-    from engine import metrics
+    from engine.measure import metrics
 
     monkeypatch.setattr(metrics, "BLOCK", 1000)
     ref = rng.normal(0, 0.2, 12345).astype(np.float32)
@@ -153,7 +153,7 @@ def test_the_command(tmp_path, noise):
 def test_spectral_distances_in_blocks_equal_the_whole_spectrogram(rng, monkeypatch):
     """Summed a block of frames at a time (memory bounded, issue 37) or over the whole
     torch.stft at once: the same distances, to float64 rounding."""
-    from engine import compare as module
+    from engine.measure import comparison as module
 
     x = rng.normal(0, 0.1, (2, 40_000))
     y = x + rng.normal(0, 0.01, x.shape)
@@ -225,7 +225,7 @@ def bursts(seconds: float, period: float = 1.0) -> np.ndarray:
 
 
 def test_windows_are_short_enough_for_pesqs_fixed_arrays():
-    from engine.perceptual import MAXNUTTERANCES, PESQ_RATE, max_utterances, windows
+    from engine.measure.perceptual import MAXNUTTERANCES, PESQ_RATE, max_utterances, windows
 
     for n in (RATE // 4, 8 * RATE, 8 * RATE + 1, 180 * RATE, 3600 * RATE + 17):
         spans = windows(n)
@@ -238,7 +238,7 @@ def test_windows_are_short_enough_for_pesqs_fixed_arrays():
 
 def test_a_crash_of_the_pesq_library_leaves_a_note_not_a_dead_process(monkeypatch):
     """60 s of bursts in one window overruns pesq's arrays (SIGSEGV in its own process)."""
-    from engine import perceptual
+    from engine.measure import perceptual
 
     monkeypatch.setattr(perceptual, "WINDOW_SECONDS", 120.0)
     x = bursts(60.0)[0]

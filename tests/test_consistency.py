@@ -10,15 +10,15 @@ import pytest
 import soundfile as sf
 import torch
 
-from app.batch.features import extract
+from app.batch.feature_jobs import extract
+from app.session.editor import Editor
 from brushes.dab import Dab, Footprint, footprint_rects, union_mask, union_rect
 from brushes.presets import all_presets
 from brushes.registry import get_brush
-from brushes.script import Editor
-from engine.audio import Audio, load
-from engine.compare import compare
-from engine.document import Document
-from engine.logmel import FeatureSettings, LogMel
+from engine.io.audio import Audio, load
+from engine.measure.comparison import compare
+from engine.measure.logmel import FeatureSettings, LogMel
+from engine.model.document import Document
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + \
     (["mps"] if torch.backends.mps.is_available() else [])

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine.audio import Audio
-from engine.document import Document
 from engine.errors import ParameterError
-from engine.metrics import snr_db
+from engine.io.audio import Audio
+from engine.measure.metrics import snr_db
+from engine.model.document import Document
+from engine.model.resynth import Resynthesizer
 from engine.region import Rect
-from engine.resynth import Resynthesizer
 from engine.transforms import make
 from engine.transforms.cq import ConstantQ
 from tests.nsgt_compat import numpy_clip_fixed

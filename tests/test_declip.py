@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from engine.errors import Cancelled
-from engine.metrics import si_sdr_db
+from engine.measure.metrics import si_sdr_db
 from engine.repair import declip
 from engine.repair.declip_detect import find_clipping
 from tests import takes

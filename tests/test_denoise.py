@@ -11,7 +11,7 @@ import pytest
 
 from bench.bench_denoise import hiss, noisy_set, take_scores
 from engine.errors import Cancelled
-from engine.metrics import si_sdr_db
+from engine.measure.metrics import si_sdr_db
 from engine.repair import denoise
 from tests import takes
 

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from engine.device import pick_device, with_cpu_fallback
 from engine.errors import DeviceError
+from engine.runtime.device import pick_device, with_cpu_fallback
 
 
 def test_auto_prefers_cuda_then_mps_then_cpu(monkeypatch):
@@ -62,16 +62,16 @@ def test_out_of_memory_on_the_cpu_is_not_hidden():
 def test_cuda_document_matches_cpu():
     import numpy as np
 
-    from engine.audio import Audio
-    from engine.document import Document
-    from engine.resynth import Resynthesizer
+    from engine.io.audio import Audio
+    from engine.model.document import Document
+    from engine.model.resynth import Resynthesizer
 
     x = np.random.default_rng(0).uniform(-1, 1, (2, 48000)).astype(np.float32)
     cpu = Document(Audio(x, 48000), device="cpu")
     gpu = Document(Audio(x, 48000), device="cuda")
     torch.testing.assert_close(gpu.magnitude.cpu(), cpu.magnitude, rtol=1e-4, atol=1e-4)
     out = Resynthesizer(gpu).full().numpy()
-    from engine.metrics import snr_db
+    from engine.measure.metrics import snr_db
     assert snr_db(x, out) >= 100
 
 
@@ -84,8 +84,8 @@ def test_a_cuda_device_convolves_in_float32_not_tf32(way):
     import numpy as np
     import torch.nn.functional as F
 
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     conv = getattr(torch.backends.cudnn, "conv", None)
     if conv is not None and hasattr(conv, "fp32_precision"):
@@ -107,7 +107,7 @@ def test_a_cuda_device_convolves_in_float32_not_tf32(way):
 def test_a_backend_that_cannot_compute_is_reported_and_never_chosen(monkeypatch):
     """MPS has no float64, which the brushes' statistics use on the document's device:
     a backend failing the probe is skipped by auto and refused by name, with why."""
-    from engine.device import inventory, missing_support
+    from engine.runtime.device import inventory, missing_support
 
     assert missing_support(torch.device("cpu")) is None
     assert "meta tensor" in missing_support(torch.device("meta"))  # computes no values

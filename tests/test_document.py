@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine.document import Document
 from engine.errors import ParameterError
-from engine.metrics import snr_db
+from engine.measure.metrics import snr_db
+from engine.model.document import Document
+from engine.model.resynth import Resynthesizer
 from engine.region import Rect
-from engine.resynth import Resynthesizer
 
 
 def _corpus(rng):
@@ -52,7 +52,7 @@ def test_untouched_document_resynthesizes_to_its_input(write_audio, rng, name):
 
 
 def _doc(rng, channels=2, n=44100 * 3, **kw):
-    from engine.audio import Audio
+    from engine.io.audio import Audio
 
     return Document(Audio(rng.uniform(-0.5, 0.5, (channels, n)).astype(np.float32), 44100),
                     device="cpu", **kw)
@@ -147,8 +147,8 @@ def test_edit_changes_only_the_samples_it_affects(rng):
 def test_the_analysis_stage_counts_the_analysis_done_a_chunk_a_step():
     """``--stats``' "analysis" is the constructor's analysis (it is now a generator a
     stroke's end can run a chunk a step; timing the generator's creation counted ~0)."""
-    from engine import stats
-    from engine.audio import Audio
+    from engine.io.audio import Audio
+    from engine.runtime import stats
 
     x = np.random.default_rng(0).standard_normal((2, 20 * 44100)).astype(np.float32)
     before = stats._totals["analysis"]

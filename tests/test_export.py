@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.audio import READ_SUFFIXES
 from engine.errors import AudioError, Cancelled
-from engine.export import FORMATS, export, same_depth
-from engine.metrics import snr_db
+from engine.io.audio import READ_SUFFIXES
+from engine.io.export import FORMATS, export, same_depth
+from engine.measure.metrics import snr_db
 
 
 @pytest.mark.parametrize("name,bits,subtype,min_snr", [
@@ -169,7 +169,7 @@ def test_the_dither_kept_for_a_shape_is_the_dither_drawn_for_each_file(tmp_path,
     a shape exported before reuses it (a batch): the same samples written, whether the
     noise is kept or drawn (above DITHER_KEPT), for the shapes at and around the
     block's edges."""
-    from engine import export as module
+    from engine.io import export as module
 
     def written_as_drawn(x, block):  # the dither as export drew it before it was kept
         noise = np.random.default_rng(module.DITHER_SEED)
@@ -218,8 +218,8 @@ def test_a_speaker_layout_is_kept_where_the_format_holds_it(tmp_path, seed):
     back from WAV and RF64 (in the mask libsndfile writes, its default for the count,
     it was lost: FL FR FC LFE SL SR read as FL FR FC LFE BL BR); FLAC keeps only its own
     order; every other format says it lost it."""
-    from engine.audio import load
-    from engine.layout import FLAC_ORDER, SPEAKERS, channel_mask
+    from engine.io.audio import load
+    from engine.io.layout import FLAC_ORDER, SPEAKERS, channel_mask
 
     rng = np.random.default_rng(seed)
     count = int(rng.integers(3, 9))

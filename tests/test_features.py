@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 import torch
 
-from engine.logmel import FeatureSettings, LogMel, items
+from engine.measure.logmel import FeatureSettings, LogMel, items
 from tests.test_cli import specpaint
 
 SR = 4096
@@ -166,13 +166,13 @@ def test_items_of_a_file(rng):
 
 
 def _run(paths, out):
-    from app.batch.features import extract
+    from app.batch.feature_jobs import extract
 
     return extract(paths, out, FeatureSettings(), torch.device("cpu"))
 
 
 def test_open_set_refuses_files_that_do_not_belong_together(takes, tmp_path):
-    from app.batch.features import open_set
+    from app.batch.feature_jobs import open_set
     from engine.errors import ParameterError
 
     folder, _ = takes
@@ -238,11 +238,11 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
         for name in ("features.npy", "mapping.npy"):
             assert (out / name).read_bytes() == (whole / name).read_bytes(), name
     else:
-        from app.batch.features import open_set
+        from app.batch.feature_jobs import open_set
 
         with pytest.raises(ParameterError, match="no manifest.json"):
             open_set(out)
-    from engine import atomic
+    from engine.io import atomic
 
     monkeypatch.setattr(atomic, "SWEEP_SECONDS", 0.0)  # this process listed out just now
     manifest = _run(paths, out)

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.cli.main import main
+from app.cli.commands import main
 from app.project.write import ProjectError, open_project, save_project, snapshot
+from app.session.editor import Editor
 from brushes.presets import parse_preset
-from brushes.script import Editor
 from engine.errors import SpectroPaintError
 from tests.conftest import document
 from tests.test_project_hostile import Tracker

@@ -38,7 +38,7 @@ def command(*args) -> list[str]:
 
 def run(*args) -> float:
     """Run to the end in this process; its wall seconds."""
-    from app.cli.main import main
+    from app.cli.commands import main
 
     t0 = time.perf_counter()
     assert main([str(a) for a in args]) == 0
@@ -133,7 +133,7 @@ def clean_features(takes, tmp_path_factory) -> tuple[Path, Path, float]:
 @given(moment=st.floats(0.0, 1.0))
 def test_features_killed_at_any_moment_leave_a_whole_set_or_none(takes, clean_features,
                                                                   tmp_path_factory, moment):
-    from app.batch.features import open_set
+    from app.batch.feature_jobs import open_set
     from engine.errors import ParameterError
 
     old, new, seconds = clean_features

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from app.batch import jobs as batch
 from app.batch import stacks as batch_stacks
-from app.cli.main import main
+from app.cli.commands import main
+from app.session.editor import Editor, checked_script, with_presets_resolved
 from brushes.presets import PresetWarning
-from brushes.script import Editor, checked_script, with_presets_resolved
 from engine.errors import SpectroPaintError
 from tests.conftest import document
 from tests.test_fuzz import EXAMPLES, json_values, numbers, scalars, stroke
@@ -144,8 +144,8 @@ def test_features_of_any_settings_and_lengths(tmp_path_factory, sr, n_fft, hop, 
                                               sub, lengths, dtype):
     """Settings are refused in one line or the set is written whole, opens, and maps
     every item to a file."""
-    from app.batch.features import extract, open_set
-    from engine.logmel import FeatureSettings
+    from app.batch.feature_jobs import extract, open_set
+    from engine.measure.logmel import FeatureSettings
 
     folder = tmp_path_factory.mktemp("features")
     rng = np.random.default_rng(len(lengths))

@@ -10,8 +10,8 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.assets import DEMO
-from brushes.selection import Selection
-from engine.metrics import snr_db
+from app.session.selection import Selection
+from engine.measure.metrics import snr_db
 
 
 def pixels(window):

@@ -4,7 +4,7 @@ ranges, tooltips), driven with the keyboard and the mouse, on its own and in the
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.gui.panels import AnalysisPanel
+from app.gui.widgets.panels import AnalysisPanel
 from engine.transforms.settings import BY_NAME, DEFAULT_OVERLAP, SETTINGS
 
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.assets import DEMO
-from app.gui.playback import BLOCK
+from app.gui.services.playback import BLOCK
 from app.gui.window import MainWindow
 from tests.test_gui import drag, paint_whistle
 

@@ -6,9 +6,9 @@ import numpy as np
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDialog, QFileDialog
 
-from app.gui.imageexport import Picture, spectrogram_image
-from brushes.selection import Selection
-from engine.png import write_png
+from app.gui.view.imageexport import Picture, spectrogram_image
+from app.session.selection import Selection
+from engine.io.png import write_png
 from engine.region import Rect
 from tests.conftest import peak_hz
 from tests.test_gui import settle

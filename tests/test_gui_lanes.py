@@ -11,8 +11,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QLabel
 
-from engine.audio import load
-from engine.layout import channel_mask, channel_names
+from engine.io.audio import load
+from engine.io.layout import channel_mask, channel_names
 from tests.test_gui import pixels, settle
 
 

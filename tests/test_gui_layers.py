@@ -11,8 +11,8 @@ import torch
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QInputDialog, QSpinBox
 
-from app.gui.layeractions import UnmixDialog
-from brushes.selection import Selection
+from app.gui.actions.layeractions import UnmixDialog
+from app.session.selection import Selection
 from tests.dialogs import choose, run_until, save_as, when_shown
 from tests.test_gui import drag, pixels, point, settle
 
@@ -162,7 +162,7 @@ def test_the_view_shows_the_mix_a_layer_alone_or_every_layer_tinted(qtbot, windo
     assert lit.mean() > 0.01 and (pixels(window)[..., 1] > 40).mean() < 0.01 * lit.mean()
     view.setCurrentIndex(view.findData("tinted"))
     tinted = pixels(window)
-    def tinted_like_layer_1(image):  # its id's colour, app.gui.tiles.TINT_COLOURS[1]
+    def tinted_like_layer_1(image):  # its id's colour, app.gui.view.tiles.TINT_COLOURS[1]
         r, g, b = (image[..., i][lit].astype(float) + 1 for i in range(3))
         return ((abs(r / b - 0.25) < 0.1) & (abs(g / b - 0.7) < 0.1)).mean()
 

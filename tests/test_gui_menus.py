@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from engine.audio import load
-from engine.layout import channel_mask
+from engine.io.audio import load
+from engine.io.layout import channel_mask
 from tests.dialogs import choose, menu_action, run_until, save_as, when_shown
 from tests.test_gui_images import read_png
 from tests.test_gui_lanes import wavex
@@ -229,7 +229,7 @@ def test_file_export_bit_depth_each_choice_is_the_depth_written(qtbot, window, t
 
 
 def test_file_import_image_as_sound_adds_it_as_one_step(qtbot, window, tmp_path):
-    from engine.png import write_png
+    from engine.io.png import write_png
 
     picture = np.zeros((40, 60, 4), np.uint8)
     picture[..., 3] = 255
@@ -363,8 +363,8 @@ def test_view_menu_hides_and_shows_every_panel(qtbot, window):
 
 def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone(qtbot,
                                                                                  window):
-    from app.gui.playback import BLOCK
-    from brushes.selection import Selection
+    from app.gui.services.playback import BLOCK
+    from app.session.selection import Selection
     from tests.test_gui import point
 
     player, rate = window.player, window.doc.sample_rate

@@ -10,8 +10,8 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
 
-from app.gui.imageexport import cells
-from engine.render import colormap_lut
+from app.gui.view.imageexport import cells
+from engine.view.render import colormap_lut
 from tests.picture import check_steady, lut_levels, row_frequencies, steady_chord
 from tests.test_gui import pixels
 from tests.test_gui_images import read_png

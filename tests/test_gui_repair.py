@@ -13,7 +13,7 @@ import soundfile as sf
 import torch
 from PySide6.QtCore import Qt
 
-from app.gui.playback import BLOCK
+from app.gui.services.playback import BLOCK
 from tests.conftest import CallbackOutput
 from tests.takes import resample
 from tests.test_gui import point, settle

@@ -10,8 +10,8 @@ import torch
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
-from brushes.selection import Selection
-from engine.resynth import Resynthesizer
+from app.session.selection import Selection
+from engine.model.resynth import Resynthesizer
 from tests.test_gui import choose_brush, drag, point, settle
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import torch
 from PySide6.QtCore import QPoint, Qt
 
-from app.gui.playback import BLOCK
-from brushes.selection import Selection
-from engine.resynth import masked_audio
+from app.gui.services.playback import BLOCK
+from app.session.selection import Selection
+from engine.model.resynth import masked_audio
 from tests.test_gui import pixels, point, settle
 
 
@@ -167,7 +167,7 @@ def test_a_selection_does_not_carry_over_to_the_next_file(qtbot, window, tmp_pat
 def test_the_pitch_grid_thins_with_zoom_and_a_selection_never_looks_like_it(qtbot, window):
     """A chromatic grid on a log axis drew a line every 2-4 px, hatching the picture,
     in white lines like a harmonic selection's."""
-    from app.gui.overlays import GRID_GAP_PX, GRID_KEY, GRID_NOTE
+    from app.gui.view.overlays import GRID_GAP_PX, GRID_KEY, GRID_NOTE
     from tests.dialogs import choose
 
     panel = window.view_panel

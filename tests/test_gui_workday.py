@@ -60,7 +60,7 @@ def test_a_first_open_says_it_is_opening_and_a_failed_one_shows_no_made_up_axes(
                                                                                  tmp_path):
     """The canvas said "No document open" beside "Opening… 13 %"; after a failed first
     open the rulers showed a 0-8 s, 0-22 kHz span and History "(opened)"."""
-    from app.gui.rulers import BACKGROUND
+    from app.gui.view.rulers import BACKGROUND
     from tests.dialogs import choose, press, run_until, save_as, type_path, when_shown
 
     QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
@@ -208,8 +208,8 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
     """RX's overview: the file's waveform, the span shown outlined, a click goes there."""
     from PySide6.QtGui import QImage
 
-    from app.gui.overviewlane import BLOCK
-    from brushes.selection import Selection
+    from app.gui.view.overviewlane import BLOCK
+    from app.session.selection import Selection
     from tests.dialogs import choose, run_until
     from tests.test_gui import settle
 
@@ -245,7 +245,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
 
 def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
     """Every audio editor shows the level while playing; this one showed none."""
-    from app.gui.levelmeter import FLOOR_DB, LevelMeter
+    from app.gui.widgets.levelmeter import FLOOR_DB, LevelMeter
     from tests.dialogs import choose
 
     meter = window.findChild(LevelMeter, "level-meter")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from brushes.history import History
 from brushes.path import StrokePoint
 from brushes.registry import BRUSHES, get_brush
 from brushes.stroke import Stroke, paint
+from engine.model.history import History
 from tests.conftest import document, fail_gain_at
 
 INNER = ["gain", "tone", "blur", "noise", "restore"]
@@ -117,7 +117,7 @@ def test_memory_cap_drops_the_oldest_with_a_warning(rng):
 
 
 def test_undo_is_heard_through_incremental_resynthesis(rng):
-    from engine.resynth import Resynthesizer
+    from engine.model.resynth import Resynthesizer
 
     x = rng.uniform(-0.5, 0.5, (2, 16000)).astype(np.float32)
     doc = document(x)

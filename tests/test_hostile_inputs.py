@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli.main import main
+from app.cli.commands import main
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ def test_a_folder_written_many_times_is_listed_once_a_sweep_and_stale_parts_stil
         tmp_path, monkeypatch):
     """A batch writes thousands of files into one folder: listing the folder on every
     write was quadratic. A part left after a sweep goes at a write after the next one."""
-    from engine import atomic
+    from engine.io import atomic
 
     listed = []
     real_scandir = os.scandir
@@ -314,14 +314,14 @@ def test_amplifying_settings_are_said_with_figures_before_the_work(one_second, t
 
 
 def test_the_memory_estimate_holds_what_the_work_takes():
-    """engine.cost's memory against a measured analysis and full resynthesis (FFT size
+    """engine.runtime.cost's memory against a measured analysis and full resynthesis (FFT size
     4096, hop 2, 0.5 s; its time is compared in bench/bench_cost.py, not here)."""
     import resource
 
-    from engine.audio import Audio
-    from engine.cost import estimate
-    from engine.document import Document, check_fits
-    from engine.resynth import Resynthesizer
+    from engine.io.audio import Audio
+    from engine.model.document import Document, check_fits
+    from engine.model.resynth import Resynthesizer
+    from engine.runtime.cost import estimate
 
     audio = Audio(np.random.default_rng(0).uniform(-0.3, 0.3, (1, 22050)).astype(np.float32),
                   44100)

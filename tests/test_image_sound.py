@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from brushes.history import History
-from brushes.image import Placement, image_audio, paint_image
+from app.session.image import Placement, image_audio, paint_image
 from engine.errors import ParameterError
-from engine.resynth import Resynthesizer
+from engine.model.history import History
+from engine.model.resynth import Resynthesizer
 from tests.conftest import document, peak_hz
 
 RATE = 22050

@@ -1,5 +1,5 @@
-"""Layers in the document (engine.layers, brushes.layers): the mix is the sum of the
-audible layers after every operation, every operation is one undo step, undo and redo
+"""Layers in the document (engine.model.layer_stack, app.session.layer_ops): the mix is the
+sum of the audible layers after every operation, every operation is one undo step, undo and redo
 are bit for bit, painting acts on the active layer only, and a document with one
 layer is today's."""
 
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import torch
 
-from brushes import layers as ops
-from brushes.history import History
+from app.session import layer_ops as ops
+from app.session.selection import Selection
 from brushes.path import StrokePoint
-from brushes.selection import Selection
 from brushes.stroke import paint
 from engine.errors import ParameterError
-from engine.layer_sources import quantized_masks
-from engine.resynth import Resynthesizer, layer_audio
+from engine.model.history import History
+from engine.model.layer_sources import quantized_masks
+from engine.model.resynth import Resynthesizer, layer_audio
 from tests.conftest import document
 
 RATE = 8000
@@ -190,7 +190,7 @@ def test_merges_of_merges_and_copies_of_copies_stay_shallow():
     tiling: reads cost more at every merge and at ~990 merges painting raised
     RecursionError (the review's merge_chain). Past NEST_LIMIT a source becomes
     tiles of its cells: the same bits, undone bit for bit."""
-    from engine.layer_sources import NEST_LIMIT, depth
+    from engine.model.layer_sources import NEST_LIMIT, depth
 
     doc = noisy_doc(seconds=1.0)
     history = History(doc)
@@ -344,7 +344,7 @@ def test_operations_refuse_what_cannot_be_done():
 
 
 def test_a_repair_acts_on_the_active_layers_audio_alone():
-    from brushes.repairs import repair
+    from app.session.repairs import repair
 
     doc = noisy_doc()
     mix = Resynthesizer(doc).full().numpy()

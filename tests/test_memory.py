@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.memory import available_memory
+from engine.runtime.memory import available_memory
 from tests.memory_group import memory_group, run_in
 
 GiB = 2**30
@@ -83,7 +83,8 @@ def limited(limit: int):
 
 def test_inside_a_real_limited_group_the_limit_is_what_is_available():
     with limited(GiB) as folder:
-        done = run_in(folder, "-c", "from engine.memory import available_memory as a; print(a())")
+        done = run_in(folder, "-c",
+                      "from engine.runtime.memory import available_memory as a; print(a())")
     assert done.returncode == 0, done.stderr
     assert 0.5 * GiB < int(done.stdout) <= GiB  # the limit less what the interpreter holds
 

@@ -15,9 +15,9 @@ import pytest
 import soundfile as sf
 
 from app.project.write import ProjectError, open_project, save_project, snapshot
-from engine.audio import load
-from engine.export import export
-from engine.metadata import Metadata
+from engine.io.audio import load
+from engine.io.export import export
+from engine.io.metadata import Metadata
 from tests.test_cli import specpaint
 from tests.test_project_hostile import Tracker
 
@@ -239,7 +239,7 @@ def test_the_gui_exports_them_from_a_reopened_project(qtbot, window, take, tmp_p
                                     ("markers", 1, [7, -5, ""]),
                                     ("instrument", "loops", [[801, 1, 2]])])
 def test_a_project_with_damaged_metadata_is_refused(take, tmp_path, damage):
-    from engine.document import Document
+    from engine.model.document import Document
 
     doc = Document(load(take), device="cpu", n_fft=256)
     path = save_project(tmp_path / "ok.spp", snapshot(doc, Tracker(doc)), {}).path

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine import nnaudio_views as views
-from engine.render import colormap_lut
 from engine.transforms import make
+from engine.view import nnaudio_views as views
+from engine.view.render import colormap_lut
 from tests.picture import check_steady, lut_levels, read_png, row_frequencies, steady_chord
 from tests.test_cli import specpaint
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.errors import ParameterError
-from engine.pitch import SCALES, PitchGrid
+from engine.view.pitch import SCALES, PitchGrid
 from tests.conftest import peak_hz
 from tests.test_gui import choose_brush, pixels, point, settle
 

@@ -5,11 +5,11 @@ import threading
 
 import numpy as np
 
-from app.gui.playback import BLOCK, Player
-from brushes.history import History
+from app.gui.services.playback import BLOCK, Player
 from brushes.path import StrokePoint
 from brushes.stroke import paint
-from engine.resynth import Resynthesizer
+from engine.model.history import History
+from engine.model.resynth import Resynthesizer
 from tests.conftest import CallbackOutput, document
 
 

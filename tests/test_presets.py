@@ -118,8 +118,8 @@ def test_unknown_preset_name():
 def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
     import numpy as np
 
-    from brushes.script import Editor
-    from engine.metrics import snr_db
+    from app.session.editor import Editor
+    from engine.measure.metrics import snr_db
 
     ed = Editor.open(BUILTIN_DIR.parent / "demo.flac")
     stroke = [(3.2, 1500, 0.8), (3.6, 1600, 0.9), (4.0, 1500, 1.0)]
@@ -158,7 +158,7 @@ def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_pat
     import numpy as np
     import soundfile as sf
 
-    from engine.metrics import snr_db
+    from engine.measure.metrics import snr_db
     from tests.conftest import tone
     from tests.test_cli import specpaint
 

@@ -80,8 +80,8 @@ def test_a_project_keeps_its_sources_format_depth_and_speakers(tmp_path):
     """Reopened, a project exports "same as source" at the source's depth and names
     its lanes by the source's speakers, as the file it came from did."""
     from app.project.write import open_project
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     audio = Audio(np.zeros((2, 8000), np.float32), 8000, None, "WAV", "PCM_24", layout=("FL", "FR"))
     doc = Document(audio, device="cpu", n_fft=256)
@@ -332,10 +332,10 @@ def test_a_project_asking_for_amplifying_settings_asks_before_the_work(qtbot, wi
 def historic(tmp_path_factory):
     """A project whose history keeps two strokes, the second undone: (path, the cells
     before, after the first and after the second stroke)."""
-    from app.project.history import keep_within
-    from brushes.history import History
+    from app.project.saved_history import keep_within
     from brushes.path import StrokePoint
     from brushes.stroke import paint
+    from engine.model.history import History
 
     doc = document(np.random.default_rng(4).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
     history = History(doc)
@@ -376,8 +376,8 @@ def test_a_projects_history_comes_back_bit_for_bit(historic):
 def test_the_history_is_kept_within_its_limit_oldest_done_steps_first():
     import torch
 
-    from app.project.history import keep_within
-    from brushes.history import Patch, Step
+    from app.project.saved_history import keep_within
+    from engine.model.history import Patch, Step
     from engine.region import Rect
 
     def step(name):  # 1 KiB of cells before it

@@ -9,13 +9,13 @@ import zipfile
 import numpy as np
 import pytest
 
-from app.project.history import keep_within
+from app.project.saved_history import keep_within
 from app.project.write import ProjectError, load_project, save_project, snapshot
-from brushes import layers as ops
-from brushes.history import History
+from app.session import layer_ops as ops
+from app.session.selection import Selection
 from brushes.path import StrokePoint
-from brushes.selection import Selection
 from brushes.stroke import paint
+from engine.model.history import History
 from tests.test_layers import digest, noisy_doc, random_masks
 from tests.test_project_hostile import build, refused
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from engine.metrics import rms_db
+from engine.measure.metrics import rms_db
 
 ROOT = Path(__file__).resolve().parent.parent
 

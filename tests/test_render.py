@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from engine.audio import Audio
-from engine.document import Document
 from engine.errors import ParameterError
-from engine.png import write_png
+from engine.io.audio import Audio
+from engine.io.png import write_png
+from engine.model.document import Document
 from engine.region import Rect
-from engine.render import COLORMAPS, colormap_lut, pooled_magnitude, to_unit
 from engine.transforms.stft import STFT
+from engine.view.render import COLORMAPS, colormap_lut, pooled_magnitude, to_unit
 from tests.conftest import tone
 
 LINEAR = STFT(8000, n_fft=256)  # any STFT: its bins are evenly spaced in Hz
@@ -102,7 +102,7 @@ def test_tone_lands_on_the_right_row_linear_and_log():
 def test_a_document_renders_its_complex_store_in_chunks_as_its_magnitude(rng, width):
     """The store is complex and turned into magnitude a chunk of frames at a time: the
     image must equal the one pooled from the whole magnitude at once (chunk edges too)."""
-    from engine import render
+    from engine.view import render
 
     doc = Document(Audio(rng.uniform(-1, 1, (2, 128 * 9000)).astype(np.float32), 8000),
                    device="cpu", n_fft=256, hop=128)  # 9001 frames: more than two chunks
@@ -120,9 +120,9 @@ def test_a_document_renders_its_complex_store_in_chunks_as_its_magnitude(rng, wi
 
 
 def test_overviews_come_from_block_maxima_kept_up_to_date_with_edits(rng):
-    """Zoomed out, a document draws from its kept block maxima (engine.overview): the
+    """Zoomed out, a document draws from its kept block maxima (engine.view.overview): the
     same pixels as from the whole magnitude, before and after an edit."""
-    from engine import render
+    from engine.view import render
 
     doc = Document(Audio(rng.uniform(-1, 1, (2, 128 * 9000)).astype(np.float32), 8000),
                    device="cpu", n_fft=256, hop=128)

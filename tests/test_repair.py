@@ -103,7 +103,7 @@ def test_dehum_leaves_a_note_held_on_a_harmonic():
     takes the hum's level there as everywhere (its median), so the note stays (random
     mains frequency, harmonic, level and time, 5 draws). Without the cap the 0.5 s
     low-pass followed the note and took most of it."""
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
     from engine.repair import dehum
 
     sr, n = 8000, 10 * 8000
@@ -156,7 +156,7 @@ def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
     them left it 9.8 dB worse than its input. A hum is a steady oscillator: its lowest
     two harmonics, demodulated, hold their phase (engine.repair.dehum._coherence);
     the note's do not, and now nothing changes."""
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
     from engine.repair import dehum
     from tests import takes
     from tests.test_repair_contract import _hum

@@ -9,11 +9,11 @@ import pytest
 import soundfile as sf
 import torch
 
-from brushes.script import Editor
-from engine.audio import Audio
-from engine.document import Document
+from app.session.editor import Editor
 from engine.errors import ParameterError
-from engine.metrics import si_sdr_db
+from engine.io.audio import Audio
+from engine.measure.metrics import si_sdr_db
+from engine.model.document import Document
 from tests.test_cli import specpaint
 
 SR = 22050
@@ -159,9 +159,9 @@ def test_a_repair_writes_the_layer_it_read_whatever_becomes_active_meanwhile():
     """The GUI runs a repair in a worker while the Layers panel can change the active
     layer: the repair reads and writes the layer that was active when it started (it
     read layer 0 and wrote a silent layer chosen meanwhile)."""
-    from brushes import layers as ops
-    from brushes.repairs import repair
-    from engine.resynth import Resynthesizer
+    from app.session import layer_ops as ops
+    from app.session.repairs import repair
+    from engine.model.resynth import Resynthesizer
     from tests.test_layers import noisy_doc
 
     doc = noisy_doc()
@@ -179,8 +179,8 @@ def test_a_repair_writes_the_layer_it_read_whatever_becomes_active_meanwhile():
 
 
 def test_putting_back_a_click_of_a_layer_that_is_gone_says_so(rng):
-    from brushes import layers as ops
-    from engine.layer_sources import quantized_masks
+    from app.session import layer_ops as ops
+    from engine.model.layer_sources import quantized_masks
 
     x = np.stack([_clicked_tone(rng)[1]]).astype(np.float32)
     ed = Editor(Document(Audio(x, SR), device="cpu"))

@@ -13,9 +13,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brushes.script import Editor
-from engine.audio import Audio
-from engine.document import Document
+from app.session.editor import Editor
+from engine.io.audio import Audio
+from engine.model.document import Document
 from engine.repair import guard
 from tests import takes
 
@@ -153,7 +153,7 @@ def test_tone_remover_follows_a_tone_that_glides_or_wobbles(kind):
     ed = Editor(Document(Audio((x + w)[None].astype(np.float32), sr), device="cpu"))
     ed.paint("tone-remover", [((a + i) / sr, float(f[i]))
                               for i in np.linspace(0, b - a - 1, 10).astype(int)])
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     assert si_sdr_db(x, ed.audio()[0]) > si_sdr_db(x, x + w) + 12  # 7.7 -> 25 dB measured
 
@@ -164,7 +164,7 @@ def test_declick_leaves_music_s_own_edges_alone():
     'clicks' a second in clean music and cost a take 16.4 dB SI-SDR; then at most 7.1 and
     21.5 dB over these 12 excerpts (seeds 1 and 2; a third seed improved alike); since
     the local test (engine.repair.click_find), at most 1.1 and 35.2 dB."""
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
     from engine.repair import declick
 
     for seed in (1, 2):
@@ -218,7 +218,7 @@ def test_the_harmonic_eraser_follows_a_hum_that_drifts():
 def _harmonic_eraser_gain(x: np.ndarray, rng) -> float:
     """SI-SDR gained (dB) by the harmonic eraser painted along the nominal fundamental
     of a hum drawn by :func:`_hum` over ``x`` (22.05 kHz, an STFT document)."""
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     sr = 22050
     h, base = _hum(len(x), sr, rng)
@@ -236,7 +236,7 @@ def test_tone_remover_takes_a_whistle_s_vibrato_with_it():
     (the followed one only where it removed 1.25x the energy), over these 12 takes:
     median 14.2 dB SI-SDR gained, worst 7.6; now 21.9 and 8.5 (and in bench_repair's
     whistle set, PESQ of the worst take 1.62 -> 3.66)."""
-    from engine.metrics import si_sdr_db
+    from engine.measure.metrics import si_sdr_db
 
     sr, rng = 22050, np.random.default_rng(12)
     gains = []

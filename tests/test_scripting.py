@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from brushes.script import Editor, load_stroke_script
+from app.session.editor import Editor, load_stroke_script
 from engine.errors import ParameterError
-from engine.metrics import snr_db
+from engine.measure.metrics import snr_db
 from tests.test_cli import specpaint
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ Driven through the Player's own pull, as the audio callback calls it."""
 import numpy as np
 import pytest
 
-from app.gui.playback import BLOCK, Player
+from app.gui.services.playback import BLOCK, Player
 from tests.conftest import CallbackOutput, peak_hz
 
 RATE, TONE = 22050, 440.0
@@ -71,7 +71,7 @@ def test_without_a_device_the_output_pulls_at_the_audio_rate():
     moves towards the pointer: it stood still, and so did the playhead."""
     import time
 
-    from app.gui.playback import NullOutput
+    from app.gui.services.playback import NullOutput
 
     player = Player(NullOutput("no device here"))
     player.scrub(source, RATE, 1, WAVE.shape[1], 0)

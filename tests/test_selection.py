@@ -10,10 +10,10 @@ import torch
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPolygonF
 
-from brushes.history import History
-from brushes.selection import Selection, fill
+from app.session.selection import Selection, fill
 from engine.errors import ParameterError
-from engine.resynth import masked_audio
+from engine.model.history import History
+from engine.model.resynth import masked_audio
 from tests.conftest import document, peak_hz
 
 RATE = 16000
@@ -153,7 +153,7 @@ def test_a_fill_done_a_run_of_frames_a_step_equals_it_done_at_once(rng, monkeypa
     (filter) still at once, or the runs would change its result. An inverted
     feathered selection's weights were feathered within each run alone (a run that
     cut through its inside erased a strip of what it keeps, up to 0.47 of the way)."""
-    import brushes.selection as selection
+    import app.session.selection as selection
 
     x = (0.1 * rng.standard_normal((1, 4 * RATE))).astype(np.float32)
     sel = Selection.rect(0.5, 3.5, f_lo=300.0, f_hi=5000.0, feather_ms=50.0, inverted=inverted)
@@ -184,7 +184,7 @@ def test_a_feathered_fill_gives_its_edge_part_of_the_effect(rng):
 def test_filling_with_heal_takes_a_burst_down_and_leaves_the_rest(rng):
     """Heal acts along a stroke: the fill paints one through the selection, each dab
     limited to it, and heal attenuates what stands out there when it ends."""
-    from engine.resynth import Resynthesizer
+    from engine.model.resynth import Resynthesizer
 
     x = 0.01 * rng.standard_normal(2 * RATE)
     burst = slice(int(0.8 * RATE), int(1.0 * RATE))
@@ -217,7 +217,7 @@ def test_filling_with_a_tone_draws_it_through_the_selection_only(rng):
     doc = document(np.zeros((1, 2 * RATE), np.float32), RATE)
     sel = Selection.rect(0.5, 1.5, f_lo=900.0, f_hi=1100.0)
     fill(doc, sel, "tone", params={"level_db": -20.0})
-    from engine.resynth import Resynthesizer
+    from engine.model.resynth import Resynthesizer
 
     y = Resynthesizer(doc).full().numpy()[0]
     assert peak_hz(y[int(0.7 * RATE):int(1.3 * RATE)], RATE) == pytest.approx(1000.0, rel=0.01)

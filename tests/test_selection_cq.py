@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from brushes.history import History
-from brushes.selection import Selection, fill
-from engine.audio import Audio
-from engine.document import Document
-from engine.resynth import Resynthesizer
+from app.session.selection import Selection, fill
+from engine.io.audio import Audio
+from engine.model.document import Document
+from engine.model.history import History
+from engine.model.resynth import Resynthesizer
 
 SR = 44100
 SLANTED = ((1.0, 300.0), (3.6, 300.0), (4.0, 600.0), (1.4, 600.0))  # 0.4 s per 300 Hz

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.signal import hilbert
 
-from brushes.script import Editor
-from engine.metrics import snr_db
+from app.session.editor import Editor
+from engine.measure.metrics import snr_db
 
 SR = 22050
 

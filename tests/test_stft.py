@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import ParameterError
-from engine.metrics import snr_db
+from engine.measure.metrics import snr_db
 from engine.transforms.stft import STFT, WINDOWS
 
 
@@ -96,8 +96,8 @@ def test_a_document_analysed_in_any_chunk_holds_the_same_coefficients(rng, monke
                                                                       n_fft, hop):
     """Each frame's FFT is its own: a stack of channels analysed in short chunks
     (STFT.analysis_chunk) holds the bits of each channel analysed alone, in long ones."""
-    from engine.audio import Audio
-    from engine.document import Document
+    from engine.io.audio import Audio
+    from engine.model.document import Document
 
     x = rng.standard_normal((8, 30011)).astype(np.float32)
     alone = [Document(Audio(c[None].copy(), 44100), n_fft=n_fft, hop=hop, device="cpu").mix

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from engine import stream
-from engine.metrics import snr_db
-from engine.resynth import Resynthesizer
+from engine.io import stream
+from engine.measure.metrics import snr_db
+from engine.model.resynth import Resynthesizer
 from engine.transforms import make
 from tests.conftest import document
 

@@ -7,11 +7,11 @@ another length, rate or analysis computes its own."""
 import numpy as np
 import pytest
 
+from app.session.editor import Editor
 from brushes import dab as dab_module
 from brushes import stroke as stroke_module
-from brushes.script import Editor
-from engine.audio import Audio
-from engine.document import Document
+from engine.io.audio import Audio
+from engine.model.document import Document
 
 RATE = 22050
 PRESETS = ["hard-eraser", "soft-eraser", "gentle-boost", "blur-haze", "lowpass-haze",

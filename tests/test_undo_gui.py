@@ -87,11 +87,11 @@ def test_a_brush_failing_mid_stroke_leaves_the_document_and_history_as_they_were
 
 QUIT_WITH_EDITS = """
 import sys
-from app.gui.main import configure_opengl
+from app.gui.start import configure_opengl
 configure_opengl()
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
-from app.gui.canvas import PRESS, RELEASE
+from app.gui.view.canvas import PRESS, RELEASE
 from app.assets import DEMO
 from app.gui.window import MainWindow
 

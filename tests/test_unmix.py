@@ -1,4 +1,4 @@
-"""Unmix into layers (engine.unmix, brushes.unmix): on real takes every method's
+"""Unmix into layers (engine.unmix, app.session.unmixing): on real takes every method's
 layers add up to their source within float32 rounding and leave the mix's sound
 as it was; on mixtures of real sources with known truth the parts go where they
 belong; paint to separate steers an NMF unmix; Editor.unmix, export_stems and
@@ -11,12 +11,12 @@ import pytest
 import soundfile as sf
 import torch
 
-from brushes.script import Editor
-from engine.audio import Audio
-from engine.document import Document
+from app.session.editor import Editor
 from engine.errors import ParameterError
-from engine.metrics import si_sdr_db
-from engine.resynth import Resynthesizer
+from engine.io.audio import Audio
+from engine.measure.metrics import si_sdr_db
+from engine.model.document import Document
+from engine.model.resynth import Resynthesizer
 from tests import mixtures, takes
 from tests.test_cli import specpaint
 
@@ -194,7 +194,7 @@ def test_marks_rasterize_as_a_naive_union_of_ellipses_along_their_paths():
     """Each segment's capsule against a reference that tests every cell against
     ellipses at 2000 points of the segment (tolerance: cells on the capsule's edge,
     which the sampled reference can miss)."""
-    from brushes.marks import rasterized
+    from app.session.marks import rasterized
 
     rng = np.random.default_rng(5)
     doc = Document(Audio(rng.uniform(-0.3, 0.3, (1, 22050)).astype(np.float32), 22050),
@@ -268,7 +268,7 @@ def test_the_history_and_projects_count_the_masks_separations_keep(tmp_path):
     """Each separation keeps a full set of masks in its undo step; the caps counted
     none (the review's masks_in_history: History.nbytes 0 with 7 mask sets held,
     and a project saved them all, left_out empty)."""
-    from app.project.history import keep_within
+    from app.project.saved_history import keep_within
 
     ed, _ = _nmf_parts()
     for i in range(4):

@@ -5,7 +5,7 @@ silence."""
 import numpy as np
 import pytest
 
-from app.gui.viewfit import content_top
+from app.gui.view.viewfit import content_top
 from tests.conftest import document
 
 

@@ -4,7 +4,7 @@ import librosa
 import numpy as np
 import pytest
 
-from engine import nnaudio_views as views
+from engine.view import nnaudio_views as views
 
 SR = 22050
 

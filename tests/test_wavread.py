@@ -1,5 +1,5 @@
 """The WAV fast path of features and batch (app.batch.wavread): the same float32
-samples as libsndfile (engine.audio.load) bit for bit where it reads a file, and
+samples as libsndfile (engine.io.audio.load) bit for bit where it reads a file, and
 libsndfile's behaviour and errors, unchanged, for everything else."""
 
 import struct
@@ -10,10 +10,10 @@ import soundfile as sf
 import torch
 
 from app.batch import wavread
-from app.batch.features import decode, extract
-from engine.audio import load
-from engine.logmel import FeatureSettings
-from engine.metadata import Metadata
+from app.batch.feature_jobs import decode, extract
+from engine.io.audio import load
+from engine.io.metadata import Metadata
+from engine.measure.logmel import FeatureSettings
 
 SR = 4096
 

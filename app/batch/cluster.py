@@ -17,11 +17,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from app.batch.budget import Budget, PeakEstimates, batch_budget
 from app.batch.jobs import STACK, STACK_SECONDS, Job, Journal, Record, Settings
-from app.batch.memory import Budget, PeakEstimates, batch_budget
+from app.batch.processes import one_thread_each, pool_context, worker_setup
 from app.batch.stacks import check_settings
 from app.batch.tasks import process_group
-from app.batch.workers import one_thread_each, pool_context, worker_setup
 from engine.errors import ParameterError
 
 GROUP = 8  # files per cluster task: few enough to spread, enough to pay a task's overhead
@@ -30,7 +30,7 @@ PROCESS_GROUP = 2 * STACK  # files per task of a local worker process, at most
 
 @contextmanager
 def worker_pool(workers: int) -> Iterator:
-    """``workers`` processes (app.batch.workers: forked from this process where it is
+    """``workers`` processes (app.batch.processes: forked from this process where it is
     still one thread, so start them before this process runs any torch code: give
     them :func:`check_in_worker` first)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -63,7 +63,7 @@ def run_processes(jobs: list[Job], settings: Settings, journal: Journal, status=
     2 workers: groups of 2 and 1); of two stacks each by default, so that a worker
     writes one while it paints the next (app.batch.tasks).
     Groups are submitted while their estimated peaks fit ``budget`` (default:
-    app.batch.memory's share of the memory available), so long files run fewer
+    app.batch.budget's share of the memory available), so long files run fewer
     at once, down to one. Ctrl+C: no group is submitted after it, groups submitted
     and not yet taken by the pool are cancelled, the rest finish and are journaled,
     then KeyboardInterrupt goes on up. ``pool``: the :func:`worker_pool` of ``workers``

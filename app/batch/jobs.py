@@ -6,7 +6,7 @@ cluster.
 
 The journal (``batch-journal.jsonl`` in the output folder: one JSON line per
 finished file, flushed and fsynced) is what ``--resume`` reads: files done
-are skipped. Outputs are written atomically (engine.atomic), so a killed batch
+are skipped. Outputs are written atomically (engine.io.atomic), so a killed batch
 leaves finished files and no partial one.
 """
 
@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from app.batch.wavread import plain_audio
-from engine.atomic import write_bytes
-from engine.audio import READ_SUFFIXES, Audio, load, not_a_file
 from engine.errors import ParameterError, SpectroPaintError
-from engine.export import FORMATS, export, same_depth
-from engine.metrics import si_sdr_and_snr_db
+from engine.io.atomic import write_bytes
+from engine.io.audio import READ_SUFFIXES, Audio, load, not_a_file
+from engine.io.export import FORMATS, export, same_depth
+from engine.measure.metrics import si_sdr_and_snr_db
 
 STACK = 8  # files painted as one document at most (app.batch.stacks)
 STACK_SECONDS = 60.0  # files this short, of one rate and length, may be painted stacked

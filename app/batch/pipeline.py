@@ -8,7 +8,7 @@ commits: app.batch.tasks), and records them in the journal in order. At most
 written, so with the one held by the reader, each painter's and those being written,
 a batch holds at most :func:`max_in_flight` files whatever its length; and the
 reader decodes a file only when its painting's estimated peak fits the memory
-budget with the files in flight (app.batch.memory).
+budget with the files in flight (app.batch.budget).
 
 With ``helpers`` (a pool of processes: app.batch.cluster.worker_pool), they decode
 and write instead of this process's threads, PREFETCH files ahead, and this process
@@ -20,8 +20,8 @@ import queue
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 
+from app.batch.budget import Budget, PeakEstimates, batch_budget
 from app.batch.jobs import Job, Journal, Record, Settings, Timer, decode_job, finish_job
-from app.batch.memory import Budget, PeakEstimates, batch_budget
 from app.batch.stacks import paint_items
 from engine.errors import SpectroPaintError
 from engine.progress import put_unless_stopped
@@ -45,7 +45,7 @@ def run_local(jobs: list[Job], settings: Settings, journal: Journal, status=None
               budget: Budget | None = None, *, helpers: Executor | None = None) -> None:
     """The pipeline (see the module notes), with ``workers`` painting threads.
     ``status``: told of each finished file and the queues. ``budget``: bytes the
-    files from decoding to written may take (default: app.batch.memory's share of
+    files from decoding to written may take (default: app.batch.budget's share of
     the memory available). ``helpers``: processes that decode and write (default:
     this process's threads). Ctrl+C (or ``stop``) stops reading and painting; what is
     painted is still written, then KeyboardInterrupt goes on up."""

@@ -18,7 +18,7 @@ cores decode and write).
 import os
 from dataclasses import dataclass
 
-from app.batch.memory import WORKER_BYTES
+from app.batch.budget import WORKER_BYTES
 
 CPU_WORKERS, GPU, GPU_DECODERS = "cpu workers", "gpu", "gpu with cpu decoders"
 
@@ -109,8 +109,8 @@ def _processes(count: int) -> str:
 def machine() -> Machine:
     """This machine: its cores (those this process may run on), the memory available,
     and the GPUs torch can use (none without a driver: torch is not asked)."""
-    from app.batch.workers import gpu_driver_present
-    from engine.memory import available_memory
+    from app.batch.processes import gpu_driver_present
+    from engine.runtime.memory import available_memory
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         os.cpu_count() or 1
@@ -118,7 +118,7 @@ def machine() -> Machine:
     if gpu_driver_present():
         import torch
 
-        from engine.device import missing_support
+        from engine.runtime.device import missing_support
 
         if torch.cuda.is_available():
             for i in range(torch.cuda.device_count()):

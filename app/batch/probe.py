@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
+from app.batch.budget import PeakEstimates
 from app.batch.cluster import PROCESS_GROUP
 from app.batch.jobs import STACK_SECONDS, Job, Settings, decode_job, write_output
-from app.batch.memory import PeakEstimates
 from app.batch.plan import Plan, Probe, choose, machine
 from app.batch.stacks import paint_audio
-from engine.audio import Audio
+from engine.io.audio import Audio
 
 PROBE_SECONDS = 10.0  # of the file painted at most; the times are scaled to its length
 

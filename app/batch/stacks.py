@@ -9,9 +9,9 @@ import numpy as np
 import torch
 
 from app.batch.jobs import STACK_SECONDS, Settings
-from brushes.script import Editor, ScriptRepair, ScriptStroke, checked_script
-from engine.audio import Audio
-from engine.document import Document
+from app.session.editor import Editor, ScriptRepair, ScriptStroke, checked_script
+from engine.io.audio import Audio
+from engine.model.document import Document
 
 PROBE_SECONDS = 2.0  # check_settings' probe: at most this long
 PROBE_TONES = 32  # steady tones in the probe, at most
@@ -97,7 +97,7 @@ def _paint_each(audios: list[Audio], settings: Settings) -> list:
 
 
 def check_settings(settings: Settings) -> None:
-    """Check the stroke script (:func:`brushes.script.checked_script`, as ``apply`` does)
+    """Check the stroke script (:func:`app.session.editor.checked_script`, as ``apply`` does)
     and paint it on a short probe: a bad script, preset or analysis setting raises
     here, once, instead of failing every file of the batch. Then decide
     ``settings.stacks``: whether two files painted stacked give the bits each gives

@@ -1,7 +1,7 @@
 """A task of a worker process or a cluster worker: a group of files decoded, painted
 (short ones of one shape stacked) and written.
 
-Writing a file ends in two fsyncs (engine.atomic): on this machine's disk 8-12 ms of
+Writing a file ends in two fsyncs (engine.io.atomic): on this machine's disk 8-12 ms of
 waiting a file when one thread writes, 1.6 ms a file when four do (the disk commits
 their flushes together). So a task hands each painted file to WRITERS threads, which
 export and measure it while the next files are decoded and painted, and returns

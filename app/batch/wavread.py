@@ -3,7 +3,7 @@ for files that hold nothing but their samples, of ``specpaint batch``
 (:func:`plain_audio`).
 
 Most datasets are plain WAV files at the rate wanted. For them decoding through
-libsndfile (:func:`engine.audio.load`: a block at a time, metadata, checks) costs
+libsndfile (:func:`engine.io.audio.load`: a block at a time, metadata, checks) costs
 more than the features; here the header is checked strictly and the data chunk
 is read in one call and converted with numpy, giving the same float32 samples bit
 for bit (libsndfile scales 16-bit by 2^-15, 24- and 32-bit as int32 by 2^-31,
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.audio import Audio
+from engine.io.audio import Audio
 
 PCM, FLOAT, EXTENSIBLE = 1, 3, 0xFFFE
 GUID_TAIL = bytes.fromhex("000000001000800000aa00389b71")  # KSDATAFORMAT_SUBTYPE_*'s
@@ -114,7 +114,7 @@ def _data(fmt, offset: int, length: int, rate: int | None) -> WavLayout | None:
 
 
 def read(path: Path, where: WavLayout) -> np.ndarray | None:
-    """``[channels, frames]`` float32 as :func:`engine.audio.load` gives them, or None
+    """``[channels, frames]`` float32 as :func:`engine.io.audio.load` gives them, or None
     when they hold a NaN or an infinity (load repairs those, with a note). The data
     chunk is read in one call and converted in one pass (an integer times a power of
     two is exact in float32, as libsndfile computes it)."""
@@ -137,7 +137,7 @@ def read(path: Path, where: WavLayout) -> np.ndarray | None:
 
 
 def plain_audio(path: Path) -> Audio | None:
-    """``path`` as :func:`engine.audio.load` decodes it (the same samples bit for bit,
+    """``path`` as :func:`engine.io.audio.load` decodes it (the same samples bit for bit,
     rate, format and subtype; no notes), when it is a plain WAV this module reads that
     holds nothing but its samples: no speaker layout (EXTENSIBLE), and no chunk that
     could hold tags, a bext chunk, markers or loops (only fmt, data, fact and PEAK).

@@ -16,42 +16,42 @@ from PySide6.QtWidgets import (
 )
 
 from app.assets import DEMO
-from app.gui.autosave import Autosaver
-from app.gui.canvas import PRESS
-from app.gui.canvas_area import CanvasArea
-from app.gui.clonesource import CloneSource
-from app.gui.compare_ab import CompareActions
-from app.gui.demohint import DemoHint
-from app.gui.editing import PaintSession
-from app.gui.fileactions import FileActions
-from app.gui.helpdialog import show_about, show_shortcuts
-from app.gui.history_file import restore
-from app.gui.imageactions import ImageActions
-from app.gui.jobs import Jobs
-from app.gui.layeractions import LayerActions
-from app.gui.layerspanel import LayersPanel
-from app.gui.levelmeter import LevelMeter
-from app.gui.menuaction import menu_action
-from app.gui.messages import MessageLog, messages_button, pointer_toolbar
-from app.gui.nnaudio_dock import AnalysisView
-from app.gui.opened import OpenDocument
-from app.gui.panels import AnalysisPanel, BrushPanel, ViewPanel
-from app.gui.playback import Player
-from app.gui.repairactions import RepairActions
-from app.gui.repairmarks import ClickMarks
-from app.gui.selectionactions import SelectionActions
-from app.gui.selectionpanel import SelectionPanel
-from app.gui.spectrumview import SpectrumView
-from app.gui.transport import Transport
-from app.gui.viewcontrols import ViewControls
-from app.gui.viewstate import format_time
-from app.gui.windowstate import WindowState
-from app.gui.workers import Worker
-from app.project.history import Kept
+from app.gui.actions.clonesource import CloneSource
+from app.gui.actions.compare_ab import CompareActions
+from app.gui.actions.fileactions import FileActions
+from app.gui.actions.imageactions import ImageActions
+from app.gui.actions.layeractions import LayerActions
+from app.gui.actions.menuaction import menu_action
+from app.gui.actions.repairactions import RepairActions
+from app.gui.actions.repairmarks import ClickMarks
+from app.gui.actions.selectionactions import SelectionActions
+from app.gui.actions.transport import Transport
+from app.gui.actions.viewcontrols import ViewControls
+from app.gui.services.autosave import Autosaver
+from app.gui.services.editing import PaintSession
+from app.gui.services.history_file import restore
+from app.gui.services.messages import MessageLog, messages_button, pointer_toolbar
+from app.gui.services.opened import OpenDocument
+from app.gui.services.playback import Player
+from app.gui.services.window_jobs import Jobs
+from app.gui.services.windowstate import WindowState
+from app.gui.services.workers import Worker
+from app.gui.view.canvas import PRESS
+from app.gui.view.canvas_area import CanvasArea
+from app.gui.view.viewstate import format_time
+from app.gui.widgets.demohint import DemoHint
+from app.gui.widgets.helpdialog import show_about, show_shortcuts
+from app.gui.widgets.layerspanel import LayersPanel
+from app.gui.widgets.levelmeter import LevelMeter
+from app.gui.widgets.nnaudio_dock import AnalysisView
+from app.gui.widgets.panels import AnalysisPanel, BrushPanel, ViewPanel
+from app.gui.widgets.selectionpanel import SelectionPanel
+from app.gui.widgets.spectrumview import SpectrumView
+from app.project.saved_history import Kept
 from app.project.write import EditTracker
-from engine.document import Document
-from engine.layout import channel_names
-from engine.resynth import Resynthesizer
+from engine.io.layout import channel_names
+from engine.model.document import Document
+from engine.model.resynth import Resynthesizer
 
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
                 "Time select tool": "Time", "Frequency select tool": "Frequency",
@@ -265,11 +265,11 @@ class MainWindow(QMainWindow):
         return self.opened.doc
 
     def open_path(self, path: Path, allow_truncated: bool = False) -> Worker | None:
-        """Start-up's entry point (app.gui.main): FileActions.open_path."""
+        """Start-up's entry point (app.gui.start): FileActions.open_path."""
         return self.files.open_path(path, allow_truncated)
 
     def offer_recovery(self, orphan: Path, otherwise) -> None:
-        """Start-up's entry point (app.gui.main): FileActions.offer_recovery."""
+        """Start-up's entry point (app.gui.start): FileActions.offer_recovery."""
         self.files.offer_recovery(orphan, otherwise)
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
@@ -277,7 +277,7 @@ class MainWindow(QMainWindow):
                      history: Kept | None = None, content_hz: float | None = None) -> None:
         """Swap in a new document and its resynthesizer (made by a worker); a project
         brings its view and its undo history; ``content_hz``: the top of the
-        frequency axis it opens on (app.gui.viewfit; None: Nyquist)."""
+        frequency axis it opens on (app.gui.view.viewfit; None: Nyquist)."""
         doc, synth = made
         self.transport.stop()
         if self.opened.session:

@@ -1,4 +1,4 @@
-"""A project's ``layers`` section (app.project.layers) checked as hostile input before
+"""A project's ``layers`` section (app.project.saved_layers) checked as hostile input before
 anything is built from it: every field's type and range, and what building and
 reading its sources would cost. A source refers only to sources before it, so one
 pass over the table gives each source's depth (how deep ``cells`` recurses), its
@@ -6,7 +6,7 @@ references counted with multiplicity (how many sources one read of it computes: 
 sum of the same source twice, sixty times over, would be 2**60) and its
 amplification (how far past its inputs its cells can reach: the sum of its gains'
 sizes, times its parts'); each is bounded far beyond anything the app makes
-(engine.layer_sources.NEST_LIMIT keeps its layers shallow), and with the tiles'
+(engine.model.layer_sources.NEST_LIMIT keeps its layers shallow), and with the tiles'
 values bounded (``TILE_VALUE_LIMIT``) every state of the table mixes to finite
 cells.
 
@@ -20,11 +20,11 @@ import re
 
 import numpy as np
 
-from brushes.layers import GAIN_RANGE, NAME_CHARS
-from brushes.marks import checked_marks
+from app.session.layer_ops import GAIN_RANGE, NAME_CHARS
+from app.session.marks import checked_marks
 from engine import unmix
 from engine.errors import ParameterError
-from engine.layer_sources import MASK_ONE
+from engine.model.layer_sources import MASK_ONE
 from engine.unmix import MAX_COMPONENTS
 
 LAYER_KEYS = {"id", "name", "gain", "invert", "mute", "solo", "content", "origin"}

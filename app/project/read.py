@@ -22,12 +22,12 @@ from tokenize import TokenError
 
 import numpy as np
 
-from app.project import layers
-from app.project.errors import ProjectError
-from brushes.selection import Selection
+from app.project import saved_layers as layers
+from app.project.project_error import ProjectError
+from app.session.selection import Selection
 from engine.errors import ParameterError
-from engine.memory import available_memory
-from engine.metadata import Metadata
+from engine.io.metadata import Metadata
+from engine.runtime.memory import available_memory
 from engine.transforms.settings import checked
 
 FORMAT, VERSION = "spectropaint-project", 4
@@ -233,7 +233,7 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
 
 def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
                   version: int = VERSION, states: int = 0) -> None:
-    """The undo history (app.project.history): its steps, and arrays holding exactly
+    """The undo history (app.project.saved_history): its steps, and arrays holding exactly
     the cells its patches need (their bounds in the document are checked on opening);
     ``states``: how many layer states the project holds (a step's "stack" names two)."""
     steps = history.get("steps") if isinstance(history, dict) else None

@@ -5,9 +5,9 @@ are in the manifest, and the edited state is stored as the tiles the edits
 touched, as the real and imaginary parts of their coefficients (version 2;
 version 1 stored magnitude and phase, and still opens): opening re-analyzes
 the audio (deterministic, so untouched cells come back bit for bit) and writes
-those tiles back. Version 3 adds the undo history (app.project.history) and, in
+those tiles back. Version 3 adds the undo history (app.project.saved_history) and, in
 an autosave, the project the edits were saved as; version 4 the layers
-(app.project.layers), the edited tiles being then those painted before the
+(app.project.saved_layers), the edited tiles being then those painted before the
 document had layers, and the layers' own cells their tiles and masks. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. Written to a temporary file, flushed to disk, then renamed.
@@ -25,15 +25,15 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from app.project import layers
-from app.project.history import Kept, pack, unpack
+from app.project import saved_layers as layers
 from app.project.read import FORMAT, VERSION, ProjectError, read
-from engine.atomic import clear_stale, commit, discard, temporary
-from engine.audio import Audio
-from engine.document import Document
+from app.project.saved_history import Kept, pack, unpack
 from engine.errors import Cancelled, ParameterError
-from engine.layer_sources import LAYER_TILE
-from engine.metadata import Metadata
+from engine.io.atomic import clear_stale, commit, discard, temporary
+from engine.io.audio import Audio
+from engine.io.metadata import Metadata
+from engine.model.document import Document
+from engine.model.layer_sources import LAYER_TILE
 from engine.region import Rect
 from engine.transforms.settings import checked
 
@@ -89,7 +89,7 @@ def _written(doc: Document, plain) -> list[Rect]:
 
 class Saved(NamedTuple):
     path: Path
-    cleared: str | None = None  # stale temporary files removed beside it (engine.atomic)
+    cleared: str | None = None  # stale temporary files removed beside it (engine.io.atomic)
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,

@@ -4,7 +4,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from brushes.kernels.base import DabContext, Kernel, blend_magnitude, with_magnitude
+from brushes.kernels.kernel import DabContext, Kernel, blend_magnitude, with_magnitude
 from brushes.params import Param
 from engine.coeffs import magnitude
 

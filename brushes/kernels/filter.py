@@ -1,6 +1,6 @@
 import torch
 
-from brushes.kernels.base import DabContext, Kernel, blend_magnitude, with_magnitude
+from brushes.kernels.kernel import DabContext, Kernel, blend_magnitude, with_magnitude
 from brushes.params import Param
 
 ORDER = 2  # Butterworth-like order of the smooth response: no brick wall, no ringing

@@ -1,6 +1,6 @@
 import math
 
-from brushes.kernels.base import DabContext, Kernel, settle
+from brushes.kernels.kernel import DabContext, Kernel, settle
 from brushes.params import Param
 
 

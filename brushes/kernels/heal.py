@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from brushes.dab import radius_hz
-from brushes.kernels.base import DabContext, Kernel, blend_complex, blend_magnitude
+from brushes.kernels.kernel import DabContext, Kernel, blend_complex, blend_magnitude
 from brushes.locality.confine import confining, covered_frames, frame_parts
 from brushes.params import Param
 from engine.progress import off_thread

@@ -2,7 +2,7 @@ import math
 
 import torch
 
-from brushes.kernels.base import DabContext, Kernel, add_complex
+from brushes.kernels.kernel import DabContext, Kernel, add_complex
 from brushes.params import Param
 
 

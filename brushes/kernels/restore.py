@@ -1,4 +1,4 @@
-from brushes.kernels.base import DabContext, Kernel, blend_complex
+from brushes.kernels.kernel import DabContext, Kernel, blend_complex
 
 
 class Restore(Kernel):

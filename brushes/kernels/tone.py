@@ -1,6 +1,6 @@
 import math
 
-from brushes.kernels.base import DabContext, Kernel, add_complex
+from brushes.kernels.kernel import DabContext, Kernel, add_complex
 from brushes.params import Param
 
 

@@ -3,7 +3,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from brushes.kernels.base import DabContext, Kernel, settle
+from brushes.kernels.kernel import DabContext, Kernel, settle
 from brushes.params import Param
 from engine.coeffs import magnitude
 

@@ -20,7 +20,7 @@ import torch
 
 from brushes.locality.gate import BandGate
 from brushes.stroke_canvas import StrokeCanvas
-from engine.document import Document
+from engine.model.document import Document
 from engine.progress import drain
 from engine.region import Rect
 

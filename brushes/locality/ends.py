@@ -3,7 +3,7 @@
 There a cell's atom sounds far from its frame (up to the transform's ``reach``,
 0.62 s at 44.1 kHz, in the low bands), so the cells just before a stroke and
 just after it still carry what it erases into its first and last moments. As
-for a filled rectangle (brushes.selection), each end is painted beyond the
+for a filled rectangle (app.session.selection), each end is painted beyond the
 stroke by every frame that sounds in its time, and the stroke is heard only in
 its own frames (brushes.locality.confine takes the rest off).
 

@@ -5,7 +5,7 @@ There a cell's atom sounds up to the transform's ``reach`` (0.62 s at
 44.1 kHz) from its frame, so a fill must paint beyond a selection's time and
 keep the change's sound only inside it (brushes.locality.confine). A hard-edged rectangle's
 bands all start and end at the same times, and a fade in time does that
-(brushes.selection). A lasso's bands, or a feathered or inverted selection's,
+(app.session.selection). A lasso's bands, or a feathered or inverted selection's,
 start and end at their own times: filled where it was, a -60 dB lasso left a
 tone inside it at -7 to -18 dB within 0.1 s of its edges, and changed it by
 -10 dB outside.
@@ -25,7 +25,7 @@ from functools import partial
 
 import torch
 
-from engine.document import Document
+from engine.model.document import Document
 from engine.region import Rect
 
 FADE_S = 0.01  # a band's sound fades out over this past the selection's hard edge

@@ -7,7 +7,7 @@ from typing import Protocol
 from brushes.dab import Dab
 from brushes.locality.gate import BandGate
 from brushes.stroke_canvas import StrokeCanvas
-from engine.document import Document
+from engine.model.document import Document
 from engine.region import Rect
 
 
@@ -36,7 +36,7 @@ class Painted:
 
 class LocalKernel(Protocol):
     """What the locality pipeline asks of a stroke's kernel
-    (``brushes.kernels.base.Kernel``)."""
+    (``brushes.kernels.kernel.Kernel``)."""
     wash: bool
     batchable: bool
 

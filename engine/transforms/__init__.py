@@ -3,13 +3,13 @@
 
 import torch
 
-from engine.first_calls import settle
-from engine.transforms.base import Transform
+from engine.runtime.first_calls import settle
 from engine.transforms.cq import ConstantQ
 from engine.transforms.settings import checked
 from engine.transforms.stft import STFT
+from engine.transforms.transform import Transform
 
-settle()  # before any transform computes (engine.first_calls)
+settle()  # before any transform computes (engine.runtime.first_calls)
 
 
 def make(sample_rate: int, transform: str = "stft", device: torch.device | str = "cpu",

@@ -36,9 +36,9 @@ import numpy as np
 import torch
 
 from engine.errors import ParameterError
-from engine.transforms.base import Transform
 from engine.transforms.cq_bands import SPREAD, Bands
 from engine.transforms.settings import BY_NAME
+from engine.transforms.transform import Transform
 
 WINDOW_OVER_REACH = 2  # a block's FFT over both its margins: T = 76288 samples at 44.1 kHz
 BLOCKS_AT_ONCE = 2  # blocks a batch of the forward: about 15 MB of buffers for stereo

@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from engine.errors import ParameterError
-from engine.transforms.base import Transform
 from engine.transforms.settings import BY_NAME, DEFAULT_OVERLAP
+from engine.transforms.transform import Transform
 
 # half-width of each window's main lobe, in bins: a sinusoid spreads over +-this
 MAIN_LOBE_BINS = {"hann": 2, "hamming": 2, "blackman": 3, "blackman-harris": 4}

@@ -3,7 +3,7 @@ no model fetched at run time. Methods (``parse``): ``hpss`` (harmonic, percussiv
 residual; ``hpss:M`` sets the margin, 1 gives two parts), ``tonal-noise``, and
 ``nmf:K`` (K components). Each gives a :class:`Model` whose ``shares(f0, f1)``
 are computed a run of frames at a time and kept as fixed-point masks
-(engine.layer_sources.quantized_masks): the layers they make add up to their
+(engine.model.layer_sources.quantized_masks): the layers they make add up to their
 source exactly, whatever the method."""
 
 from contextlib import contextmanager
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from engine.errors import ParameterError
-from engine.layer_sources import quantized_masks
+from engine.model.layer_sources import quantized_masks
 from engine.progress import scaled, step
 from engine.unmix import hpss, nmf, tonal
 from engine.unmix.smooth import reach, stages_for

@@ -1,0 +1,1 @@
+"""The window's controllers: menus and what their actions do."""

@@ -1,0 +1,2 @@
+"""What the user sees of the document: the OpenGL canvas, its tiles, overlays, rulers
+and view state."""

@@ -1,0 +1,1 @@
+"""The docked panels and small windows."""

@@ -1,0 +1,151 @@
+"""The undo history in a project file (version 3), so it survives saving,
+reopening and crash recovery. Qt-free: app.gui.services.history_file takes it from the undo
+stack and puts it back.
+
+A step that is done keeps its cells before it; one that is undone, its cells
+after it too (a done step finds those in the document when it is undone, as in the
+app). Past ``SAVE_LIMIT`` the oldest done steps are left out, then the furthest
+undone ones; what is left out is named.
+
+In the file: the manifest's ``history`` ({"steps": [{"label", "channel",
+"patches"}], "index"}; version 4 adds each step's "layer", the id of the layer it
+painted, and "stack", the layer states before and after a layer operation as
+indices into the project's layer table, app.project.saved_layers) and three arrays:
+``history_rects`` (int64 ``[patches, 4]``: bins and frames of each patch),
+``history_before`` and ``history_after`` (float32 ``[cells, 2]``: real and imaginary
+parts, the patches' cells one after another).
+:func:`app.project.read.check_history` checks them before anything is allocated.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from app.project.project_error import ProjectError
+from engine.model.document import Document
+from engine.model.history import Patch, Step
+from engine.model.layer_stack import StackState
+from engine.region import Rect
+
+SAVE_LIMIT = 256 << 20  # bytes of cells a project keeps of the history
+
+
+@dataclass
+class Kept:
+    """The steps a project keeps and how many of them are done; ``left_out`` says
+    what did not fit."""
+
+    steps: list[Step]
+    index: int
+    left_out: str = ""
+
+
+def keep_within(steps: list[Step], index: int, limit: int = SAVE_LIMIT) -> Kept:
+    """``steps`` (``index`` of them done) within ``limit`` bytes, as copies that hold
+    the same tensors (never written once made), so a worker can save them while the
+    user paints on."""
+    steps = list(steps)
+    dropped = [0, 0]  # done, undone
+    while steps and sum(s.nbytes for s in steps) > limit:
+        done = index > 0
+        steps.pop(0 if done else -1)
+        index -= done
+        dropped[0 if done else 1] += 1
+    copies = [Step(s.label, s.channel, [Patch(p.rect, p.before, p.after if i >= index else None)
+                                        for p in s.patches], layer=s.layer, stack=s.stack)
+              for i, s in enumerate(steps)]
+    left_out = "" if not any(dropped) else (
+        f"the history kept {len(steps)} steps; {dropped[0]} older and {dropped[1]} undone "
+        f"ones past {limit / 2**20:.0f} MiB were left out")
+    return Kept(copies, index, left_out)
+
+
+def pack(kept: Kept, state_index) -> tuple[dict, dict[str, np.ndarray]]:
+    """The manifest's ``history`` and the arrays that hold its cells;
+    ``state_index(state)``: a layer state's index in the project's layer table."""
+    rects, before, after = [], [], []
+    for i, step in enumerate(kept.steps):
+        for p in step.patches:
+            nb, nf = p.before.shape[1:]
+            rects.append([p.rect.bin0, p.rect.bin0 + nb, p.rect.frame0, p.rect.frame0 + nf])
+            before.append(_pairs(p.before))
+            if i >= kept.index:
+                after.append(_pairs(p.after))
+    manifest = {"index": kept.index,
+                "steps": [{"label": s.label, "channel": s.channel, "patches": len(s.patches),
+                           "layer": s.layer,
+                           "stack": None if s.stack is None else [state_index(x) for x in s.stack]}
+                          for s in kept.steps]}
+    return manifest, {"history_rects": np.array(rects, np.int64).reshape(-1, 4),
+                      "history_before": _joined(before), "history_after": _joined(after)}
+
+
+def unpack(manifest: dict, arrays: dict[str, np.ndarray], doc: Document, *, path,
+           states: list[StackState]) -> Kept:
+    """The steps of a checked project's history, on ``doc``'s device; ``states``: the
+    project's layer states (app.project.saved_layers). A patch outside the document is a
+    ProjectError."""
+    rects = arrays["history_rects"]
+    cells = {"before": 0, "after": 0}
+    steps, row = [], 0
+    for i, entry in enumerate(manifest["steps"]):
+        channels = doc.channels if entry["channel"] is None else 1
+        patches = []
+        for b0, b1, f0, f1 in rects[row:row + entry["patches"]].tolist():
+            if b1 > doc.n_bins or f1 > doc.n_frames:
+                raise ProjectError(f"{path}: the project is damaged: history patch {row} lies "
+                                   f"outside the document ({doc.n_bins} bins x "
+                                   f"{doc.n_frames} frames)")
+            shape = (channels, b1 - b0, f1 - f0)
+            parts = [_take(arrays, name, cells, shape, doc.device)
+                     for name in ("before", "after")[:1 + (i >= manifest["index"])]]
+            patches.append(Patch(Rect(b0, b1, f0, f1), *parts))
+            row += 1
+        stack = entry.get("stack")
+        steps.append(Step(entry["label"], entry["channel"], patches, layer=entry.get("layer", 0),
+                          stack=None if stack is None else (states[stack[0]], states[stack[1]])))
+    missing = _painted_on_missing_layer(steps, manifest["index"], doc.layers.state)
+    if missing is not None:
+        raise ProjectError(f"{path}: the project is damaged: history step {missing} painted "
+                           f"layer {steps[missing].layer}, which its layers do not hold")
+    return Kept(steps, manifest["index"])
+
+
+def _painted_on_missing_layer(steps: list[Step], index: int, current: StackState) -> int | None:
+    """The first step whose patches would be written to a layer that is not there when
+    it is undone or redone (None: none): the layers are followed back from ``current``
+    through the done steps and forward through the undone ones, as undo and redo put
+    them."""
+    def held(step: Step, state: StackState) -> bool:
+        ids = {x.id for x in (state if step.stack is None else step.stack[1]).layers}
+        return not step.patches or step.layer in ids
+
+    state = current
+    for i in range(index - 1, -1, -1):
+        if not held(steps[i], state):
+            return i
+        state = state if steps[i].stack is None else steps[i].stack[0]
+    state = current
+    for i in range(index, len(steps)):
+        state = state if steps[i].stack is None else steps[i].stack[1]
+        if not held(steps[i], state):
+            return i
+    return None
+
+
+def _pairs(z: torch.Tensor) -> np.ndarray:
+    return torch.view_as_real(z.detach().cpu().reshape(-1)).numpy()
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros((0, 2), np.float32)
+
+
+def _take(arrays, name: str, cells: dict, shape: tuple, device) -> torch.Tensor:
+    """The next patch of ``shape`` from ``history_<name>``."""
+    count = shape[0] * shape[1] * shape[2]
+    flat = arrays[f"history_{name}"][cells[name]:cells[name] + count]
+    cells[name] += count
+    z = torch.view_as_complex(torch.from_numpy(np.ascontiguousarray(flat, np.float32)))
+    return z.reshape(shape).to(device)

@@ -1,0 +1,2 @@
+"""The editing model, without Qt: selections, history-aware operations (layers, unmix,
+repairs, images) and the scripting face (Editor)."""

@@ -1,0 +1,313 @@
+"""The restoration modules applied to a document: a selection (time range,
+optionally a band, one channel or all) or the whole file, as one undo step.
+
+Each module (``engine.repair.<name>.run``) gets the current audio of the
+region with some context around it; its change is kept inside the region
+(faded over ``EDGE_SECONDS`` at a region's ends, band-limited when a band is
+given), made safe (engine.repair.guard), and written back as the analysis of
+the change added to the coefficients of the frames it reaches: synthesis
+inverts analysis, so the audio becomes exactly the repaired audio there,
+edits painted before are kept, and every other coefficient keeps its bits.
+A module that finds nothing changes nothing, makes no undo step and says so.
+On a document with layers a module repairs the active layer's audio alone.
+The change made at each thing repaired (a click) is kept with the report, so
+that one can be put back alone (:func:`put_back`), as its own undo step.
+"""
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+import numpy as np
+import torch
+
+from brushes.params import Param
+from engine.errors import ParameterError
+from engine.model.document import Document
+from engine.model.history import History, Patch, Step
+from engine.model.resynth import layer_audio
+from engine.progress import ProgressFn, scaled, step
+from engine.region import Rect
+from engine.repair import guard
+
+EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
+BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
+EVENT_FLOOR = 1e-7  # an event's kept change ends where it falls below this (-140 dBFS)
+WRITE_FRAMES = 4096  # frames analysed and written at a time (memory stays bounded)
+FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    title: str  # for menus and reports
+    help: str
+    params: tuple[Param, ...]
+    context_s: float  # audio either side of the region the module learns from
+    louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
+    counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
+    # the region
+
+    def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
+        return importlib.import_module(f"engine.repair.{self.name}").run(
+            x, sample_rate, **settings, **extra)
+
+
+MODULES = {m.name: m for m in (
+    Module("denoise", "De-noise", "Reduce broadband hiss and steady noise, learnt from a "
+           "noise-only profile (a selection) or from the quietest parts of the audio.",
+           (Param("amount_db", 24.0, 0.0, 40.0, "dB", "the most the noise is reduced by"),
+            Param("adaptive", "off", choices=("off", "on"),
+                  help="on: follow noise that changes over time"),
+            Param("tonal", "off", choices=("off", "on"),
+                  help="on: learn steady tones (a fan's whine) as noise too; off leaves "
+                       "them, as music's held notes and drones are steady too (de-hum and "
+                       "the tone remover take tones)")), 0.5),
+    Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
+           "the audio around them.",
+           (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
+            Param("crackle", "off", choices=("off", "on"),
+                  help="on: dense small clicks (vinyl crackle)")), 0.05, counts=True),
+    Module("dehum", "De-hum", "Find mains hum (50 or 60 Hz, its drift and harmonics) and "
+           "subtract it, keeping what sounds under it.",
+           (Param("fundamental", "auto", choices=("auto", "50", "60"),
+                  help="mains frequency, or auto to find it"),
+            Param("harmonics", 40, 1, 100, "", "the most harmonics considered", integer=True)),
+           1.0),
+    Module("declip", "De-clip", "Find clipped runs and restore the peaks they cut off.",
+           (Param("headroom_db", 6.0, 0.0, 20.0, "dB",
+                  "how far above the clip level a restored peak may reach"),
+            Param("gain", "reduce", choices=("reduce", "keep"),
+                  help="reduce: lower the whole region's level so restored peaks fit below "
+                       "full scale")), 0.05, counts=True),
+)}
+
+
+@dataclass
+class Report:
+    """What a module did: ``summary`` is empty when it found nothing (then nothing
+    changed and ``step`` is None); ``events`` are (seconds, length in seconds,
+    channel) of each thing repaired, and ``changes`` what the repair added to the
+    audio at each: (first sample, float32 samples) on the event's channel. The
+    changes add up to the whole repair's (each event owns the samples nearer it
+    than its neighbours on its channel)."""
+
+    module: str
+    summary: str
+    events: list[tuple[float, float, int]] = field(default_factory=list)
+    step: Step | None = None
+    notes: list[str] = field(default_factory=list)
+    changes: list[tuple[int, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.step is not None
+
+    def line(self) -> str:
+        title = MODULES[self.module].title
+        if not self.changed:
+            return f"{title}: found nothing to repair; nothing changed"
+        return "; ".join([f"{title}: {self.summary}", *self.notes])
+
+
+def get_module(name, where: str = "repair") -> Module:
+    if not isinstance(name, str) or name not in MODULES:
+        raise ParameterError(f"{where}: unknown repair {name!r}; use one of {', '.join(MODULES)}")
+    return MODULES[name]
+
+
+def settings_of(module: Module, values: dict, where: str) -> dict:
+    """The module's settings: defaults overridden by ``values``, validated."""
+    known = {p.name: p for p in module.params}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ParameterError(f"{where}: {module.name} has no setting(s) {', '.join(unknown)}; "
+                             f"it has {', '.join(known)}")
+    out = {p.name: p.default for p in module.params}
+    out.update({k: known[k].validate(v, f"{where}.{k}") for k, v in values.items()})
+    return {k: (v == "on") if known[k].choices == ("off", "on") else v for k, v in out.items()}
+
+
+def _span(doc: Document, start: float | None, end: float | None, where: str) -> tuple[int, int]:
+    sr, n = doc.sample_rate, doc.length
+    s0 = 0 if start is None else round(start * sr)
+    s1 = n if end is None else round(end * sr)
+    if not (math.isfinite(s0) and math.isfinite(s1)) or s0 < 0 or s1 <= s0 or s0 >= n:
+        raise ParameterError(f"{where}: the region {start}-{end} s is empty or outside the "
+                             f"file (0-{n / sr:g} s)")
+    return s0, min(s1, n)
+
+
+def _band(d: np.ndarray, sample_rate: int, low: float | None, high: float | None) -> np.ndarray:
+    """``d`` ``[ch, n]`` kept within ``low``-``high`` Hz (zero-phase, raised-cosine edges)."""
+    if low is None and high is None:
+        return d
+    size = 1 << int(math.ceil(math.log2(d.shape[-1] + sample_rate // 10)))
+    f = np.fft.rfftfreq(size, 1 / sample_rate)
+    octave = np.log2(np.maximum(f, 1e-3))
+    gain = np.ones_like(f)
+    for edge, side in ((low, 1), (high, -1)):
+        if edge is not None and edge > 0:
+            t = np.clip(side * (octave - math.log2(edge)) / BAND_SLOPE_OCTAVES + 0.5, 0, 1)
+            gain *= np.sin(0.5 * math.pi * t) ** 2
+    return np.fft.irfft(np.fft.rfft(d, size) * gain, size)[:, :d.shape[-1]]
+
+
+def _kept_inside(d: np.ndarray, lo: int, hi: int, n: int, sample_rate: int) -> np.ndarray:
+    """``d`` over ``[0, len)`` zeroed outside ``[lo, hi)``, faded in and out at region
+    ends that are not the file's."""
+    out = np.zeros_like(d)
+    out[:, lo:hi] = d[:, lo:hi]
+    k = min(round(EDGE_SECONDS * sample_rate), (hi - lo) // 2)
+    if k > 0:
+        ramp = np.sin(np.linspace(0, math.pi / 2, k + 2)[1:-1]) ** 2
+        if lo > 0:
+            out[:, lo:lo + k] *= ramp
+        if hi < n:
+            out[:, hi - k:hi] *= ramp[::-1]
+    return out
+
+
+def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
+           history: History | None = None, start: float | None = None,
+           end: float | None = None, low: float | None = None, high: float | None = None,
+           channel: int | None = None, profile: tuple[float, float] | None = None,
+           settings: dict | None = None, progress: ProgressFn | None = None,
+           cancel=None) -> Report:
+    """Run module ``name`` on ``doc`` whose current audio is ``audio`` (``[ch, length]``,
+    its resynthesis); the report says what it did. ``start``/``end`` (seconds) and
+    ``low``/``high`` (Hz) bound the region; ``channel`` None for all; ``profile``
+    (seconds) a noise-only stretch for de-noise."""
+    module = get_module(name)
+    values = settings_of(module, settings or {}, name)
+    sr, n = doc.sample_rate, doc.length
+    s0, s1 = _span(doc, start, end, name)
+    chans = list(doc.channel_indices(channel))
+    ctx = round(module.context_s * sr)
+    a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
+    spans = [(a0, a1)]
+    extra = {}
+    if profile is not None:
+        if module.name != "denoise":
+            raise ParameterError(f"{name}: only denoise learns from a profile")
+        spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
+    if module.counts:  # the context is for learning: what it reports lies in the region
+        extra["within"] = (s0 - a0, s1 - a0)
+    layer = doc.layers.active.id  # taken once: a worker reads and writes the same layer
+    region, *noise = _layer_audio(doc, audio, spans, layer)
+    x = region[chans].astype(np.float64)
+    if profile is not None:
+        extra["profile"] = noise[0][chans].astype(np.float64)
+    reduce_gain = values.pop("gain", "keep") == "reduce"  # declip's, applied after it
+    outcome = module.run(x, sr, values, progress=scaled(progress, 0, 0.8), cancel=cancel,
+                         **extra)
+    report = Report(module.name, outcome.summary,
+                    [((a0 + e.start) / sr, e.length / sr, chans[e.channel])
+                     for e in outcome.events])
+    if not outcome.summary:
+        return report
+    d = _band(outcome.samples - x, sr, low, high)
+    d = _kept_inside(d, s0 - a0, s1 - a0, n - a0, sr)
+    louder = module.louder_db + (values.get("headroom_db", 0.0) if name == "declip" else 0.0)
+    y, put_back = guard.safe(x, x + d, sr, louder_db=louder)
+    if put_back:
+        report.notes.append(f"{put_back} window(s) of 10 ms left as they were (their repair "
+                            "would have been louder than the audio)")
+    peak = float(np.abs(y).max())
+    if reduce_gain and peak > FULL_SCALE:
+        y = x + (y * (FULL_SCALE / peak) - x) * (_kept_inside(np.ones_like(x), s0 - a0, s1 - a0,
+                                                              n - a0, sr))
+        report.notes.append(f"level lowered by {20 * math.log10(peak / FULL_SCALE):.1f} dB "
+                            "so the restored peaks fit below full scale")
+    span = guard.changed_span(x, y)
+    if span is None:
+        report.summary = ""
+        return report
+    step(0.8, progress, cancel)
+    report.step = _write(doc, y - x, a0 + span[0], a0 + span[1], a0, chans,
+                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel, layer=layer)
+    report.changes = _event_changes(y - x, outcome.events, a0)
+    if history is not None:
+        history.push(report.step)
+    return report
+
+
+def _layer_audio(doc: Document, audio, spans: list[tuple[int, int]],
+                 layer: int) -> list[np.ndarray]:
+    """The audio of ``layer`` over each of ``spans`` (``[ch, s1 - s0]``; ``audio``'s,
+    the mix's, when the document has no layers)."""
+    if doc.layers.plain:
+        whole = np.asarray(audio.cpu().numpy() if isinstance(audio, torch.Tensor) else audio)
+        return [whole[:, s0:s1] for s0, s1 in spans]
+    return [layer_audio(doc, layer=layer, sample0=s0, sample1=s1) for s0, s1 in spans]
+
+
+def _event_changes(d: np.ndarray, events, a0: int) -> list[tuple[int, np.ndarray]]:
+    """Each event's share of the change ``d`` (``[chans, n]`` from sample ``a0``): the
+    samples of its channel nearer it than the channel's other events, trimmed to where
+    the change is above EVENT_FLOOR."""
+    out: list = [None] * len(events)
+    by_channel: dict[int, list[int]] = {}
+    for i, e in enumerate(events):
+        by_channel.setdefault(e.channel, []).append(i)
+    for channel, indices in by_channel.items():
+        indices.sort(key=lambda i: events[i].start)
+        centres = [events[i].start + events[i].length / 2 for i in indices]
+        edges = [0, *(math.ceil((a + b) / 2) for a, b in pairwise(centres)), d.shape[1]]
+        for i, (lo, hi) in zip(indices, pairwise(edges), strict=True):
+            part = d[channel, lo:hi]
+            kept = np.flatnonzero(np.abs(part) > EVENT_FLOOR)
+            first, last = (kept[0], kept[-1] + 1) if len(kept) else (0, 0)
+            out[i] = (a0 + lo + int(first), part[first:last].astype(np.float32))
+    return out
+
+
+def put_back(doc: Document, report: Report, index: int, *,
+             history: History | None = None) -> Step | None:
+    """Take the repair of ``report``'s event ``index`` (a click) off ``doc``, as one undo
+    step: the audio there becomes what it was before the repair (plus what was painted
+    since). None when the repair changed nothing there."""
+    start, change = report.changes[index]
+    if not len(change):
+        return None
+    if all(x.id != report.step.layer for x in doc.layers.state.layers):
+        raise ParameterError(f"put back: the layer {MODULES[report.module].title} repaired "
+                             "is gone (deleted, merged or unmixed): undo that first")
+    channel = report.events[index][2]
+    title = MODULES[report.module].title
+    done = _write(doc, -change[None].astype(np.float64), start, start + len(change), start,
+                  [channel], f"{title}: put back {index + 1} of {len(report.events)}",
+                  None, None, layer=report.step.layer)
+    if history is not None:
+        history.push(done)
+    return done
+
+
+def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],
+           label: str, progress, cancel, layer: int | None = None) -> Step:
+    """Add the analysis of the change ``d`` (``[len(chans), ...]`` from sample ``a0``,
+    nonzero within ``[c0, c1)``) to the coefficients of the frames it reaches on a
+    layer (the active one); the undo step (before-patches). All or nothing: a cancel
+    restores what was written."""
+    t = doc.transform
+    f0, f1 = t.frames_needed(c0, c1, doc.length)
+    channel = None if len(chans) == doc.channels else chans[0]
+    change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
+    change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
+    change = change.to(doc.device)
+    layer = doc.layers.active.id if layer is None else layer
+    done = Step(label, channel, layer=layer)
+    try:
+        for fa in range(f0, f1, WRITE_FRAMES):
+            step((fa - f0) / max(f1 - f0, 1), progress, cancel)
+            fb = min(f1, fa + WRITE_FRAMES)
+            rect = Rect(0, doc.n_bins, fa, fb)
+            before = doc.read_complex(rect, channel, layer=layer)
+            done.patches.append(Patch(rect, before))
+            doc.write_complex(rect, before + t.forward_frames(change, fa, fb), channel=channel,
+                              layer=layer)
+    except BaseException:
+        done.undo(doc)
+        raise
+    return done

@@ -1,0 +1,1 @@
+"""Measurements: signal metrics, perceptual scores, comparisons, log-mel features."""

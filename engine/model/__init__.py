@@ -1,0 +1,2 @@
+"""The model core: the document of coefficients, its layer stack, its bit-exact history
+and its resynthesis."""

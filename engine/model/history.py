@@ -1,0 +1,141 @@
+"""Undo and redo: one stroke = one step, bit-exact.
+
+Each step keeps, for every tile the stroke touched, the complex coefficients
+before and after it (the after ones read when it is first undone) on the layer it
+painted; undo writes the before-patches back, redo the after-patches. A layer
+operation (app.session.layer_ops) also keeps the layer stack before and after it
+(engine.model.layer_stack.StackState, which shares the layers' cells), put back around the
+patches. Memory is capped (default 1 GiB, counting the patches and the tensors a
+step's layers hold that the layers before it did not: an unmix's masks): past the
+cap the oldest steps are dropped, with a warning.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.model.document import Document
+from engine.model.layer_stack import StackState, held_tensors
+from engine.region import Rect
+
+DEFAULT_LIMIT = 1 << 30
+
+
+@dataclass
+class Patch:
+    """A tile's cells before and after a step. ``after`` may be None until the step is
+    first undone: undo only ever starts from the state the step left (later steps are
+    undone first), so the document holds those cells until then, and a stroke's end
+    copies nothing."""
+
+    rect: Rect
+    before: torch.Tensor  # complex coefficients, [ch, bins, frames]
+    after: torch.Tensor | None = None
+
+
+@dataclass
+class Step:
+    label: str
+    channel: int | None
+    patches: list[Patch] = field(default_factory=list)
+    notice: str | None = None  # what the user should know of the stroke (it did nothing)
+    layer: int = 0  # the id of the layer the patches were painted on
+    stack: tuple[StackState, StackState] | None = None  # the layers before and after it
+
+    @property
+    def changed(self) -> bool:
+        """Whether the step did anything (painted a cell, or changed the layers)."""
+        return bool(self.patches) or self.stack is not None
+
+    _stack_bytes: int | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def nbytes(self) -> int:
+        """Its patches' bytes and :attr:`stack_nbytes`."""
+        return self.stack_nbytes + sum(t.numel() * t.element_size() for p in self.patches
+                                       for t in (p.before, p.after) if t is not None)
+
+    @property
+    def stack_nbytes(self) -> int:
+        """Bytes of the tensors its layers after it are made of and those before it are
+        not (an unmix's masks, a moved selection's tiles); taken the first time asked."""
+        if self.stack is None:
+            return 0
+        if self._stack_bytes is None:
+            before = held_tensors(self.stack[0])
+            self._stack_bytes = sum(t.numel() * t.element_size() for key, t in
+                                    held_tensors(self.stack[1]).items() if key not in before)
+        return self._stack_bytes
+
+    def dirty(self) -> Rect | None:
+        rect = None
+        for p in self.patches:
+            rect = p.rect.union(rect)
+        return rect
+
+    def undo(self, doc: Document) -> Rect | None:
+        """Write this step's before-patches back (and its layers); the rect changed."""
+        for p in reversed(self.patches):
+            if p.after is None:
+                p.after = doc.read_complex(p.rect, self.channel, layer=self.layer)
+            doc.write_complex(p.rect, p.before, channel=self.channel, layer=self.layer)
+        return self._layers(doc, 0)
+
+    def redo(self, doc: Document) -> Rect | None:
+        """Write this step's after-patches again (its layers first); the rect changed."""
+        stacked = self._layers(doc, 1)
+        for p in self.patches:
+            doc.write_complex(p.rect, p.after, channel=self.channel, layer=self.layer)
+        return self.dirty() if stacked is None else stacked.union(self.dirty())
+
+    def _layers(self, doc: Document, which: int) -> Rect | None:
+        """Put the layers before (0) or after (1) the step back; the rect changed."""
+        if self.stack is None:
+            return self.dirty()
+        changed = doc.set_layers(self.stack[which])
+        return self.dirty() if changed is None else changed.union(self.dirty())
+
+
+class History:
+    def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT):
+        self.doc, self.limit = doc, limit_bytes
+        self.steps: list[Step] = []
+        self.position = 0  # steps[:position] are done, the rest can be redone
+        self.dropped = 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in self.steps)
+
+    def push(self, step: Step) -> None:
+        del self.steps[self.position:]
+        self.steps.append(step)
+        self.position = len(self.steps)
+        while len(self.steps) > 1 and self.nbytes > self.limit:
+            oldest = self.steps.pop(0)
+            self.position -= 1
+            self.dropped += 1
+            warnings.warn(f"undo history is over {self.limit / 2**20:.0f} MiB; the oldest step "
+                          f"('{oldest.label}') can no longer be undone", RuntimeWarning,
+                          stacklevel=2)
+
+    @property
+    def can_undo(self) -> bool:
+        return self.position > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self.position < len(self.steps)
+
+    def undo(self) -> Rect | None:
+        if not self.can_undo:
+            return None
+        self.position -= 1
+        return self.steps[self.position].undo(self.doc)
+
+    def redo(self) -> Rect | None:
+        if not self.can_redo:
+            return None
+        self.position += 1
+        return self.steps[self.position - 1].redo(self.doc)

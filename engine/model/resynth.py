@@ -1,0 +1,183 @@
+"""Resynthesis: the output waveform of a document, kept up to date by
+recomputing only the samples that edited frames touch.
+
+The cached waveform lives on the CPU (where playback and export read it).
+Edits reported by the document are queued as frame ranges and applied on the
+next read; a full resynthesis is the same span code run over the whole file
+in chunks, so incremental and full results are identical sample for sample.
+"""
+
+import threading
+import time
+
+import numpy as np
+import torch
+
+from engine.model.document import Document
+from engine.progress import CancelFlag, ProgressFn, step
+from engine.region import Rect
+from engine.runtime.cost import full_chunk
+from engine.runtime.stats import timed
+
+PIECE_FRAMES = 64  # frames per piece of an update with a deadline (~5 ms on CPU)
+
+
+class Resynthesizer:
+    def __init__(self, document: Document):
+        self.doc = document
+        self._wave: torch.Tensor | None = None
+        self._pending: list[tuple[int, int]] = []  # samples edits changed since the last update
+        self._building = False  # a full resynthesis runs (maybe in a worker): edits queue
+        self._built = threading.Event()
+        self._lock = threading.Lock()  # a reader's block is all before or all after a splice
+        # samples a piece of a timed update: at least what a frame changes (a constant-Q
+        # block), pieces aligned to it, so no piece computes the samples of another
+        t = document.transform
+        self._piece = max(PIECE_FRAMES * t.hop, t.samples_affected(0, 1, document.length)[1])
+        document.add_listener(self._on_edit)
+
+    def close(self) -> None:
+        self.doc.remove_listener(self._on_edit)
+
+    def _on_edit(self, rect: Rect, channels: tuple[int, ...]) -> None:
+        span = self.doc.transform.samples_affected(rect.frame0, rect.frame1, self.doc.length)
+        with self._lock:
+            if self._wave is not None or self._building:
+                self._pending.append(span)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the waveform exists (a full resynthesis has finished)."""
+        return self._wave is not None
+
+    def _span(self, sample0: int, sample1: int) -> torch.Tensor:
+        t, n = self.doc.transform, self.doc.length
+        fa, fb = t.frames_needed(sample0, sample1, n)
+        coeffs = self.doc.coefficients(fa, fb)
+        return t.inverse_span(coeffs, fa, sample0=sample0, sample1=sample1, length=n).cpu()
+
+    @timed("resynthesis")
+    def full(self, progress: ProgressFn | None = None,
+             cancel: CancelFlag | None = None) -> torch.Tensor:
+        """Resynthesize every sample; returns (and caches) float32 ``[ch, n]`` on the CPU.
+        It may run in a worker while the document is painted: edits made meanwhile
+        stay queued for the next :meth:`update`."""
+        n = self.doc.length
+        chunk = -(-full_chunk(self.doc.transform) // self._piece) * self._piece  # whole pieces
+        wave = torch.empty(self.doc.channels, n)
+        with self._lock:
+            self._pending, self._building = [], True
+        try:
+            for s0 in range(0, n, chunk):
+                step(s0 / n, progress, cancel)
+                s1 = min(n, s0 + chunk)
+                wave[:, s0:s1] = self._span(s0, s1)
+            step(1.0, progress, None)
+        finally:
+            with self._lock:
+                self._building = False
+        with self._lock:
+            self._wave = wave
+        self._built.set()
+        return wave
+
+    @property
+    def behind(self) -> bool:
+        """Whether edits wait to be spliced into the waveform."""
+        return bool(self._pending)
+
+    @timed("resynthesis")
+    def update(self, deadline: float | None = None) -> list[tuple[int, int]]:
+        """Apply queued edits to the cached waveform; returns the sample spans redone.
+        With a ``deadline`` (a ``time.perf_counter()`` value), it works in pieces of
+        PIECE_FRAMES (or a constant-Q block) and stops once it has passed; the rest stays
+        queued (``behind``).
+        Pieces give the same samples as one span (each is exact)."""
+        if self._wave is None:
+            if self._building:  # in a worker: wait for it, then splice what queued
+                self._built.wait()
+            else:
+                self.full()
+                return [(0, self.doc.length)]
+        with self._lock:
+            spans, pending = [], _merge(self._pending)
+            self._pending = []
+        while pending:
+            s0, s1 = pending.pop(0)
+            if deadline is not None:
+                if time.perf_counter() > deadline:
+                    with self._lock:
+                        self._pending[:0] = [(s0, s1)] + pending
+                    break
+                end = (s0 // self._piece + 1) * self._piece
+                if s1 > end:
+                    pending.insert(0, (end, s1))
+                    s1 = end
+            if s1 > s0:
+                span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
+                with self._lock:
+                    self._wave[:, s0:s1] = span
+                spans.append((s0, s1))
+        return spans
+
+    def cached(self, start: int, stop: int, copy: bool = True) -> np.ndarray:
+        """Samples from the cache as it is, without applying queued edits: for an
+        audio thread, while the GUI thread calls :meth:`update` after edits. A copy
+        taken between splices (never half of one); ``copy=False``: a view, for a reader
+        during which no update runs (an export; see app.gui.services.editing.PaintSession)."""
+        if self._wave is None:
+            return np.zeros((self.doc.channels, max(0, stop - start)), np.float32)
+        if not copy:
+            return self._wave[:, start:stop].numpy()
+        with self._lock:
+            return self._wave[:, start:stop].numpy().copy()
+
+    def waveform(self) -> np.ndarray:
+        """The up-to-date output, float32 ``[ch, n]`` (a view of the cache: copy to keep)."""
+        self.update()
+        return self._wave.numpy()
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, *, sample0: int,
+                 sample1: int) -> np.ndarray:
+    """Samples ``[sample0, sample1)`` of only what ``weight`` (``[bins, frames]`` over
+    ``rect``; 0 outside it) selects: how a selection sounds alone. float32 ``[ch, n]``."""
+    t = doc.transform
+    fa, fb = t.frames_needed(sample0, sample1, doc.length)
+    coeffs = doc.coefficients(fa, fb)
+    kept = torch.zeros_like(coeffs)
+    f0, f1 = max(fa, rect.frame0), min(fb, rect.frame1)
+    if f1 > f0:
+        w = weight[:, f0 - rect.frame0:f1 - rect.frame0]
+        kept[:, rect.bin0:rect.bin1, f0 - fa:f1 - fa] = coeffs[:, rect.bin0:rect.bin1,
+                                                               f0 - fa:f1 - fa] * w
+    return t.inverse_span(kept, fa, sample0=sample0, sample1=sample1,
+                          length=doc.length).cpu().numpy()
+
+
+def layer_audio(doc: Document, *, layer: int | None = None, sample0: int = 0,
+                sample1: int | None = None) -> np.ndarray:
+    """Samples ``[sample0, sample1)`` (default: all) of one layer alone (the active one,
+    or the one whose id is ``layer``): float32 ``[ch, n]``. The mix's audio is the sum
+    of its audible layers' (each times its gain), the transforms being linear."""
+    t, n = doc.transform, doc.length
+    sample1 = n if sample1 is None else sample1
+    out = np.empty((doc.channels, sample1 - sample0), np.float32)
+    step = full_chunk(t)
+    for s0 in range(sample0, sample1, step):
+        s1 = min(sample1, s0 + step)
+        fa, fb = t.frames_needed(s0, s1, n)
+        coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), layer=layer)
+        out[:, s0 - sample0:s1 - sample0] = t.inverse_span(
+            coeffs, fa, sample0=s0, sample1=s1, length=n).cpu().numpy()
+    return out

@@ -1,0 +1,2 @@
+"""What a document looks like: rendering, colormaps, overviews, nnAudio views, pitch
+grids."""
