@@ -101,3 +101,11 @@ def run_until(condition, timeout: float = 30.0) -> None:
     QTimer.singleShot(0, check)
     loop.exec()
     assert not failed, f"timed out after {timeout} s waiting for {condition}"
+
+
+def open_file(window, path) -> None:
+    """File > Open audio…, the file chosen in the dialog; back when it is open and
+    its audio made."""
+    save_as(window, path)
+    choose(window, "File > Open audio…")
+    run_until(lambda: window.opened.audio_path == path and window.jobs.idle())

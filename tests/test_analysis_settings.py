@@ -22,7 +22,7 @@ from engine.transforms.settings import (
     with_table,
 )
 from engine.transforms.stft import MAIN_LOBE_BINS, WINDOWS
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBERS = [s for s in SETTINGS if not s.choices]

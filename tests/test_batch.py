@@ -27,7 +27,7 @@ from engine.errors import ParameterError
 from engine.io.audio import Audio, load
 from engine.measure.metrics import snr_db
 from engine.model.document import Document
-from tests.test_cli import ROOT, interruptible, specpaint
+from tests.cli_run import ROOT, interruptible, specpaint
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
 

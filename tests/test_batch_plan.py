@@ -14,7 +14,7 @@ from app.batch.pipeline import run_local
 from app.batch.plan import CPU_WORKERS, GPU, GPU_DECODERS, Gpu, Machine, Probe, choose
 from app.batch.probe import probe
 from app.batch.stacks import check_settings
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 GIB = 1 << 30
 H100 = (Gpu("cuda:0", "NVIDIA H100 80GB HBM3", 80 * GIB),)

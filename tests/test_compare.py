@@ -18,7 +18,7 @@ from engine.measure.comparison import (
     multi_resolution_stft,
 )
 from tests import material
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 RATE = 16000
 

@@ -10,7 +10,7 @@ import soundfile as sf
 import torch
 
 from engine.measure.logmel import FeatureSettings, LogMel, items
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 SR = 4096
 
@@ -209,7 +209,7 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
     import time
 
     from engine.errors import ParameterError
-    from tests.test_cli import ROOT
+    from tests.cli_run import ROOT
 
     folder, _ = takes
     paths = sorted(folder.glob("*.wav"))

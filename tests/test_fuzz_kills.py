@@ -20,7 +20,7 @@ import soundfile as sf
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.test_cli import ROOT
+from tests.cli_run import ROOT
 from tests.test_fuzz import EXAMPLES
 
 KILLS = settings(max_examples=int(os.environ.get("SPECPAINT_FUZZ_KILLS", max(2, EXAMPLES // 20))),

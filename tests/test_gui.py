@@ -12,42 +12,15 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from app.assets import DEMO
 from app.session.selection import Selection
 from engine.measure.metrics import snr_db
-
-
-def pixels(window):
-    """The canvas as drawn, once every visible tile is in (tiles load within a budget);
-    fails if no frame completes."""
-    for _ in range(50):
-        image = window.canvas.grabFramebuffer()
-        if window.canvas.complete:
-            break
-    else:
-        pytest.fail("the canvas never drew a complete frame in 50 tries")
-    image = image.convertToFormat(image.Format.Format_RGBA8888)
-    array = np.frombuffer(image.constBits(), np.uint8)
-    return array.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
-
-
-def point(window, seconds, hz) -> QPoint:
-    v = window.canvas.view
-    return QPoint(round(v.x_of(seconds)), round(v.y_of(hz)))
-
-
-def drag(qtbot, widget, start: QPoint, end: QPoint, steps=20, button=Qt.MouseButton.LeftButton):
-    """pytest-qt has no mouseDrag: press, a loop of moves, release; then wait until
-    the stroke is painted and heard (the window paints within a budget per turn)."""
-    qtbot.mousePress(widget, button, pos=start)
-    for i in range(1, steps + 1):
-        qtbot.mouseMove(widget, start + (end - start) * i / steps)
-    qtbot.mouseRelease(widget, button, pos=end)
-    settle(qtbot, widget.window())
-
-
-def settle(qtbot, window):
-    """Wait until ``window``'s session has painted and spliced everything queued."""
-    session = getattr(window, "session", None)
-    if session is not None:
-        qtbot.waitUntil(lambda: session.idle, timeout=20000)
+from tests.gui_input import (
+    answer_file_dialog,
+    choose_brush,
+    drag,
+    paint_whistle,
+    pixels,
+    point,
+    settle,
+)
 
 
 def test_window_opens_with_the_demo(window):
@@ -55,17 +28,6 @@ def test_window_opens_with_the_demo(window):
     assert window.doc.audio.path == DEMO
     image = pixels(window)
     assert image.shape[0] == window.canvas.height() and len(np.unique(image[..., 1])) > 20
-
-
-def choose_brush(window, preset="hard-eraser"):
-    window.brush_panel.preset_box.setCurrentText(preset)
-    window.brush_panel.set_param("radius_hz", 300.0)
-
-
-def paint_whistle(qtbot, window, preset="hard-eraser"):
-    choose_brush(window, preset)
-    drag(qtbot, window.canvas, point(window, 4.0, 6000), point(window, 6.0, 6000))
-    qtbot.wait(30)
 
 
 def test_a_stroke_changes_only_its_region_in_document_and_pixels(qtbot, window):
@@ -196,13 +158,6 @@ def test_missing_file_error(qtbot, window, tmp_path):
     window.open_path(tmp_path / "gone.flac")
     qtbot.waitUntil(lambda: window.findChild(QMessageBox, "error") is not None, timeout=10000)
     assert "no such file" in window.findChild(QMessageBox, "error").text()
-
-
-def answer_file_dialog(qtbot, window, path):
-    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
-    dialog = window.findChild(QFileDialog, "file-dialog")
-    dialog.selectFile(str(path))
-    dialog.accept()
 
 
 def test_export_through_the_menu_writes_the_engines_resynthesis(qtbot, window, tmp_path):

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from app.assets import DEMO
 from app.gui.services.playback import BLOCK
 from app.gui.window import MainWindow
-from tests.test_gui import drag, paint_whistle
+from tests.gui_input import drag, paint_whistle
 
 
 def test_space_plays_and_pauses_while_a_check_box_has_the_focus(qtbot, window):

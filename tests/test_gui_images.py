@@ -11,7 +11,7 @@ from app.session.selection import Selection
 from engine.io.png import write_png
 from engine.region import Rect
 from tests.conftest import peak_hz
-from tests.test_gui import settle
+from tests.gui_input import settle
 
 
 def read_png(path) -> np.ndarray:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel
 
 from engine.io.audio import load
 from engine.io.layout import channel_mask, channel_names
-from tests.test_gui import pixels, settle
+from tests.gui_input import pixels, settle
 
 
 def wavex(path, samples: np.ndarray, rate: int, mask: int) -> None:
@@ -120,7 +120,7 @@ def test_frequency_labels_never_overlap_nor_cross_lanes(qtbot, window, tmp_path,
     lane's "0". Each label's ink is one line of text, apart from the next, in its lane."""
     from PySide6.QtGui import QFontMetrics
 
-    from tests.test_gui_menus import open_file
+    from tests.dialogs import open_file
 
     path = tmp_path / f"{channels}ch.wav"
     wavex(path, 0.1 * np.random.default_rng(0).standard_normal((channels, 44100)), 44100,

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QInputDialog, QSpinBox
 from app.gui.actions.layeractions import UnmixDialog
 from app.session.selection import Selection
 from tests.dialogs import choose, run_until, save_as, when_shown
-from tests.test_gui import drag, pixels, point, settle
+from tests.gui_input import drag, pixels, point, settle
 
 
 def digest(doc) -> str:

@@ -9,17 +9,9 @@ from PySide6.QtWidgets import QDialog
 
 from engine.io.audio import load
 from engine.io.layout import channel_mask
-from tests.dialogs import choose, menu_action, run_until, save_as, when_shown
+from tests.dialogs import choose, menu_action, open_file, run_until, save_as, when_shown
 from tests.test_gui_images import read_png
 from tests.test_gui_lanes import wavex
-
-
-def open_file(window, path) -> None:
-    """File > Open audio…, the file chosen in the dialog; back when it is open and
-    its audio made."""
-    save_as(window, path)
-    choose(window, "File > Open audio…")
-    run_until(lambda: window.opened.audio_path == path and window.jobs.idle())
 
 
 def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_path):
@@ -152,7 +144,7 @@ def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(
 
 def strokes(qtbot, window, count: int) -> list:
     """Paint ``count`` hard-eraser strokes; the document's cells after each."""
-    from tests.test_gui import choose_brush, drag, point
+    from tests.gui_input import choose_brush, drag, point
 
     choose_brush(window)
     states = [window.doc.coefficients(0, window.doc.n_frames).clone()]
@@ -310,8 +302,7 @@ def test_file_export_audio_over_the_source_asks_first(qtbot, window, tmp_path):
 def test_edit_tools_invert_and_clear_selection(qtbot, window):
     from PySide6.QtCore import Qt
 
-    from tests.test_gui import point
-    from tests.test_gui_selection import lasso
+    from tests.gui_input import lasso, point
 
     choose(window, "Edit > Select all")
     doc = window.doc
@@ -365,7 +356,7 @@ def test_play_menu_plays_from_the_cursor_the_selection_looped_and_its_band_alone
                                                                                  window):
     from app.gui.services.playback import BLOCK
     from app.session.selection import Selection
-    from tests.test_gui import point
+    from tests.gui_input import point
 
     player, rate = window.player, window.doc.sample_rate
     qtbot.mouseMove(window.canvas, point(window, 6.0, 3000))  # a move, wherever it was

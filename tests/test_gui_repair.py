@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 
 from app.gui.services.playback import BLOCK
 from tests.conftest import CallbackOutput
+from tests.gui_input import point, settle
 from tests.takes import resample
-from tests.test_gui import point, settle
 
 VOICE = Path("/usr/share/sounds/alsa/Front_Center.wav")  # a real voice (alsa-utils)
 SR = 22050

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.session.selection import Selection
 from engine.model.resynth import Resynthesizer
-from tests.test_gui import choose_brush, drag, point, settle
+from tests.gui_input import choose_brush, drag, point, settle
 
 
 def flick(qtbot, window, t0=0.3, t1=11.7, hz=3000.0):

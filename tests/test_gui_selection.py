@@ -2,7 +2,6 @@
 panel's feather and invert, filling with the brush as one undo step, playing a
 selection alone, and the selection kept in the project file."""
 
-import math
 
 import numpy as np
 import torch
@@ -11,18 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from app.gui.services.playback import BLOCK
 from app.session.selection import Selection
 from engine.model.resynth import masked_audio
-from tests.test_gui import pixels, point, settle
-
-
-def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, steps=40):
-    canvas = window.canvas
-    window.selection.tool_actions["lasso"].trigger()
-    at = [point(window, centre_t + rt * math.cos(2 * math.pi * k / steps),
-                centre_hz + rf * math.sin(2 * math.pi * k / steps)) for k in range(steps + 1)]
-    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=at[0])
-    for p in at[1:]:
-        qtbot.mouseMove(canvas, p)
-    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=at[-1])
+from tests.gui_input import lasso, pixels, point, settle
 
 
 def test_a_lasso_drawn_with_the_mouse_is_outlined_and_filled_as_one_step(qtbot, window):
@@ -109,7 +97,7 @@ def test_the_harmonic_tool_follows_the_drag_and_plays_the_partials_alone(qtbot, 
 
 def test_feather_and_invert_apply_to_the_selection(qtbot, window):
     window.selection.tool_actions["select"].trigger()
-    from tests.test_gui import drag
+    from tests.gui_input import drag
     drag(qtbot, window.canvas, point(window, 3.0, 5000.0), point(window, 5.0, 2000.0))
     sel = window.canvas.selection
     assert sel.kind == "rect" and not sel.inverted
@@ -145,8 +133,7 @@ def test_a_selection_does_not_carry_over_to_the_next_file(qtbot, window, tmp_pat
     """It did, and Fill would have acted on it in a file it was never drawn on."""
     import soundfile as sf
 
-    from tests.dialogs import choose
-    from tests.test_gui_menus import open_file
+    from tests.dialogs import choose, open_file
 
     choose(window, "Edit > Rectangle select tool")
     qtbot.mousePress(window.canvas, Qt.MouseButton.LeftButton, pos=point(window, 2.0, 3000))

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.assets import DEMO
 from app.gui.window import MainWindow
-from tests.test_gui import drag
+from tests.gui_input import drag
 
 
 def test_scrubbing_moves_the_playhead_with_the_pointer_without_an_audio_device(qtbot, window):
@@ -39,7 +39,7 @@ def test_a_long_message_has_room_and_can_be_read_again(qtbot, window):
     from PySide6.QtWidgets import QToolButton
 
     from brushes.kernels.heal import NO_TONE
-    from tests.test_gui import point
+    from tests.gui_input import point
 
     window.brush_panel.preset_box.setCurrentText("tone-remover")
     # where the demo holds no tone (along the melody the remover follows a harmonic)
@@ -107,7 +107,7 @@ def test_the_brush_panel_explains_each_preset_and_the_harmonic_outline_shows_har
 
     from brushes.presets import all_presets
     from brushes.registry import BRUSHES
-    from tests.test_gui import pixels, point
+    from tests.gui_input import pixels, point
 
     panel = window.brush_panel
     label = panel.findChild(QLabel, "preset-description")
@@ -140,7 +140,7 @@ def test_the_brush_panel_explains_each_preset_and_the_harmonic_outline_shows_har
 def test_alt_click_sets_the_clone_source_and_the_stroke_copies_from_it(qtbot, window):
     """The clone brush copied from a fixed -500 ms; now Alt+click picks the source, as
     in every image editor, and the next strokes copy with that offset."""
-    from tests.test_gui import point
+    from tests.gui_input import point
 
     doc, panel = window.doc, window.brush_panel
     panel.preset_box.setCurrentText("clone")
@@ -173,8 +173,7 @@ def test_a_file_opens_on_the_frequencies_it_holds_and_the_view_style_is_kept(qtb
                                                                              tmp_path):
     """A 96 kHz chord opened squashed into the bottom row of a linear 0-48 kHz axis;
     log frequency, colormap and range were forgotten at the next start."""
-    from tests.dialogs import choose
-    from tests.test_gui_menus import open_file
+    from tests.dialogs import choose, open_file
 
     rate = 96000
     t = np.arange(3 * rate) / rate
@@ -211,7 +210,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
     from app.gui.view.overviewlane import BLOCK
     from app.session.selection import Selection
     from tests.dialogs import choose, run_until
-    from tests.test_gui import settle
+    from tests.gui_input import settle
 
     lane, view = window.area.overview, window.canvas.view
     run_until(lambda: lane.peaks is not None)
@@ -268,7 +267,7 @@ def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
 
 def test_the_spectrum_panel_shows_the_frame_under_the_pointer(qtbot, window):
     """The third thing every audio editor shows: a spectrum slice under the cursor."""
-    from tests.test_gui import point
+    from tests.gui_input import point
 
     spectrum = window.spectrum
     assert spectrum.isVisible()

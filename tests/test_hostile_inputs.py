@@ -179,7 +179,7 @@ def test_a_full_disk_gives_one_line_and_leaves_nothing(capsys, one_second, full_
 def killed_while_writing(args: list, folder: Path) -> Path:
     """Run ``specpaint *args`` and kill it (-9) the moment its temporary file appears in
     ``folder``; the part it leaves."""
-    from tests.test_cli import ROOT
+    from tests.cli_run import ROOT
 
     exe = Path(sys.executable).with_name("specpaint")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
@@ -285,7 +285,7 @@ def test_amplifying_settings_are_said_with_figures_before_the_work(one_second, t
     """Issue 37: n_fft 16384 and hop 1 on 1 s ran 3 minutes at 3.6 GB with no word.
     Now a warning with the estimate comes first (then progress, even into a log), and
     Ctrl+C still cancels with nothing written."""
-    from tests.test_cli import ROOT, interruptible
+    from tests.cli_run import ROOT, interruptible
 
     exe = Path(sys.executable).with_name("specpaint")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]

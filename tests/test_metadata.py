@@ -18,7 +18,7 @@ from app.project.write import ProjectError, open_project, save_project, snapshot
 from engine.io.audio import load
 from engine.io.export import export
 from engine.io.metadata import Metadata
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 from tests.test_project_hostile import Tracker
 
 RATE = 48000
@@ -217,7 +217,7 @@ def test_a_batch_keeps_them_and_says_what_flac_cannot(take, tmp_path):
 
 
 def test_the_gui_exports_them_from_a_reopened_project(qtbot, window, take, tmp_path):
-    from tests.test_gui import answer_file_dialog
+    from tests.gui_input import answer_file_dialog
 
     window.open_path(take)
     qtbot.waitUntil(lambda: window.opened.audio_path == take and window.jobs.idle(),

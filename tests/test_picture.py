@@ -11,8 +11,8 @@ import soundfile as sf
 from engine.transforms import make
 from engine.view import nnaudio_views as views
 from engine.view.render import colormap_lut
+from tests.cli_run import specpaint
 from tests.picture import check_steady, lut_levels, read_png, row_frequencies, steady_chord
-from tests.test_cli import specpaint
 
 FILES = {"44.1 kHz, 12 s": (44100, 12.0), "96 kHz, 8 s": (96000, 8.0)}  # 8 and 6 old slices
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from engine.errors import ParameterError
 from engine.view.pitch import SCALES, PitchGrid
 from tests.conftest import peak_hz
-from tests.test_gui import choose_brush, pixels, point, settle
+from tests.gui_input import choose_brush, pixels, point, settle
 
 
 def test_equal_temperament_matches_librosa():

@@ -159,8 +159,8 @@ def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_pat
     import soundfile as sf
 
     from engine.measure.metrics import snr_db
+    from tests.cli_run import specpaint
     from tests.conftest import tone
-    from tests.test_cli import specpaint
 
     folder = tmp_path / "config" / "spectropaint" / "presets"
     folder.mkdir(parents=True)

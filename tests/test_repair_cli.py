@@ -14,7 +14,7 @@ from engine.errors import ParameterError
 from engine.io.audio import Audio
 from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 SR = 22050
 

@@ -11,7 +11,7 @@ import soundfile as sf
 from app.session.editor import Editor, load_stroke_script
 from engine.errors import ParameterError
 from engine.measure.metrics import snr_db
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from tests.conftest import fail_gain_at
-from tests.test_gui import choose_brush, drag, point
+from tests.gui_input import choose_brush, drag, point
 
 STROKES = [("hard-eraser", 1.0, 1000), ("hard-eraser", 3.0, 3000), ("soft-eraser", 5.0, 5000),
            ("hard-eraser", 7.0, 2000), ("soft-eraser", 2.0, 6000)]

@@ -18,7 +18,7 @@ from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
 from engine.model.resynth import Resynthesizer
 from tests import mixtures, takes
-from tests.test_cli import specpaint
+from tests.cli_run import specpaint
 
 METHODS = ("hpss", "hpss:1", "tonal-noise", "nmf:3")
 

@@ -1,0 +1,74 @@
+"""The user's hands on the window: points in seconds and Hz, drags, a lasso, a brush
+chosen, the file dialog answered; and the canvas's pixels as drawn."""
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QFileDialog
+
+
+def pixels(window):
+    """The canvas as drawn, once every visible tile is in (tiles load within a budget);
+    fails if no frame completes."""
+    for _ in range(50):
+        image = window.canvas.grabFramebuffer()
+        if window.canvas.complete:
+            break
+    else:
+        pytest.fail("the canvas never drew a complete frame in 50 tries")
+    image = image.convertToFormat(image.Format.Format_RGBA8888)
+    array = np.frombuffer(image.constBits(), np.uint8)
+    return array.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
+
+
+def point(window, seconds, hz) -> QPoint:
+    v = window.canvas.view
+    return QPoint(round(v.x_of(seconds)), round(v.y_of(hz)))
+
+
+def drag(qtbot, widget, start: QPoint, end: QPoint, steps=20, button=Qt.MouseButton.LeftButton):
+    """pytest-qt has no mouseDrag: press, a loop of moves, release; then wait until
+    the stroke is painted and heard (the window paints within a budget per turn)."""
+    qtbot.mousePress(widget, button, pos=start)
+    for i in range(1, steps + 1):
+        qtbot.mouseMove(widget, start + (end - start) * i / steps)
+    qtbot.mouseRelease(widget, button, pos=end)
+    settle(qtbot, widget.window())
+
+
+def settle(qtbot, window):
+    """Wait until ``window``'s session has painted and spliced everything queued."""
+    session = getattr(window, "session", None)
+    if session is not None:
+        qtbot.waitUntil(lambda: session.idle, timeout=20000)
+
+
+def choose_brush(window, preset="hard-eraser"):
+    window.brush_panel.preset_box.setCurrentText(preset)
+    window.brush_panel.set_param("radius_hz", 300.0)
+
+
+def paint_whistle(qtbot, window, preset="hard-eraser"):
+    choose_brush(window, preset)
+    drag(qtbot, window.canvas, point(window, 4.0, 6000), point(window, 6.0, 6000))
+    qtbot.wait(30)
+
+
+def answer_file_dialog(qtbot, window, path):
+    qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
+    dialog = window.findChild(QFileDialog, "file-dialog")
+    dialog.selectFile(str(path))
+    dialog.accept()
+
+
+def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, steps=40):
+    canvas = window.canvas
+    window.selection.tool_actions["lasso"].trigger()
+    at = [point(window, centre_t + rt * math.cos(2 * math.pi * k / steps),
+                centre_hz + rf * math.sin(2 * math.pi * k / steps)) for k in range(steps + 1)]
+    qtbot.mousePress(canvas, Qt.MouseButton.LeftButton, pos=at[0])
+    for p in at[1:]:
+        qtbot.mouseMove(canvas, p)
+    qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=at[-1])
