@@ -32,3 +32,31 @@ def specpaint(*args, cwd=None, env=None, timeout=120):
     env = checkout_first({**os.environ, "SPECPAINT_DEVICE": "cpu", **(env or {})})
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=env, timeout=timeout)
+
+
+def specpaint_here(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """``specpaint *args`` run in this process, as :func:`specpaint` runs it in a child:
+    for refusals and usage errors, which need no process of their own (a child costs
+    1.5-2 s of start-up). Its status, standard output and standard error."""
+    import contextlib
+    import io
+    import warnings
+
+    from app.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_warn = os.environ.copy(), os.getcwd(), warnings.showwarning
+    try:
+        os.environ.update({"SPECPAINT_DEVICE": "cpu", **(env or {})})
+        os.chdir(cwd or ROOT)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main([str(a) for a in args])
+            except SystemExit as e:  # argparse's usage errors
+                status = e.code if isinstance(e.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        warnings.showwarning = saved_warn
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())

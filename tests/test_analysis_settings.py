@@ -22,7 +22,7 @@ from engine.transforms.settings import (
     with_table,
 )
 from engine.transforms.stft import MAIN_LOBE_BINS, WINDOWS
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBERS = [s for s in SETTINGS if not s.choices]
@@ -124,7 +124,7 @@ def test_the_help_shows_each_setting_with_its_range_and_default():
 def test_a_bad_value_on_the_command_line_is_one_line_naming_the_file(tmp_path, write_audio):
     wav = write_audio("a.wav", np.zeros((1, 8000), np.float32), 8000)
     out = tmp_path / "x.wav"
-    r = specpaint("roundtrip", wav, "-o", out, "--transform", "cq", "--bins-per-octave", 200)
+    r = specpaint_here("roundtrip", wav, "-o", out, "--transform", "cq", "--bins-per-octave", 200)
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.strip() == (f"specpaint: error: {wav}: bins per octave 200 is not "
                                 "supported; use 4 to 96 bins (default 48)")

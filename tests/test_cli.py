@@ -6,7 +6,7 @@ import pytest
 import soundfile as sf
 
 from engine.measure.metrics import snr_db
-from tests.cli_run import ROOT, specpaint
+from tests.cli_run import ROOT, specpaint, specpaint_here
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_cq_roundtrip_and_apply(stereo_file, tmp_path):
 
 
 def test_unknown_transform_is_a_usage_error(stereo_file, tmp_path):
-    r = specpaint("render", stereo_file, "-o", tmp_path / "x.png", "--transform", "wavelet")
+    r = specpaint_here("render", stereo_file, "-o", tmp_path / "x.png", "--transform", "wavelet")
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
@@ -78,7 +78,7 @@ def test_roundtrip_keeps_length_rate_channels_and_is_lossless(stereo_file, tmp_p
 
 def test_roundtrip_refuses_to_overwrite_its_input(stereo_file):
     before = stereo_file.read_bytes()
-    r = specpaint("roundtrip", stereo_file, "-o", stereo_file)
+    r = specpaint_here("roundtrip", stereo_file, "-o", stereo_file)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0
     assert "this is the source file; refusing to overwrite it" in r.stderr
@@ -98,7 +98,7 @@ def test_errors_are_one_line_exit_2_no_traceback(tmp_path, write_audio, args, wo
     (tmp_path / "notes.txt").write_text("not audio")
     wav = write_audio("a.wav", np.zeros((1, 1000), np.float32), 8000)
     args = [a.format(txt=tmp_path / "notes.txt", wav=wav, tmp=tmp_path) for a in args]
-    r = specpaint(*args)
+    r = specpaint_here(*args)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("specpaint: error: ")
@@ -108,7 +108,7 @@ def test_errors_are_one_line_exit_2_no_traceback(tmp_path, write_audio, args, wo
 
 
 def test_debug_shows_the_traceback():
-    r = specpaint("--debug", "info", "missing.wav")
+    r = specpaint_here("--debug", "info", "missing.wav")
     assert r.returncode == 2 and "Traceback" in r.stderr
 
 

@@ -10,7 +10,7 @@ import soundfile as sf
 import torch
 
 from engine.measure.logmel import FeatureSettings, LogMel, items
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 SR = 4096
 
@@ -137,7 +137,7 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
                                         (["--n-fft", "1"], "use an even FFT size"),
                                         (["--n-fft", "33"], "use an even FFT size")])
 def test_bad_parameters(takes, tmp_path, args, match):
-    r = specpaint("features", takes[0], "-o", tmp_path / "out", *args)
+    r = specpaint_here("features", takes[0], "-o", tmp_path / "out", *args)
     assert r.returncode == 2 and match in r.stderr
 
 

@@ -14,7 +14,7 @@ from engine.errors import ParameterError
 from engine.io.audio import Audio
 from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 SR = 22050
 
@@ -71,10 +71,10 @@ def test_cli_dehum_within_a_region_changes_only_the_region(tmp_path, write_audio
 
 def test_cli_repair_refuses_a_setting_of_another_module(tmp_path, write_audio):
     src = write_audio("s.wav", np.zeros((1, SR), np.float32), SR)
-    r = specpaint("repair", "dehum", src, "-o", tmp_path / "o.wav", "--sensitivity", "3")
+    r = specpaint_here("repair", "dehum", src, "-o", tmp_path / "o.wav", "--sensitivity", "3")
     assert r.returncode == 2
     assert "--sensitivity: not a setting of dehum" in r.stderr and "Traceback" not in r.stderr
-    r = specpaint("repair", "denoise", src, "-o", tmp_path / "o.wav", "--profile", "a:b")
+    r = specpaint_here("repair", "denoise", src, "-o", tmp_path / "o.wav", "--profile", "a:b")
     assert r.returncode == 2 and "--profile: 'a:b' is not START:END" in r.stderr
 
 

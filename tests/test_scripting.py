@@ -11,7 +11,7 @@ import soundfile as sf
 from app.session.editor import Editor, load_stroke_script
 from engine.errors import ParameterError
 from engine.measure.metrics import snr_db
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_cli_apply_strokes_file_and_channel(tmp_path, write_audio, rng):
     (["--strokes", "missing.json"], "missing.json: cannot read the stroke script"),
 ])
 def test_cli_apply_errors_are_one_line(tmp_path, args, words):
-    r = specpaint("apply", ROOT / "assets" / "demo.flac", "-o", tmp_path / "x.wav", *args)
+    r = specpaint_here("apply", ROOT / "assets" / "demo.flac", "-o", tmp_path / "x.wav", *args)
     assert r.returncode == 2, r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in r.stderr
