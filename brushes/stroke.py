@@ -42,6 +42,7 @@ class Stroke:
         doc.channel_indices(self.channel)  # refuse a channel the document does not have, now
         self.kernel: Kernel = brush.kernel or KERNELS[params["inner"]]
         self.canvas = StrokeCanvas(doc, self.channel)
+        self.written_before = doc.written_frames()  # for its undo step
         self.layer = doc.layers.active.id  # the layer it paints (the active one)
         self.spacer = Spacer(brush, params, curves, total_length=total_length, seed=seed)
         self.dirty: Rect | None = None
@@ -181,7 +182,8 @@ class Stroke:
         if finished is not None:
             self.dirty = finished.union(self.dirty)
         step = Step(label or f"{self.brush.name} stroke", self.channel,
-                    notice=self.canvas.state.get("notice"), layer=self.layer)
+                    notice=self.canvas.state.get("notice"), layer=self.layer,
+                    written=self.written_before)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)
             step.patches.append(Patch(rect, before))  # after: read if it is undone

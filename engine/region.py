@@ -60,3 +60,14 @@ class Rect:
 
     def grow(self, bins: int, frames: int) -> "Rect":
         return Rect(self.bin0 - bins, self.bin1 + bins, self.frame0 - frames, self.frame1 + frames)
+
+
+def merged_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Half-open spans ``[a, b)`` sorted and joined where they overlap or touch."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        elif b > a:
+            merged.append((a, b))
+    return merged

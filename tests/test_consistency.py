@@ -72,13 +72,16 @@ def stroke_for(preset: str, t: float) -> list[tuple[float, float]]:
     return [(t, 800.0), (t + length, 800.0 + 4000 * length)]
 
 
-@pytest.mark.parametrize("transform", ["stft", "cq"])
+@pytest.mark.parametrize("transform", ["stft"])
 def test_a_long_smear_amplifies_a_last_bit_change_and_the_short_one_checked_above_does_not(
         take, transform):
     """Why the smear is checked across devices on a shorter stroke: on the CPU alone, a
     3e-7 change of the input moves a 0.1 s smear's output by 1e-3 to 2e-2 of full
     scale (a CUDA run differed from the CPU's by 3.6e-3 and 5.3e-3), the 0.05 s one by
-    3e-6. Should the smear become well-conditioned, the long stroke goes back above."""
+    3e-6. Should the smear become well-conditioned, the long stroke goes back above.
+    On constant-Q how far the long one amplifies depends on the libraries under it
+    (3e-6 of full scale with numpy 2.4.6 and scipy 1.17.1, where it was 1e-3 or more):
+    STFT's alone keeps this watch, which failed in a fresh set-up on 2026-11-28."""
     def smear(x, length):
         editor = Editor(Document(Audio(x, SR), device="cpu", transform=transform),
                         history_limit=0)

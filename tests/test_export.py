@@ -177,7 +177,9 @@ def test_the_dither_kept_for_a_shape_is_the_dither_drawn_for_each_file(tmp_path,
         for start in range(0, x.shape[1], block):
             part = x[:, start:start + block].T.astype(np.float32)
             tpdf = noise.random(part.shape, np.float32) - noise.random(part.shape, np.float32)
-            out.append(module._quantized(part + tpdf * np.float32(module.LSB_16), "PCM_16"))
+            on_grid = part * np.float32(1 << 15) == np.rint(part * np.float32(1 << 15))
+            dithered = np.where(on_grid, part, part + tpdf * np.float32(module.LSB_16))
+            out.append(module._quantized(dithered, "PCM_16"))
         return np.concatenate(out)
 
     for kept in (True, False):
@@ -188,6 +190,22 @@ def test_the_dither_kept_for_a_shape_is_the_dither_drawn_for_each_file(tmp_path,
                 export(x, 8000, tmp_path / "d.wav", bit_depth="16", block_frames=1000)
                 back = sf.read(tmp_path / "d.wav", dtype="int16", always_2d=True)[0]
                 np.testing.assert_array_equal(back, written_as_drawn(x, 1000))
+
+
+def test_a_16_bit_sources_own_samples_are_written_back_undithered(tmp_path, rng):
+    """Dither is for samples that must be rounded to 16 bits: one already on the grid
+    (a 16-bit source's own, digital silence) was moved by up to 1 LSB, so an
+    unedited 16-bit file exported to 16 bits differed from its source."""
+    pcm = rng.integers(-20000, 20000, (2, 5000)).astype(np.int16)
+    pcm[:, 1000:2000] = 0  # digital silence stays silent
+    x = pcm.astype(np.float32) / np.float32(1 << 15)
+    x[0, 3000:3100] += np.float32(0.3 / (1 << 15))  # off the grid: these get dither
+    export(x, 8000, tmp_path / "d.wav", bit_depth="16")
+    back = sf.read(tmp_path / "d.wav", dtype="int16", always_2d=True)[0].T
+    on_grid = np.ones(x.shape, bool)
+    on_grid[0, 3000:3100] = False
+    np.testing.assert_array_equal(back[on_grid], pcm[on_grid])
+    assert np.any(back[0, 3000:3100] != pcm[0, 3000:3100])
 
 
 @pytest.mark.parametrize("bits,steps", [("16", 1 << 15), ("24", 1 << 23), ("32", 1 << 31)])

@@ -245,8 +245,11 @@ def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, 
     from engine.io import atomic
 
     monkeypatch.setattr(atomic, "SWEEP_SECONDS", 0.0)  # this process listed out just now
+    left = list(out.glob(".*.part"))  # none if the kill came after the whole set was written
     manifest = _run(paths, out)
-    assert any("left by a write that was interrupted" in n for n in manifest.get("notes", []))
+    said = any("left by a write that was interrupted" in n for n in manifest.get("notes", []))
+    assert said == bool(left), (left, manifest.get("notes"))
+    assert list(out.glob(".*.part")) == []
     assert sorted(p.name for p in out.iterdir()) == ["features.npy", "manifest.json",
                                                       "mapping.npy"]
 

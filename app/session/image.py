@@ -137,11 +137,11 @@ def add_coefficients(doc: Document, rect: Rect, added: torch.Tensor, *, channel:
     """Add ``added`` (``[bins, frames]``) to ``channel`` (None: every channel) over
     ``rect``: one undo step, pushed to ``history`` if given."""
     chans = doc.channel_indices(channel)
-    before = doc.read_complex(rect, channel)
+    before, written = doc.read_complex(rect, channel), doc.written_frames()
     after = before + added
     doc.write_complex(rect, after, channel=channel)
     result = Step(label, None if channel is None else chans[0], [Patch(rect, before, after)],
-                  layer=doc.layers.active.id)
+                  layer=doc.layers.active.id, written=written)
     if history is not None:
         history.push(result)
     return result

@@ -241,7 +241,8 @@ def _check_masks(doc: Document, masks: tuple[torch.Tensor, ...], parts: int) -> 
 def stack_step(doc: Document, after: StackState, *, label: str,
                history: History | None) -> Step:
     """Make ``after`` the document's layers as one undo step (pushed to ``history``)."""
-    step = Step(label, None, layer=doc.layers.active.id, stack=(doc.layers.state, after))
+    step = Step(label, None, layer=doc.layers.active.id, stack=(doc.layers.state, after),
+                written=doc.written_frames())
     doc.set_layers(after)
     if history is not None:
         history.push(step)

@@ -297,7 +297,7 @@ def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     change = change.to(doc.device)
     layer = doc.layers.active.id if layer is None else layer
-    done = Step(label, channel, layer=layer)
+    done = Step(label, channel, layer=layer, written=doc.written_frames())
     try:
         for fa in range(f0, f1, WRITE_FRAMES):
             step((fa - f0) / max(f1 - f0, 1), progress, cancel)

@@ -273,7 +273,7 @@ def _filling_pieces(doc: Document, pieces: list[Selection], brush, values: dict,
     """The pieces filled one after another as one step: each is confined to its own
     time and works on the audio the ones before it left."""
     step = Step(label, None if values["channel"] < 0 else int(values["channel"]),
-                layer=doc.layers.active.id)
+                layer=doc.layers.active.id, written=doc.written_frames())
     try:
         for piece in pieces:
             done = yield from _filling(doc, piece, brush, values, piece.cells(doc), None, label)

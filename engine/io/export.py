@@ -226,7 +226,9 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     the whole file to a -0.1 dBFS peak when it is over; "limit" soft-limits
     the overs. 16-bit files get TPDF dither (+-1 LSB, triangular, seeded so
     an export is reproducible) unless ``dither`` is False: quiet fades and
-    reverb tails then decay into noise instead of truncation distortion.
+    reverb tails then decay into noise instead of truncation distortion. A sample
+    already on the 16-bit grid (a 16-bit source's own, digital silence) gets none:
+    it is written as it is.
     ``metadata`` (the source's tags, bext chunk, markers and loops) goes into the file as far
     as its format can hold it; the report names what it could not. So does the speaker
     ``layout`` (the source's channel names, ``Audio.layout``): WAV and RF64 files
@@ -278,8 +280,10 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
                     block = block * np.float32(gain)
                 if clip == "limit" and over:
                     block = _limit(block)
-                if noise is not None:
-                    block = block + noise[start:start + len(block)]
+                if noise is not None:  # samples already on the 16-bit grid need none
+                    lsbs = block * np.float32(1 << 15)
+                    block = np.where(lsbs == np.rint(lsbs), block,
+                                     block + noise[start:start + len(block)])
                 f.write(_quantized(block, subtype))
         add_marker_names(tmp, fmt, metadata)
         if mask and not _keep_layout(tmp, fmt, mask, channels):

@@ -34,7 +34,7 @@ from engine.io.audio import Audio, load
 from engine.model.layer_sources import Computed
 from engine.model.layer_stack import LayerStack, StackState
 from engine.progress import CancelFlag, ProgressFn, drain, scaled, step
-from engine.region import Rect
+from engine.region import Rect, merged_spans
 from engine.runtime.cost import confirm_cost
 from engine.runtime.device import pick_device, with_cpu_fallback
 from engine.runtime.memory import available_memory
@@ -105,6 +105,7 @@ class Document:
         confirm_cost(audio, self.transform, resident=resident, confirm=confirm)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
+        self._written: list[list[tuple[int, int]]] = [[] for _ in range(audio.channels)]
         self._overview = BlockMaxima()
 
     @classmethod
@@ -376,10 +377,37 @@ class Document:
     def _mark(self, rect: Rect, channels: tuple[int, ...]) -> None:
         if rect.empty:
             return
+        for c in channels:
+            self._written[c] = merged_spans(self._written[c] + [(rect.frame0, rect.frame1)])
         self._dirty = rect.union(self._dirty)
         self._overview.invalidate(rect.frame0, rect.frame1, bin0=rect.bin0, bin1=rect.bin1)
         for listener in list(self._listeners):
             listener(rect, channels)
+
+    @property
+    def content_samples(self) -> np.ndarray:
+        """What the coefficients were analysed from, float32 ``[ch, n]``: the recording,
+        or the edited audio a re-analysis was given."""
+        return self.audio.samples if self._content is None else self._content
+
+    def written_frames(self) -> list[list[tuple[int, int]]]:
+        """Per channel, the frames written since the analysis (a copy), for an undo step
+        to put back (engine.model.history)."""
+        return [list(spans) for spans in self._written]
+
+    def set_written(self, frames: list[list[tuple[int, int]]]) -> None:
+        """Make ``frames`` (from :meth:`written_frames`) what has been written: an undo
+        that put every cell back makes its samples the content's again once the
+        resynthesis splices the span its writes queued."""
+        self._written = [list(spans) for spans in frames]
+
+    def written_samples(self) -> list[list[tuple[int, int]]]:
+        """Per channel, the samples some write since the analysis reaches (merged
+        half-open spans): outside them the output is :attr:`content_samples` as they
+        are (engine.model.resynth)."""
+        t, n = self.transform, self.length
+        return [merged_spans([t.samples_affected(a, b, n) for a, b in frames])
+                for frames in self._written]
 
     def take_dirty(self) -> Rect | None:
         """The union of the rects written since the last call, then forget it."""

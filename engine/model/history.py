@@ -42,6 +42,8 @@ class Step:
     notice: str | None = None  # what the user should know of the stroke (it did nothing)
     layer: int = 0  # the id of the layer the patches were painted on
     stack: tuple[StackState, StackState] | None = None  # the layers before and after it
+    written: list | None = None  # Document.written_frames() before it (None: not known)
+    _written_after: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -76,17 +78,24 @@ class Step:
 
     def undo(self, doc: Document) -> Rect | None:
         """Write this step's before-patches back (and its layers); the rect changed."""
+        if self.written is not None and self._written_after is None:
+            self._written_after = doc.written_frames()  # the state the step left
         for p in reversed(self.patches):
             if p.after is None:
                 p.after = doc.read_complex(p.rect, self.channel, layer=self.layer)
             doc.write_complex(p.rect, p.before, channel=self.channel, layer=self.layer)
-        return self._layers(doc, 0)
+        changed = self._layers(doc, 0)
+        if self.written is not None:
+            doc.set_written(self.written)
+        return changed
 
     def redo(self, doc: Document) -> Rect | None:
         """Write this step's after-patches again (its layers first); the rect changed."""
         stacked = self._layers(doc, 1)
         for p in self.patches:
             doc.write_complex(p.rect, p.after, channel=self.channel, layer=self.layer)
+        if self._written_after is not None:
+            doc.set_written(self._written_after)
         return self.dirty() if stacked is None else stacked.union(self.dirty())
 
     def _layers(self, doc: Document, which: int) -> Rect | None:

@@ -1,6 +1,11 @@
 """Resynthesis: the output waveform of a document, kept up to date by
 recomputing only the samples that edited frames touch.
 
+Samples that no edit reaches are the document's own content (the decoded
+recording, or what it was analysed from), bit for bit, not its resynthesis: a
+file that was not edited, or a region a repair found nothing in, is written out
+as it came in (DESIGN's "lossless until touched").
+
 The cached waveform lives on the CPU (where playback and export read it).
 Edits reported by the document are queued as frame ranges and applied on the
 next read; a full resynthesis is the same span code run over the whole file
@@ -15,7 +20,7 @@ import torch
 
 from engine.model.document import Document
 from engine.progress import CancelFlag, ProgressFn, step
-from engine.region import Rect
+from engine.region import Rect, merged_spans
 from engine.runtime.cost import full_chunk
 from engine.runtime.stats import timed
 
@@ -59,19 +64,25 @@ class Resynthesizer:
     @timed("resynthesis")
     def full(self, progress: ProgressFn | None = None,
              cancel: CancelFlag | None = None) -> torch.Tensor:
-        """Resynthesize every sample; returns (and caches) float32 ``[ch, n]`` on the CPU.
-        It may run in a worker while the document is painted: edits made meanwhile
-        stay queued for the next :meth:`update`."""
-        n = self.doc.length
+        """The output; returns (and caches) float32 ``[ch, n]`` on the CPU: the content
+        where no edit reaches, resynthesized where one does. It may run in a worker
+        while the document is painted: edits made meanwhile stay queued for the next
+        :meth:`update`."""
         chunk = -(-full_chunk(self.doc.transform) // self._piece) * self._piece  # whole pieces
-        wave = torch.empty(self.doc.channels, n)
+        content = self.doc.content_samples
+        wave = torch.from_numpy(np.array(content, np.float32))
         with self._lock:
             self._pending, self._building = [], True
         try:
-            for s0 in range(0, n, chunk):
-                step(s0 / n, progress, cancel)
-                s1 = min(n, s0 + chunk)
-                wave[:, s0:s1] = self._span(s0, s1)
+            written = self.doc.written_samples()
+            spans = merged_spans([s for per in written for s in per])
+            total, done = max(1, sum(b - a for a, b in spans)), 0
+            for a, b in spans:
+                for s0 in range(a, b, chunk):
+                    step(done / total, progress, cancel)
+                    s1 = min(b, s0 + chunk)
+                    _splice(wave, self._span(s0, s1), s0, written, content)
+                    done += s1 - s0
             step(1.0, progress, None)
         finally:
             with self._lock:
@@ -100,8 +111,9 @@ class Resynthesizer:
                 self.full()
                 return [(0, self.doc.length)]
         with self._lock:
-            spans, pending = [], _merge(self._pending)
+            spans, pending = [], merged_spans(self._pending)
             self._pending = []
+        written = self.doc.written_samples() if pending else []
         while pending:
             s0, s1 = pending.pop(0)
             if deadline is not None:
@@ -116,7 +128,7 @@ class Resynthesizer:
             if s1 > s0:
                 span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
                 with self._lock:
-                    self._wave[:, s0:s1] = span
+                    _splice(self._wave, span, s0, written, self.doc.content_samples)
                 spans.append((s0, s1))
         return spans
 
@@ -138,14 +150,18 @@ class Resynthesizer:
         return self._wave.numpy()
 
 
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged
+def _splice(wave: torch.Tensor, span: torch.Tensor, s0: int,
+            written: list[list[tuple[int, int]]], content: np.ndarray) -> None:
+    """Put the resynthesized ``span`` (samples from ``s0``) into ``wave`` where each
+    channel's edits reach (``written``), and the ``content`` everywhere else in it (an
+    undone edit's samples go back to what they were)."""
+    s1 = s0 + span.shape[-1]
+    wave[:, s0:s1] = torch.from_numpy(content[:, s0:s1])
+    for c, spans in enumerate(written):
+        for a, b in spans:
+            lo, hi = max(a, s0), min(b, s1)
+            if lo < hi:
+                wave[c, lo:hi] = span[c, lo - s0:hi - s0]
 
 
 def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, *, sample0: int,
