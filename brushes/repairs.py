@@ -54,6 +54,7 @@ class Module:
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
     counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
     # the region
+    learns: bool = False  # it learns from a profile (a stretch of what to remove alone)
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -69,7 +70,7 @@ MODULES = {m.name: m for m in (
             Param("tonal", "off", choices=("off", "on"),
                   help="on: learn steady tones (a fan's whine) as noise too; off leaves "
                        "them, as music's held notes and drones are steady too (de-hum and "
-                       "the tone remover take tones)")), 0.5),
+                       "the tone remover take tones)")), 0.5, learns=True),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
@@ -246,8 +247,9 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     spans = [(a0, a1)]
     extra = {}
     if profile is not None:
-        if module.name != "denoise":
-            raise ParameterError(f"{name}: only denoise learns from a profile")
+        if not module.learns:
+            learners = ", ".join(m.name for m in MODULES.values() if m.learns)
+            raise ParameterError(f"{name}: only {learners} learns from a profile")
         spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
     if module.counts:  # the context is for learning: what it reports lies in the region
         extra["within"] = (s0 - a0, s1 - a0)
