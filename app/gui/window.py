@@ -141,7 +141,8 @@ class MainWindow(QMainWindow):
                                           self.opened, self.readout, self.spectrum)
         marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
-                                     self.paint_channel, marks, status)
+                                     self.paint_channel, marks, status,
+                                     view_panel=self.view_panel)
         self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel,
                                    self.brush_panel, self.jobs, self.state, status)
 

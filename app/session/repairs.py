@@ -12,6 +12,12 @@ A module that finds nothing changes nothing, makes no undo step and says so.
 On a document with layers a module repairs the active layer's audio alone.
 The change made at each thing repaired (a click) is kept with the report, so
 that one can be put back alone (:func:`put_back`), as its own undo step.
+
+One pipeline, in three steps: :func:`plan` computes the repaired audio of the
+region (writing nothing), :func:`analyse` the coefficients that make it, and
+:func:`write` writes them as the undo step (:func:`repair` runs the three). The
+GUI's Apply runs the first two in a worker (:func:`prepare`) and the third on its own thread; its
+Preview plays what :func:`plan` computed (:meth:`Plan.heard`), the same bits.
 """
 
 import importlib
@@ -48,6 +54,7 @@ class Module:
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
     counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
     # the region
+    learns: bool = False  # it learns from a profile (a stretch of what to remove alone)
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -63,7 +70,7 @@ MODULES = {m.name: m for m in (
             Param("tonal", "off", choices=("off", "on"),
                   help="on: learn steady tones (a fan's whine) as noise too; off leaves "
                        "them, as music's held notes and drones are steady too (de-hum and "
-                       "the tone remover take tones)")), 0.5),
+                       "the tone remover take tones)")), 0.5, learns=True),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
@@ -169,16 +176,67 @@ def _kept_inside(d: np.ndarray, lo: int, hi: int, n: int, sample_rate: int) -> n
     return out
 
 
-def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
-           history: History | None = None, start: float | None = None,
-           end: float | None = None, low: float | None = None, high: float | None = None,
-           channel: int | None = None, profile: tuple[float, float] | None = None,
-           settings: dict | None = None, progress: ProgressFn | None = None,
-           cancel=None) -> Report:
-    """Run module ``name`` on ``doc`` whose current audio is ``audio`` (``[ch, length]``,
-    its resynthesis); the report says what it did. ``start``/``end`` (seconds) and
-    ``low``/``high`` (Hz) bound the region; ``channel`` None for all; ``profile``
-    (seconds) a noise-only stretch for de-noise."""
+@dataclass
+class Cells:
+    """Coefficients to write as one undo step ``label`` on ``channel`` (None: all) of
+    ``layer``: each rect's cells before and after."""
+
+    label: str
+    channel: int | None
+    layer: int
+    rects: list[tuple[Rect, torch.Tensor, torch.Tensor]] = field(default_factory=list)
+
+    def write(self, doc: Document) -> Step:
+        """Write them; the undo step (before-patches). All or nothing."""
+        done = Step(self.label, self.channel, layer=self.layer, written=doc.written_frames())
+        try:
+            for rect, before, after in self.rects:
+                done.patches.append(Patch(rect, before))
+                doc.write_complex(rect, after, channel=self.channel, layer=self.layer)
+        except BaseException:
+            done.undo(doc)
+            raise
+        return done
+
+
+@dataclass
+class Plan:
+    """A repair computed and not yet written (:func:`plan`): what the module found
+    (``report``, its ``step`` None) and the change it makes to the audio of ``layer``
+    on ``chans``: float64 ``[len(chans), n]`` from sample ``a0``, nonzero only within
+    ``span`` (None: it changes nothing). ``s0``-``s1`` is the region (samples),
+    ``weight`` how the layer's audio counts in the mix. Apply writes it
+    (:func:`analyse`, :func:`write`); Preview plays :meth:`heard`."""
+
+    report: Report
+    layer: int
+    weight: float
+    chans: list[int]
+    s0: int
+    s1: int
+    a0: int
+    change: np.ndarray | None = None
+    span: tuple[int, int] | None = None
+
+    def heard(self, mix: np.ndarray) -> np.ndarray:
+        """The region as the repair leaves it: ``mix``, the document's sound over
+        ``s0``-``s1`` (``[ch, s1 - s0]``), with the change added; float32."""
+        out = np.array(mix, np.float32)
+        if self.change is not None:
+            d = self.change[:, self.s0 - self.a0:self.s1 - self.a0]
+            out[self.chans] = (out[self.chans] + self.weight * d).astype(np.float32)
+        return out
+
+
+def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
+         start: float | None = None, end: float | None = None, low: float | None = None,
+         high: float | None = None, channel: int | None = None,
+         profile: tuple[float, float] | None = None, settings: dict | None = None,
+         progress: ProgressFn | None = None, cancel=None) -> Plan:
+    """What module ``name`` would do to ``doc``, whose current audio is ``audio``
+    (``[ch, length]``, its resynthesis); nothing is written. ``start``/``end``
+    (seconds) and ``low``/``high`` (Hz) bound the region; ``channel`` None for all;
+    ``profile`` (seconds) a noise-only stretch for de-noise."""
     module = get_module(name)
     values = settings_of(module, settings or {}, name)
     sr, n = doc.sample_rate, doc.length
@@ -189,24 +247,28 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     spans = [(a0, a1)]
     extra = {}
     if profile is not None:
-        if module.name != "denoise":
-            raise ParameterError(f"{name}: only denoise learns from a profile")
+        if not module.learns:
+            learners = ", ".join(m.name for m in MODULES.values() if m.learns)
+            raise ParameterError(f"{name}: only {learners} learns from a profile")
         spans.append(_span(doc, profile[0], profile[1], f"{name}: profile"))
     if module.counts:  # the context is for learning: what it reports lies in the region
         extra["within"] = (s0 - a0, s1 - a0)
-    layer = doc.layers.active.id  # taken once: a worker reads and writes the same layer
-    region, *noise = _layer_audio(doc, audio, spans, layer)
+    layer = doc.layers.active  # taken once: a worker reads and writes the same layer
+    weight = 1.0 if doc.layers.plain else \
+        layer.factor if layer in doc.layers.state.audible() else 0.0
+    region, *noise = _layer_audio(doc, audio, spans, layer.id)
     x = region[chans].astype(np.float64)
     if profile is not None:
         extra["profile"] = noise[0][chans].astype(np.float64)
     reduce_gain = values.pop("gain", "keep") == "reduce"  # declip's, applied after it
-    outcome = module.run(x, sr, values, progress=scaled(progress, 0, 0.8), cancel=cancel,
-                         **extra)
-    report = Report(module.name, outcome.summary,
-                    [((a0 + e.start) / sr, e.length / sr, chans[e.channel])
-                     for e in outcome.events])
+    outcome = module.run(x, sr, values, progress=progress, cancel=cancel, **extra)
+    planned = Plan(Report(module.name, outcome.summary,
+                          [((a0 + e.start) / sr, e.length / sr, chans[e.channel])
+                           for e in outcome.events]),
+                   layer.id, weight, chans, s0, s1, a0)
     if not outcome.summary:
-        return report
+        return planned
+    report = planned.report
     d = _band(outcome.samples - x, sr, low, high)
     d = _kept_inside(d, s0 - a0, s1 - a0, n - a0, sr)
     louder = module.louder_db + (values.get("headroom_db", 0.0) if name == "declip" else 0.0)
@@ -223,14 +285,53 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     span = guard.changed_span(x, y)
     if span is None:
         report.summary = ""
+        return planned
+    planned.change, planned.span = y - x, (a0 + span[0], a0 + span[1])
+    report.changes = _event_changes(planned.change, outcome.events, a0)
+    return planned
+
+
+def analyse(doc: Document, planned: Plan, *, progress: ProgressFn | None = None,
+            cancel=None) -> Cells | None:
+    """The coefficients :func:`write` writes for ``planned`` (None: nothing); reads
+    ``doc``, writes nothing (a worker may run it)."""
+    if planned.change is None:
+        return None
+    return _cells(doc, planned.change, *planned.span, planned.a0, planned.chans,
+                  MODULES[planned.report.module].title, progress, cancel, layer=planned.layer)
+
+
+def write(doc: Document, planned: Plan, cells: Cells | None, *,
+          history: History | None = None) -> Report:
+    """Write ``planned``'s ``cells`` (:func:`analyse`) to ``doc`` as one undo step;
+    its report, whose ``step`` is that (None: nothing changed)."""
+    report = planned.report
+    if cells is None:
         return report
-    step(0.8, progress, cancel)
-    report.step = _write(doc, y - x, a0 + span[0], a0 + span[1], a0, chans,
-                         MODULES[name].title, scaled(progress, 0.8, 1.0), cancel, layer=layer)
-    report.changes = _event_changes(y - x, outcome.events, a0)
+    report.step = cells.write(doc)
     if history is not None:
         history.push(report.step)
     return report
+
+
+def prepare(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
+            progress: ProgressFn | None = None, cancel=None,
+            **options) -> tuple[Plan, Cells | None]:
+    """:func:`plan` with ``options`` (its region, profile and settings) and
+    :func:`analyse`: all but the writing; a worker may run it."""
+    planned = plan(doc, audio, name, progress=scaled(progress, 0, 0.8), cancel=cancel,
+                   **options)
+    step(0.8, progress, cancel)
+    return planned, analyse(doc, planned, progress=scaled(progress, 0.8, 1.0), cancel=cancel)
+
+
+def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
+           history: History | None = None, progress: ProgressFn | None = None,
+           cancel=None, **options) -> Report:
+    """Run module ``name`` on ``doc`` (:func:`prepare`, :func:`write`): one undo step;
+    the report says what it did."""
+    planned, cells = prepare(doc, audio, name, progress=progress, cancel=cancel, **options)
+    return write(doc, planned, cells, history=history)
 
 
 def _layer_audio(doc: Document, audio, spans: list[tuple[int, int]],
@@ -276,38 +377,29 @@ def put_back(doc: Document, report: Report, index: int, *,
                              "is gone (deleted, merged or unmixed): undo that first")
     channel = report.events[index][2]
     title = MODULES[report.module].title
-    done = _write(doc, -change[None].astype(np.float64), start, start + len(change), start,
+    done = _cells(doc, -change[None].astype(np.float64), start, start + len(change), start,
                   [channel], f"{title}: put back {index + 1} of {len(report.events)}",
-                  None, None, layer=report.step.layer)
+                  None, None, layer=report.step.layer).write(doc)
     if history is not None:
         history.push(done)
     return done
 
 
-def _write(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],
-           label: str, progress, cancel, layer: int | None = None) -> Step:
-    """Add the analysis of the change ``d`` (``[len(chans), ...]`` from sample ``a0``,
-    nonzero within ``[c0, c1)``) to the coefficients of the frames it reaches on a
-    layer (the active one); the undo step (before-patches). All or nothing: a cancel
-    restores what was written."""
+def _cells(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],
+           label: str, progress, cancel, layer: int) -> Cells:
+    """The coefficients of the frames the change ``d`` (``[len(chans), ...]`` from sample
+    ``a0``, nonzero within ``[c0, c1)``) reaches on ``layer``, with its analysis added."""
     t = doc.transform
     f0, f1 = t.frames_needed(c0, c1, doc.length)
     channel = None if len(chans) == doc.channels else chans[0]
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     change = change.to(doc.device)
-    layer = doc.layers.active.id if layer is None else layer
-    done = Step(label, channel, layer=layer, written=doc.written_frames())
-    try:
-        for fa in range(f0, f1, WRITE_FRAMES):
-            step((fa - f0) / max(f1 - f0, 1), progress, cancel)
-            fb = min(f1, fa + WRITE_FRAMES)
-            rect = Rect(0, doc.n_bins, fa, fb)
-            before = doc.read_complex(rect, channel, layer=layer)
-            done.patches.append(Patch(rect, before))
-            doc.write_complex(rect, before + t.forward_frames(change, fa, fb), channel=channel,
-                              layer=layer)
-    except BaseException:
-        done.undo(doc)
-        raise
-    return done
+    cells = Cells(label, channel, layer)
+    for fa in range(f0, f1, WRITE_FRAMES):
+        step((fa - f0) / max(f1 - f0, 1), progress, cancel)
+        fb = min(f1, fa + WRITE_FRAMES)
+        rect = Rect(0, doc.n_bins, fa, fb)
+        before = doc.read_complex(rect, channel, layer=layer)
+        cells.rects.append((rect, before, before + t.forward_frames(change, fa, fb)))
+    return cells

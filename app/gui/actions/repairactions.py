@@ -1,16 +1,19 @@
 """The Repair menu: de-noise, de-click, de-hum and de-clip (app.session.repairs) over the
-selection (its time range and band, the selected lane's channel) or the whole file.
+selection (its time range and band, the selected lane's channel) or the whole file
+(every channel, unless the View panel's Paint channel names one).
 
-Apply runs the module in a Worker (progress and Cancel in the status bar) on a
-view of the document that reads it and keeps its writes (:class:`_KeptWrites`);
-the GUI thread then writes them and pushes the report's step, so the canvas, the
-audio and the undo stack only ever see a whole repair, as one undo step, and a
-cancelled one leaves the document as it was. Preview processes a copy of the
-region's audio in a worker and loops it (Compare then plays it unprocessed).
-The clicks de-click repaired are marked in the time ruler (app.gui.actions.repairmarks).
+Apply and Preview run the one pipeline of app.session.repairs in a Worker (progress
+and Cancel in the status bar): Apply prepares the repair there (the repaired
+audio and the coefficients that make it, reading the document) and the GUI thread
+writes it and pushes its step, so the canvas, the audio and the undo stack only
+ever see a whole repair, as one undo step, and a cancelled one leaves the
+document as it was. Preview plays the repaired audio of the same plan, looped
+(Compare then plays it unprocessed): what Apply then writes, bit for bit. The
+dialogs are not modal; de-noise's learnt profile stays with the document until
+another is learnt. The clicks de-click repaired are marked in the time ruler
+(app.gui.actions.repairmarks).
 """
 
-import numpy as np
 from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar, QStatusBar
 
 from app.gui.actions.compare_ab import Switch, reader
@@ -21,47 +24,29 @@ from app.gui.services.editing import StrokeCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.window_jobs import Jobs
 from app.gui.view.canvas import SpectrogramCanvas
+from app.gui.widgets.panels import ViewPanel
 from app.gui.widgets.repairdialog import RepairDialog
-from app.session.repairs import FULL_SCALE, MODULES, _band, repair, settings_of
+from app.session.repairs import MODULES, plan, prepare, write
 from engine.io.layout import channel_names
-from engine.repair import guard
 
 PREVIEW_SECONDS = 10.0  # with no selection: this much of the view, from its start
 SHOWN_MS = 30000  # how long the status bar shows a report
 
 
-class _KeptWrites:
-    """The document as a repair in a worker sees it: everything is read from it, and
-    what the repair writes is kept, for the GUI thread to write (:meth:`write_to`)."""
-
-    def __init__(self, doc):
-        self._doc, self.writes = doc, []
-
-    def __getattr__(self, name):
-        return getattr(self._doc, name)
-
-    def write_complex(self, rect, coeffs, channel=None, *, layer=None):
-        self.writes.append((rect, coeffs, channel, layer))
-        return rect
-
-    def write_to(self, doc) -> None:
-        for rect, coeffs, channel, layer in self.writes:
-            doc.write_complex(rect, coeffs, channel=channel, layer=layer)
-
-
 class RepairActions:
     """The Repair menu over the ``opened`` document: dialogs over ``window``, the
-    region from ``canvas``'s selection and ``paint_channel()``, work through ``jobs``,
-    previews through ``transport``."""
+    region from ``canvas``'s selection, ``paint_channel()`` and ``view_panel``'s
+    Paint channel, work through ``jobs``, previews through ``transport``."""
 
     def __init__(self, window: QMainWindow, opened: OpenDocument, canvas: SpectrogramCanvas,
                  jobs: Jobs, transport: Transport, paint_channel, click_marks: ClickMarks,
-                 status: QStatusBar):
+                 status: QStatusBar, *, view_panel: ViewPanel):
         self.window, self.opened, self.canvas, self.jobs = window, opened, canvas, jobs
         self.transport, self.paint_channel, self.status = transport, paint_channel, status
-        self.click_marks = click_marks
+        self.click_marks, self.view_panel = click_marks, view_panel
         self.repair_dialog: RepairDialog | None = None
         self.preview_dialog: RepairDialog | None = None  # the dialog whose preview plays
+        self.learnt = None  # (session, seconds): de-noise's profile, kept with its document
         self.repair_actions: dict = {}  # made by build_menu, with event_actions
         self.event_actions: list = []
         transport.stopped.connect(self._stopped)
@@ -82,40 +67,54 @@ class RepairActions:
 
     # -- the dialog ------------------------------------------------------------------
     def open_repair(self, name: str) -> RepairDialog | None:
+        """The module's dialog, not modal: the canvas, the menus, Compare (Ctrl+B, from
+        the dialog too) and the status bar's Cancel work while it is open."""
         if self.opened.session is None:
             return None
         if self.repair_dialog is not None:
             self.repair_dialog.close()
         dialog = self.repair_dialog = RepairDialog(MODULES[name], self.window)
-        dialog.show_scope(self.describe_region())
+        dialog.addAction(self.transport.compare.compare_action)
+        self.refresh(dialog)
         dialog.applyRequested.connect(lambda: self.apply_repair(dialog))
         dialog.previewToggled.connect(lambda on: self.preview_repair(dialog, on))
         dialog.learnRequested.connect(lambda: self.learn_profile(dialog))
-        refresh = lambda *_: dialog.show_scope(self.describe_region())  # noqa: E731
+        refresh = lambda *_: self.refresh(dialog)  # noqa: E731
+        dialog.activated.connect(refresh)  # (a menu's Clear or Select all tells it nothing)
         self.canvas.selectionChanged.connect(refresh)
+        self.view_panel.paintChannelChanged.connect(refresh)
         dialog.finished.connect(lambda _: self._dialog_closed(dialog, refresh))
-        dialog.open()
+        dialog.show()
         return dialog
+
+    def refresh(self, dialog: RepairDialog) -> None:
+        """What ``dialog`` says it acts on and, for de-noise, the profile it uses."""
+        dialog.show_scope(self.describe_region())
+        if dialog.module.learns:
+            dialog.show_profile(self.profile())
 
     def _dialog_closed(self, dialog: RepairDialog, refresh) -> None:
         self.canvas.selectionChanged.disconnect(refresh)
+        self.view_panel.paintChannelChanged.disconnect(refresh)
         if self.preview_dialog is dialog:
             self.transport.stop()
         if self.repair_dialog is dialog:
             self.repair_dialog = None
 
     def region(self) -> dict:
-        """Where a repair acts: the selection's time range and band (an inverted
-        selection: the whole file), the paint channel (the selected lane)."""
+        """Where a repair acts: the selection's time range, band and the paint channel
+        (the lane it was drawn in); with none (or an inverted one) the whole file, on
+        every channel unless the Paint channel names one."""
         doc, sel = self.opened.doc, self.canvas.selection
+        if sel is None or sel.inverted:
+            return {"channel": self.view_panel.channel(self.view_panel.paint_channel)}
         region = {"channel": self.paint_channel()}
-        if sel is not None and not sel.inverted:
-            t0, t1, f_lo, f_hi = sel.span()
-            region["start"], region["end"] = max(t0, 0.0), min(t1, doc.length / doc.sample_rate)
-            if f_lo > 1.0:
-                region["low"] = f_lo
-            if f_hi < 0.99 * doc.sample_rate / 2:
-                region["high"] = f_hi
+        t0, t1, f_lo, f_hi = sel.span()
+        region["start"], region["end"] = max(t0, 0.0), min(t1, doc.length / doc.sample_rate)
+        if f_lo > 1.0:
+            region["low"] = f_lo
+        if f_hi < 0.99 * doc.sample_rate / 2:
+            region["high"] = f_hi
         return region
 
     def describe_region(self) -> str:
@@ -128,16 +127,32 @@ class RepairActions:
                 if "low" in r or "high" in r else "")
         return f"the selection {r['start']:.2f}-{r['end']:.2f} s{band}, {where}"
 
+    def profile(self) -> tuple[float, float] | None:
+        """De-noise's learnt profile (seconds) of the open document; None: learnt from
+        the quietest parts."""
+        if self.learnt is None or self.learnt[0] is not self.opened.session:
+            return None
+        return self.learnt[1]
+
     def learn_profile(self, dialog: RepairDialog) -> None:
-        """De-noise learns the noise from the selection's time range (RX's Learn)."""
+        """De-noise learns the noise from the selection's time range (RX's Learn); the
+        document keeps it (a dialog opened later shows it) until another is learnt."""
         sel = self.canvas.selection
         if sel is None or sel.inverted:
-            self.status.showMessage("De-noise: select a stretch of noise alone first, "
-                                         "then learn it", 8000)
+            self.status.showMessage(f"{dialog.module.title}: select a stretch of noise alone "
+                                    "first, then learn it", 8000)
             return
         t0, t1 = sel.span()[:2]
         doc = self.opened.doc
-        dialog.show_profile((max(t0, 0.0), min(t1, doc.length / doc.sample_rate)))
+        self.learnt = (self.opened.session, (max(t0, 0.0), min(t1, doc.length / doc.sample_rate)))
+        dialog.show_profile(self.learnt[1])
+
+    def options(self, dialog: RepairDialog) -> dict:
+        """What the pipeline is given: the region, the dialog's settings, the profile."""
+        options = {**self.region(), "settings": dialog.settings()}
+        if dialog.module.learns:
+            options["profile"] = self.profile()
+        return options
 
     # -- apply -----------------------------------------------------------------------
     def apply_repair(self, dialog: RepairDialog):
@@ -146,21 +161,19 @@ class RepairActions:
             return None
         if self.preview_dialog is not None:
             self.transport.stop()
-        name, title = dialog.module.name, dialog.module.title
-        settings, profile, region = dialog.settings(), dialog.profile, self.region()
+        self.refresh(dialog)
+        name, title, options = dialog.module.name, dialog.module.title, self.options(dialog)
         session, doc = self.opened.session, self.opened.doc
         edited = session.start_reading()  # the splices wait while the worker reads it
-        kept = _KeptWrites(doc)
 
         def work(progress, cancel):
-            return repair(kept, edited, name, profile=profile, settings=settings,
-                          progress=progress, cancel=cancel, **region)
+            return prepare(doc, edited, name, progress=progress, cancel=cancel, **options)
 
-        def done(report):
+        def done(prepared):
             if self.opened.session is not session:
                 return  # another document meanwhile
+            report = write(doc, *prepared)
             if report.changed:
-                kept.write_to(doc)
                 command = StrokeCommand(doc, report.step)
                 self.opened.undo_stack.push(command)
                 self.canvas.update()
@@ -168,7 +181,12 @@ class RepairActions:
                     self.click_marks.set(doc, command, report)
             self.status.showMessage(report.line(), SHOWN_MS)
 
-        worker = self.jobs.run(title, work, done, blocks_editing=True)
+        return self._run(title, work, done, session)
+
+    def _run(self, label: str, work, done, session):
+        """``work`` in a worker that reads the document and ``session``'s audio (the
+        splices and editing wait for it)."""
+        worker = self.jobs.run(label, work, done, blocks_editing=True)
         if worker is None:
             session.done_reading()
         else:
@@ -181,66 +199,50 @@ class RepairActions:
 
     # -- preview ---------------------------------------------------------------------
     def preview_repair(self, dialog: RepairDialog, on: bool):
-        """Loop the region processed by the dialog's module (a copy; the document is
-        not touched); ``on`` False stops it and normal playback is back."""
+        """Loop the region as Apply would leave it (the same plan; the document is not
+        touched); ``on`` False stops it and normal playback is back."""
         if not on:
             if self.preview_dialog is dialog:
                 self.transport.stop()
             return None
-        if self.opened.session is None or not self.opened.session.synth.ready:
+        if self.opened.session is None or not self.opened.session.synth.ready or \
+                self.jobs.editing_blocked(f"Preview {dialog.module.title}"):
             dialog.preview_stopped()
             return None
+        self.refresh(dialog)
         session, doc, module = self.opened.session, self.opened.doc, dialog.module
-        region = self.region()
-        sr, n = doc.sample_rate, doc.length
-        if "start" in region:
-            s0, s1 = round(region["start"] * sr), round(region["end"] * sr)
-        else:
-            s0 = round(max(self.canvas.view.t0, 0.0) * sr)
-            s1 = min(round(self.canvas.view.t1 * sr), s0 + round(PREVIEW_SECONDS * sr))
-        s0, s1 = min(max(s0, 0), n - 1), min(max(s1, s0 + 1), n)
-        ctx = round(module.context_s * sr)
-        a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
-        session.finish_mix()
-        edited = session.synth.cached(a0, a1)
-        chans = list(doc.channel_indices(region["channel"]))
-        extra = {}
-        if dialog.profile is not None:
-            p0, p1 = (round(t * sr) for t in dialog.profile)
-            extra["profile"] = session.synth.cached(p0, p1)[chans].astype(np.float64)
-        values = settings_of(module, dialog.settings(), module.name)
-        reduce_gain = values.pop("gain", "keep") == "reduce"
+        options, sr, n = self.options(dialog), doc.sample_rate, doc.length
+        if "start" not in options:  # the whole file: hear a stretch of the view as a region
+            s0 = min(max(round(max(self.canvas.view.t0, 0.0) * sr), 0), n - 1)
+            s1 = min(max(round(self.canvas.view.t1 * sr), s0 + 1), n,
+                     s0 + round(PREVIEW_SECONDS * sr))
+            options["start"], options["end"] = s0 / sr, s1 / sr
+        edited = session.start_reading()
 
         def work(progress, cancel):
-            x = edited[chans].astype(np.float64)
-            outcome = module.run(x, sr, values, progress=progress, cancel=cancel, **extra)
-            out = edited.copy()
-            if outcome.summary:
-                d = _band(outcome.samples - x, sr, region.get("low"), region.get("high"))
-                y, _ = guard.safe(x, x + d, sr, louder_db=module.louder_db +
-                                  values.get("headroom_db", 0.0))
-                peak = float(np.abs(y).max())
-                if reduce_gain and peak > FULL_SCALE:
-                    y *= FULL_SCALE / peak
-                out[chans] = y
-            return out[:, s0 - a0:s1 - a0], outcome.summary
+            planned = plan(doc, edited, module.name, progress=progress, cancel=cancel,
+                           **options)
+            mix = edited[:, planned.s0:planned.s1].copy()
+            return planned, mix, planned.heard(mix)
 
         def done(made):
-            processed, summary = made
+            planned, mix, heard = made
             if self.opened.session is not session or self.repair_dialog is not dialog or \
                     not dialog.preview.isChecked():
                 self._preview_off(dialog)
                 return
             self.preview_dialog = dialog
-            source = Switch(reader(processed, s1, s0), reader(edited, a1, a0),
+            s0, s1 = planned.s0, planned.s1
+            source = Switch(reader(heard, s1, s0), reader(mix, s1, s0),
                             self.transport.compare.bypass)
             self.transport.play(source, s0, s1, loop=True)
             self.status.showMessage(
                 f"Preview of {module.title}, {s0 / sr:.2f}-{s1 / sr:.2f} s, looped: " +
-                (summary or "found nothing to repair here") +
+                ("; ".join([planned.report.summary, *planned.report.notes])
+                 if planned.change is not None else "found nothing to repair here") +
                 " (Compare plays it unprocessed)", SHOWN_MS)
 
-        worker = self.jobs.run(f"Preview {module.title}", work, done)
+        worker = self._run(f"Preview {module.title}", work, done, session)
         if worker is None:
             dialog.preview_stopped()
         else:

@@ -2,9 +2,9 @@
 module's settings, generated from its Params, what it will act on, de-noise's
 "learn the noise profile from the selection", Preview and Apply. It edits nothing
 itself: the window (app.gui.actions.repairactions) answers its signals. Not modal: the user
-selects, plays and compares while it is open."""
+selects, learns, plays and compares while it is open."""
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -23,11 +23,11 @@ class RepairDialog(QDialog):
     applyRequested = Signal()
     previewToggled = Signal(bool)
     learnRequested = Signal()
+    activated = Signal()  # it became the active window
 
     def __init__(self, module: Module, parent=None):
         super().__init__(parent)
         self.module = module
-        self.profile: tuple[float, float] | None = None  # seconds, de-noise's noise print
         self.setObjectName(f"repair-{module.name}")
         self.setWindowTitle(module.title)
         layout = QVBoxLayout(self)
@@ -41,7 +41,7 @@ class RepairDialog(QDialog):
             control.set_value(param.default)
             form.addRow(param.name.replace("_db", "").replace("_", " ").capitalize(), control)
         layout.addLayout(form)
-        if module.name == "denoise":
+        if module.learns:
             row = QHBoxLayout()
             self.learn = QPushButton("Learn noise profile from the selection")
             self.learn.setObjectName("learn-profile")
@@ -69,6 +69,11 @@ class RepairDialog(QDialog):
         layout.addWidget(buttons)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.activated.emit()
+
     def settings(self) -> dict:
         return {name: control.value() for name, control in self.controls.items()}
 
@@ -76,7 +81,7 @@ class RepairDialog(QDialog):
         self.scope.setText(f"Acts on: {text}")
 
     def show_profile(self, profile: tuple[float, float] | None) -> None:
-        self.profile = profile
+        """De-noise's noise profile (seconds), None: the quietest parts."""
         self.profile_label.setText(
             "Noise profile: learnt from the quietest parts" if profile is None else
             f"Noise profile: {profile[0]:.2f}-{profile[1]:.2f} s")
