@@ -63,7 +63,8 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0,
     if silent.all():
         return Outcome(samples=given)
     if profile is not None:
-        noise, source = profile_power(np.asarray(profile, np.float64), x.shape[0], n_fft)
+        noise, source = profile_power(np.asarray(profile, np.float64), x.shape[0], n_fft,
+                                      sample_rate=sample_rate)
         noise, centers = np.broadcast_to(noise[:, None, :], (x.shape[0], 1, noise.shape[1])), None
     else:
         noise, centers, source = learnt_power(x, silent, n_fft=n_fft, sample_rate=sample_rate,
