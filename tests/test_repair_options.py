@@ -160,3 +160,10 @@ def test_a_batch_repair_step_over_a_region_of_the_files_runs(take, tmp_path, cap
     status, _, err = run(capsys, "batch", folder, "-o", tmp_path / "out", "--jobs", "1",
                          "--strokes", script)
     assert status == 0, err
+
+
+@pytest.mark.parametrize("method", ["nmf:\u0663", "nmf:\uff13", "hpss:\u0662", "nmf:1_0"])
+def test_unmix_refuses_digits_that_are_not_ascii(take, tmp_path, capsys, method):
+    refused(capsys, "unknown unmix method", "unmix", take, "-o", tmp_path / "stems",
+            f"--method={method}")
+    assert not (tmp_path / "stems").exists()
