@@ -4,6 +4,7 @@ region or band that is no region or band refused in one line (exit 2, nothing
 written), and the output at the source's depth."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -167,3 +168,19 @@ def test_unmix_refuses_digits_that_are_not_ascii(take, tmp_path, capsys, method)
     refused(capsys, "unknown unmix method", "unmix", take, "-o", tmp_path / "stems",
             f"--method={method}")
     assert not (tmp_path / "stems").exists()
+
+
+def test_a_tone_remover_over_digital_silence_raises_no_numpy_warning(tmp_path, capsys,
+                                                                       monkeypatch):
+    """A 60 Hz tone between stretches of digital silence: the tone follower took the log
+    of empty bins ("divide by zero encountered in log10", then "invalid value": shown to
+    the user as specpaint warnings)."""
+    monkeypatch.setenv("SPECPAINT_DEVICE", "cpu")
+    x = np.zeros(3 * SR)
+    x[SR:2 * SR] = 0.3 * np.sin(2 * np.pi * 60 * np.arange(SR) / SR)
+    sf.write(tmp_path / "sil.wav", x, SR, subtype="PCM_16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        status, _, err = run(capsys, "apply", tmp_path / "sil.wav", "-o", tmp_path / "o.wav",
+                             "--preset", "tone-remover", "--line", "0.5:60,2.5:60")
+    assert status == 0 and "warning" not in err, err
