@@ -57,6 +57,23 @@ class Param:
             return int(number)
         return number
 
+    def parse(self, text: str, where: str) -> float | str:
+        """``text`` as given on a command line (``--amount 15``, ``sensitivity=6``), as
+        this parameter's value, checked (:meth:`validate`): a number for a numeric
+        parameter (written in ASCII digits, as 6, 0.5 or -inf), the word for a choice."""
+        text = text.strip()
+        if self.choices or text in dict(self.aliases):
+            return self.validate(text, where)
+        try:
+            number = float(text) if text.isascii() and "_" not in text else None
+        except ValueError:
+            number = None
+        if number is None:
+            raise ParameterError(f"{where}: {_short(text)} is not a number (write it as 6, "
+                                 f"0.5 or 1e-3; allowed {self.describe_range()}"
+                                 f"{' ' + self.unit if self.unit else ''})")
+        return self.validate(number, where)
+
     def describe_range(self) -> str:
         if self.choices:
             return " / ".join(self.choices)

@@ -3,6 +3,7 @@ document holding all their channels where that gives each the bits it gets alone
 and the check of a batch's settings on a probe before any file.
 """
 
+import dataclasses
 import time
 
 import numpy as np
@@ -110,7 +111,12 @@ def check_settings(settings: Settings) -> None:
     settings.stacks = False
     checked = checked_script(settings.strokes)
     pair = _stack_probe([s for s in checked if isinstance(s, ScriptStroke)], rate)
-    alone = [paint_audio(Audio(x, rate), settings) for x in pair]
+    # a repair step's region and profile are checked on each file: the probe is shorter
+    probe = dataclasses.replace(settings, strokes=[
+        {k: v for k, v in spec.items() if k not in ("start", "end", "profile")}
+        if isinstance(step, ScriptRepair) else spec
+        for spec, step in zip(settings.strokes, checked, strict=True)])
+    alone = [paint_audio(Audio(x, rate), probe) for x in pair]
     if any(isinstance(s, ScriptRepair) for s in checked):
         return  # a repair learns from the whole file (a hum, a noise profile): never stacked
     stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)

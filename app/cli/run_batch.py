@@ -64,20 +64,25 @@ def analysis(args) -> dict:
 
 
 def repair_step(text: str) -> dict:
-    """``NAME[:K=V,...]`` as a stroke script's repair step."""
+    """``NAME[:K=V,...]`` as a stroke script's repair step, each value read as the
+    module declares it (a number, or a word such as ``50`` for de-hum's fundamental)."""
+    from app.session.repairs import get_module
     from engine.errors import ParameterError
 
     name, _, rest = text.partition(":")
+    module = get_module(name.strip(), f"--repair {text}")
+    params = {p.name: p for p in module.params}
     settings = {}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
+        key = key.strip()
         if not eq or not key:
             raise ParameterError(f"--repair: '{item}' is not K=V (e.g. declick:sensitivity=6)")
-        try:
-            settings[key.strip()] = float(value)
-        except ValueError:
-            settings[key.strip()] = value.strip()
-    return {"repair": name.strip(), "set": settings}
+        if key not in params:
+            raise ParameterError(f"--repair {text}: {module.name} has no setting {key}; it "
+                                 f"has {', '.join(params)}")
+        settings[key] = params[key].parse(value, f"--repair {text}: {key}")
+    return {"repair": module.name, "set": settings}
 
 
 def cmd_batch(args, quick_stroke) -> int:

@@ -53,8 +53,11 @@ def add_parser(sub, analysis_args) -> None:
                                f"({param.describe_range()}, default {param.default})")
     p.add_argument("--json", action="store_true",
                    help="print the report (and each click or run repaired) as JSON")
-    p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
-    p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
+    p.add_argument("--bits", default=None,
+                   help="16, 24, 32 or float (default: the source's, where the format has it)")
+    p.add_argument("--no-dither", action="store_true",
+                   help="no TPDF dither for 16-bit output given by --bits (at the source's "
+                        "depth there is none)")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     analysis_args(p)
 
@@ -76,7 +79,7 @@ def cmd_repair(args, open_document, progress) -> None:
     from app.session.editor import Editor
     from app.session.repairs import MODULES
     from engine.errors import ParameterError
-    from engine.io.export import check_destination
+    from engine.io.export import check_destination, same_depth
 
     check_destination(Path(args.output), Path(args.file), args.force)
     module = MODULES[args.module]
@@ -87,7 +90,7 @@ def cmd_repair(args, open_document, progress) -> None:
         raise ParameterError(f"{', '.join(flag(n) for n in foreign)}: not a setting of "
                              f"{module.name} (it has "
                              f"{', '.join(flag(p.name) for p in module.params)})")
-    settings = {p.name: getattr(args, p.name) for p in module.params
+    settings = {p.name: p.parse(getattr(args, p.name), flag(p.name)) for p in module.params
                 if getattr(args, p.name) is not None}
     editor = Editor(open_document(args), history_limit=0)
     report = editor.repair(args.module, start=args.start, end=args.end, low=args.low,
@@ -95,7 +98,10 @@ def cmd_repair(args, open_document, progress) -> None:
                            progress=progress(module.title.lower()), **settings)
     if not report.changed:
         print(f"specpaint: warning: {args.file}: {report.line()}", file=sys.stderr)
-    written = editor.export(args.output, bit_depth=args.bits, force=args.force,
+    # the source's depth unless told: what the repair left alone comes back as it was
+    # (the source's own samples, on the grid of its depth: dither takes only the rest)
+    depth = args.bits or same_depth(editor.doc.audio.subtype, Path(args.output))
+    written = editor.export(args.output, bit_depth=depth, force=args.force,
                             dither=not args.no_dither, progress=progress("writing"))
     if args.json:
         print(json.dumps({"module": report.module, "changed": report.changed,

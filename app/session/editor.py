@@ -183,8 +183,11 @@ class Editor:
         changed = 0
         for item in checked_script(strokes):
             if isinstance(item, ScriptRepair):
-                report = self.repair(item.module, profile=item.profile, **item.bounds,
-                                     **item.settings)
+                try:  # what depends on the file: a region outside it, a short profile
+                    report = self.repair(item.module, profile=item.profile, **item.bounds,
+                                         **item.settings)
+                except ParameterError as e:
+                    raise ParameterError(f"{item.where}: {e}") from e
                 if not report.changed:
                     self.warnings[-1] = f"{item.where}: {self.warnings[-1]}"
                 changed += report.changed

@@ -137,13 +137,38 @@ def settings_of(module: Module, values: dict, where: str) -> dict:
 
 
 def _span(doc: Document, start: float | None, end: float | None, where: str) -> tuple[int, int]:
+    """The samples ``[s0, s1)`` of the region ``start``-``end`` seconds (the file's start
+    and end where None; an end past the file's is its end); a ParameterError when a
+    bound is not a finite number or the region is empty or outside the file."""
     sr, n = doc.sample_rate, doc.length
-    s0 = 0 if start is None else round(start * sr)
-    s1 = n if end is None else round(end * sr)
-    if not (math.isfinite(s0) and math.isfinite(s1)) or s0 < 0 or s1 <= s0 or s0 >= n:
+    for name, value in (("start", start), ("end", end)):
+        if value is not None and not math.isfinite(value):
+            raise ParameterError(f"{where}: the region's {name} {value} is not a number of "
+                                 f"seconds; give one within the file (0-{n / sr:g} s)")
+    t0 = 0.0 if start is None else start * sr  # 1e308 s: inf samples, outside the file
+    t1 = float(n) if end is None else min(end * sr, n)
+    if not 0 <= t0 < n or not t1 > t0 or round(t1) <= round(t0):
         raise ParameterError(f"{where}: the region {start}-{end} s is empty or outside the "
                              f"file (0-{n / sr:g} s)")
-    return s0, min(s1, n)
+    return round(t0), round(t1)
+
+
+def _checked_band(low: float | None, high: float | None, sample_rate: int, where: str) -> None:
+    """A ParameterError unless ``low``-``high`` Hz (either None: open) is a band with
+    something in it: finite, ``low`` at least 0 and below Nyquist, ``high`` above ``low``."""
+    nyquist = sample_rate / 2
+    for name, value in (("low", low), ("high", high)):
+        if value is not None and not math.isfinite(value):
+            raise ParameterError(f"{where}: the band's {name} edge {value} is not a number of "
+                                 f"Hz; give one from 0 to {nyquist:g} Hz")
+    if (low is not None and not 0 <= low < nyquist) or (high is not None and high <= 0) or (
+            low is not None and high is not None and high <= low):
+        raise ParameterError(f"{where}: the band {_hz(low, 0)}-{_hz(high, nyquist)} Hz is "
+                             f"empty; give a low edge below the high one, within 0-{nyquist:g} Hz")
+
+
+def _hz(value: float | None, default: float) -> str:
+    return f"{default if value is None else value:g}"
 
 
 def _band(d: np.ndarray, sample_rate: int, low: float | None, high: float | None) -> np.ndarray:
@@ -241,6 +266,7 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     values = settings_of(module, settings or {}, name)
     sr, n = doc.sample_rate, doc.length
     s0, s1 = _span(doc, start, end, name)
+    _checked_band(low, high, sr, name)
     chans = list(doc.channel_indices(channel))
     ctx = round(module.context_s * sr)
     a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)

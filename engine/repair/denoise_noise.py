@@ -24,6 +24,8 @@ import functools
 import numpy as np
 from scipy import fft, ndimage
 
+from engine.errors import ParameterError
+
 SMOOTH_S = 0.12  # the learnt estimate smooths the power over this long
 QUANTILE = 0.05  # ... and takes this quantile of it over time
 TRACK_S = 4.0  # the adaptive estimate: that quantile over this long, every half of it
@@ -53,16 +55,18 @@ def power_frames(x: np.ndarray, n_fft: int) -> np.ndarray:
     return spectrum.real ** 2 + spectrum.imag ** 2
 
 
-def profile_power(profile: np.ndarray, channels: int, n_fft: int):
-    """The mean power per channel (or 1) and bin of a noise-only ``profile``."""
+def profile_power(profile: np.ndarray, channels: int, n_fft: int, *, sample_rate: int):
+    """The mean power per channel (or 1) and bin of a noise-only ``profile``; a
+    ParameterError when it is not one frame long or has other channels."""
     profile = np.atleast_2d(profile)
     if profile.shape[0] not in (1, channels):
-        raise ValueError(f"the noise profile has {profile.shape[0]} channels; the audio has "
+        raise ParameterError(f"the noise profile has {profile.shape[0]} channels; the audio has "
                          f"{channels}: mark the profile on the same file")
     power = power_frames(profile, n_fft)
     if power.shape[1] == 0:
-        raise ValueError(f"the noise profile is {profile.shape[1]} samples: mark at least "
-                         f"{n_fft} samples of noise only")
+        raise ParameterError(f"the noise profile is {profile.shape[1] / sample_rate:.3f} s "
+                             f"({profile.shape[1]} samples): give at least "
+                             f"{n_fft / sample_rate:.3f} s ({n_fft} samples) of noise only")
     return power.mean(axis=1), "profile from the selection"
 
 

@@ -44,6 +44,7 @@ LEVEL_SECONDS = 0.5  # a tone's level holds over this; what it is above its medi
 RAMP_SECONDS = 0.01
 GATE_BINS = 2  # the residual left at the tone's frequency: its bin and this many either side
 RING_BINS = 32  # ... stands out above the median of the bins this far either side of it
+SILENT_POWER = 1e-30  # a bin's power is floored here (-300 dB) before its log
 
 
 def _window(sr: int) -> int:
@@ -68,6 +69,7 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
     whether it stands out and goes on."""
     centres = np.arange(0, x.shape[-1], max(1, round(HOP_SECONDS * sr)))
     spectrum, size = _power(x, sr, centres)
+    spectrum = np.maximum(spectrum, SILENT_POWER)  # digital silence: no log of 0
     hz = np.fft.rfftfreq(size, 1 / sr)
     t = centres / sr
     want = np.interp(t, path_t, path_f)
@@ -100,7 +102,8 @@ def _frequencies(x: np.ndarray, sr: int, path_t: np.ndarray, path_f: np.ndarray,
             if not allowed[j, path[j]] or k <= lo[j] or k >= hi[j]:
                 continue  # the band's edge: something stronger outside it, not a tone in it
             a, b, c = np.log(spectrum[i, k - 1:k + 2])
-            found[i] = (k + 0.5 * (a - c) / (a - 2 * b + c)) * sr / size
+            bend = a - 2 * b + c  # 0 on a flat top (silence): the bin itself
+            found[i] = (k + (0.5 * (a - c) / bend if bend < 0 else 0.0)) * sr / size
             stands[i] = above[j, k - k0] >= STANDS_DB
     # a tone goes on: a frame counts when a neighbour found it within JUMP_HZ too (the
     # strongest peak of noise in a band lands anywhere in it, frame after frame)

@@ -52,6 +52,8 @@ def parse(text: str) -> Method:
     """``hpss``, ``hpss:MARGIN`` (1 to 10), ``tonal-noise`` or ``nmf:K`` (2 to 16)."""
     name, _, arg = str(text).partition(":")
     try:
+        if not arg.isascii() or "_" in arg:  # int() and float() take any script's digits
+            raise ValueError(arg)
         if name == "hpss":
             margin = float(arg) if arg else DEFAULT_MARGIN
             if 1 <= margin <= 10:
