@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from app.project.errors import ProjectError
-from app.project.layer_check import TILE_VALUE_LIMIT, check, mask_index
+from app.project.layer_check import check, mask_index
 from engine.document import Document
 from engine.layer_sources import Dense, Masked, Silence, Source, Summed, Tiled
 from engine.layers import Layer, StackState
@@ -120,8 +120,6 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
                 raise bad(f"{name} is {array.shape}, not the document's {shape}")
             masks[j] = torch.from_numpy(array).to(doc.device)
     flat, used = arrays["layer_tiles"], 0
-    if flat.size and float(np.abs(flat).max()) > TILE_VALUE_LIMIT:
-        raise bad(f"layer_tiles holds values past {TILE_VALUE_LIMIT:.0e}, far past any sound")
     sources: list[Source] = []
     groups: dict[tuple[int, ...], tuple[torch.Tensor, ...]] = {}
     for i, entry in enumerate(section["sources"]):

@@ -28,6 +28,7 @@ from brushes.selection import Selection
 from engine.errors import ParameterError
 from engine.memory import available_memory
 from engine.metadata import Metadata
+from engine.transforms.base import HEADROOM_DB
 from engine.transforms.settings import checked
 
 FORMAT, VERSION = "spectropaint-project", 4
@@ -229,6 +230,22 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+
+
+def check_bounded(path: Path, arrays: dict[str, np.ndarray], limit: float) -> None:
+    """Every coefficient the project holds (each float array but the audio: edited
+    rects, layer tiles, history patches) within ``limit``, the transform's
+    ``coefficient_limit``. Past it no sound and no edit made them, and a mix of them
+    would not resynthesize to finite samples (3e38 is a finite float32 whose ``|z|``
+    is not), so the project is refused rather than opened clamped, unlike what was saved."""
+    for name, array in arrays.items():
+        if name != "audio" and array.dtype.kind == "f" and array.size:
+            peak = max(float(array.max()), -float(array.min()))
+            if peak > limit:
+                raise ProjectError(
+                    f"{path}: the project is damaged: {name} holds values past {limit:.3g} "
+                    f"(up to {peak:.3g}), {HEADROOM_DB} dB above the loudest a full-scale "
+                    "sound analyses to; no edit makes them. Open an earlier copy of it")
 
 
 def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,

@@ -27,7 +27,7 @@ import torch
 
 from app.project import layers
 from app.project.history import Kept, pack, unpack
-from app.project.read import FORMAT, VERSION, ProjectError, read
+from app.project.read import FORMAT, VERSION, ProjectError, check_bounded, read
 from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
 from engine.document import Document
@@ -191,6 +191,7 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                        **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
+    check_bounded(path, arrays, doc.transform.coefficient_limit)
     for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
         if b1 > doc.n_bins or f1 > doc.n_frames:
             raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
