@@ -5,6 +5,9 @@ a layered project's cells checked against its checksum; a project's declared wor
 bounded before it is done."""
 
 import math
+import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -13,7 +16,7 @@ import torch
 from app.project.write import load_project, save_project, snapshot
 from engine.errors import AudioError
 from engine.export import export
-from tests import test_project_hostile, test_project_layers
+from tests import test_hostile_inputs, test_project_hostile, test_project_layers
 from tests.conftest import document
 from tests.test_project_hostile import build, refused
 from tests.test_project_layers import AllTiles
@@ -123,3 +126,56 @@ def test_the_gui_says_so_for_a_sound_that_is_not_finite(qtbot, window, tmp_path)
     box = window.findChild(QMessageBox, "error")
     assert "NaN or infinite samples" in box.text() and "nothing was written" in box.text()
     assert not out.exists()
+
+
+# -- 4. named pipes and devices as files ----------------------------------------------------
+
+one_second = test_hostile_inputs.one_second
+
+
+def unblock(fifo, after: float = 8.0) -> None:
+    """Open ``fifo`` for writing after ``after`` s, then close it: a reader waiting for a
+    writer reads nothing then, so old code fails the test rather than hangs it."""
+    def write():
+        time.sleep(after)
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader: nobody waits
+            pass
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+@pytest.mark.parametrize("command,what", [
+    (["apply", "{input}", "-o", "{out}/o.wav", "--strokes", "{fifo}"], "stroke script"),
+    (["batch", "{input}", "-o", "{out}", "--strokes", "{fifo}", "--jobs", "1"],
+     "stroke script"),
+    (["unmix", "{input}", "-o", "{out}", "--method", "nmf:2", "--hints", "{fifo}"],
+     "marks file"),
+])
+def test_a_named_pipe_as_a_script_or_marks_is_refused_at_once(capsys, one_second, tmp_path,
+                                                              command, what):
+    """A named pipe given as --strokes or --hints waited for a writer for ever."""
+    fifo, out = tmp_path / "pipe.json", tmp_path / "out"
+    os.mkfifo(fifo)
+    out.mkdir()
+    unblock(fifo)
+    args = [a.format(input=one_second, out=out, fifo=fifo) for a in command]
+    t0 = time.monotonic()
+    test_hostile_inputs.refused(capsys, f"pipe.json: is a FIFO (named pipe), not a {what}; "
+                                "give a file", *args)
+    assert time.monotonic() - t0 < 5
+    assert list(out.iterdir()) == []
+
+
+def test_a_named_pipe_in_the_presets_folder_is_skipped_at_once(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    folder = tmp_path / "spectropaint" / "presets"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "pipe.json")
+    unblock(folder / "pipe.json")
+    t0 = time.monotonic()
+    status, out, err = test_hostile_inputs.run(capsys, "presets")
+    assert time.monotonic() - t0 < 5
+    assert status == 0 and "hard-eraser" in out
+    assert "pipe.json: is a FIFO (named pipe), not a preset; give a file; skipped" in err
