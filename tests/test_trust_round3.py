@@ -4,10 +4,13 @@ preset files that are not regular files refused at once; a stem set written whol
 a layered project's cells checked against its checksum; a project's declared work
 bounded before it is done."""
 
+import json
 import math
 import os
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -179,3 +182,121 @@ def test_a_named_pipe_in_the_presets_folder_is_skipped_at_once(capsys, tmp_path,
     assert time.monotonic() - t0 < 5
     assert status == 0 and "hard-eraser" in out
     assert "pipe.json: is a FIFO (named pipe), not a preset; give a file; skipped" in err
+
+
+# -- 2. a stem set written whole -----------------------------------------------------------
+
+def stems_of(folder) -> list[str]:
+    """What a user lists (a staging folder is hidden)."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def manifest_of(folder, stem="one") -> dict:
+    return json.loads((folder / f"{stem}-stems.json").read_text())
+
+
+def test_a_second_unmix_replaces_the_first_set_whole(capsys, one_second, tmp_path):
+    """Stale stems of another method stayed beside the new ones, even without a kill."""
+    out = tmp_path / "stems"
+    run = test_hostile_inputs.run
+    assert run(capsys, "unmix", one_second, "-o", out, "--method", "hpss")[0] == 0
+    assert stems_of(out) == ["one-1-Recording-harmonic.wav", "one-2-Recording-percussive.wav",
+                             "one-3-Recording-residual.wav", "one-stems.json"]
+    manifest = manifest_of(out)
+    assert (manifest["method"], manifest["complete"]) == ("hpss", True)
+    assert manifest["stems"] == stems_of(out)[:3] and manifest["source"] == str(one_second)
+    status, _, err = run(capsys, "unmix", one_second, "-o", out, "--method", "tonal-noise")
+    assert status == 0 and "named in one-stems.json" in err
+    assert stems_of(out) == ["one-1-Recording-tonal.wav", "one-2-Recording-noise.wav",
+                             "one-stems.json"]
+    assert manifest_of(out)["method"] == "tonal-noise"
+
+
+def test_stems_no_set_names_are_refused_not_mixed(capsys, one_second, tmp_path):
+    out = tmp_path / "stems"
+    out.mkdir()
+    (out / "one-3-Recording-residual.wav").write_bytes(b"an older unmix's")
+    test_hostile_inputs.refused(capsys, "holds stems of one that no one-stems.json names "
+                                "(one-3-Recording-residual.wav); move them away", "unmix",
+                                one_second, "-o", out, "--method", "tonal-noise")
+    assert stems_of(out) == ["one-3-Recording-residual.wav"]
+    (out / "one-3-Recording-residual.wav").unlink()
+    (out / "one-stems.json").write_text('{"format": "spectropaint-stems", "stems": ["../x"]}')
+    test_hostile_inputs.refused(capsys, "one-stems.json: not the manifest of a stem set",
+                                "unmix", one_second, "-o", out, "--method", "hpss")
+
+
+def test_a_set_cut_short_is_marked_incomplete_and_replaced_whole(capsys, one_second, tmp_path,
+                                                                 monkeypatch):
+    """Cut short while it was written (the stems staged; after the second rename), a set
+    is never a mix of two unmixes that nothing marks: the manifest says it is
+    incomplete and names the files of both, which the next unmix replaces."""
+    from brushes import stem_set
+
+    out = tmp_path / "stems"
+    run = test_hostile_inputs.run
+    assert run(capsys, "unmix", one_second, "-o", out, "--method", "hpss")[0] == 0
+    first = stems_of(out)
+    real, renamed = os.replace, []
+
+    def replace(src, dst):
+        if str(src).endswith(".partial/" + Path(dst).name):
+            renamed.append(dst)
+            if len(renamed) == 2:
+                raise OSError(5, "Input/output error")
+        real(src, dst)
+
+    monkeypatch.setattr(stem_set.os, "replace", replace)
+    status, _, err = run(capsys, "unmix", one_second, "-o", out, "--method", "tonal-noise")
+    assert status == 2 and "one-stems.json says the set is incomplete" in err
+    manifest = manifest_of(out)
+    assert manifest["complete"] is False and manifest["method"] == "tonal-noise"
+    assert set(stems_of(out)) - {"one-stems.json"} <= set(manifest["stems"]) | \
+        set(manifest["replacing"])
+    assert manifest["replacing"] == first[:3]
+    monkeypatch.setattr(stem_set.os, "replace", real)
+    assert run(capsys, "unmix", one_second, "-o", out, "--method", "hpss:1")[0] == 0
+    assert stems_of(out) == ["one-1-Recording-harmonic.wav", "one-2-Recording-percussive.wav",
+                             "one-stems.json"]
+    assert manifest_of(out)["complete"] is True
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
+
+
+def test_a_killed_unmix_never_leaves_a_mixed_set(one_second, tmp_path):
+    """kill -9 at random moments of an unmix over an earlier set: the folder holds a
+    complete set and only its stems, or a manifest marked incomplete and only files it
+    names (in 2 of 10 kills, one new stem sat beside two stale ones, unmarked)."""
+    import random
+    import signal
+    import subprocess
+
+    out, root = tmp_path / "stems", Path(__file__).parents[1]
+
+    def cmd(method):  # this tree's code (the venv's specpaint may be another checkout's)
+        return [sys.executable, "-m", "app.main", "unmix", str(one_second), "-o", str(out),
+                "--method", method]
+
+    def ran(method):
+        return subprocess.run(cmd(method), capture_output=True, timeout=120, cwd=root)
+
+    assert ran("hpss").returncode == 0
+    t0 = time.monotonic()
+    assert ran("tonal-noise").returncode == 0
+    whole = time.monotonic() - t0
+    rng = random.Random(51)
+    for i in range(6):
+        proc = subprocess.Popen(cmd("hpss" if i % 2 else "tonal-noise"), cwd=root,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.5, 1.0) * whole)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        manifest = manifest_of(out)
+        files = set(stems_of(out)) - {"one-stems.json"}
+        if manifest["complete"]:
+            assert files == set(manifest["stems"]), (i, files, manifest)
+        else:
+            assert files <= set(manifest["stems"]) | set(manifest["replacing"])
+    assert ran("hpss").returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "one-1-Recording-harmonic.wav", "one-2-Recording-percussive.wav",
+        "one-3-Recording-residual.wav", "one-stems.json"]
