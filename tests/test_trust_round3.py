@@ -300,3 +300,24 @@ def test_a_killed_unmix_never_leaves_a_mixed_set(one_second, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [
         "one-1-Recording-harmonic.wav", "one-2-Recording-percussive.wav",
         "one-3-Recording-residual.wav", "one-stems.json"]
+
+
+# -- 7. the layers' cells against a checksum -------------------------------------------------
+
+def test_a_layered_project_with_its_tile_list_permuted_is_refused(tmp_path, valid_layers):
+    """Layer tiles carried no checksum: a permuted tile list opened silently with the
+    wrong cells in the wrong places."""
+    manifest, arrays = valid_layers
+    changed = json.loads(json.dumps(manifest))
+    tiled = next(s for s in changed["layers"]["sources"] if s["kind"] == "tiled"
+                 and len(s["tiles"]) >= 2)
+    tiled["tiles"][0], tiled["tiles"][1] = tiled["tiles"][1], tiled["tiles"][0]
+    refused(build(tmp_path / "permuted.spp", changed, arrays),
+            "do not match their checksum; the file is damaged")
+    tiles = arrays["layer_tiles"].copy()
+    tiles[[0, 1]] = tiles[[1, 0]]
+    refused(build(tmp_path / "swapped.spp", manifest, {**arrays, "layer_tiles": tiles}),
+            "do not match their checksum")
+    load_project(build(tmp_path / "same.spp", manifest, arrays), device="cpu")  # unchanged
+    del changed["cells_sha256"]  # a file written before the checksum opens as before
+    load_project(build(tmp_path / "older.spp", changed, arrays), device="cpu")

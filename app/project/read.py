@@ -11,6 +11,7 @@ ProjectError saying what, never another exception.
   and every number finite, magnitudes not negative, patches the shape of their rect.
 """
 
+import hashlib
 import io
 import json
 import math
@@ -46,6 +47,7 @@ ZIP_MAGICS, NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
 MAX_STEPS = 100_000  # undo steps in a project's history
 LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
+CELL_KEYS = ("edited_rects", "layers", "history")  # what cells_digest covers of the manifest
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
 
 
@@ -230,6 +232,27 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+
+
+def cells_digest(manifest: dict, arrays: dict[str, np.ndarray]) -> str:
+    """The SHA-256 of a project's edits: the manifest's edited rects, layers and history,
+    and every array but the audio (which has its own), name, type and shape included;
+    so a tile list permuted, or cells of one tile swapped with another's, is seen."""
+    h = hashlib.sha256(json.dumps([manifest.get(k) for k in CELL_KEYS],
+                                  sort_keys=True).encode())
+    for name in sorted(set(arrays) - {"audio"}):
+        array = np.ascontiguousarray(arrays[name])
+        h.update(f"{name} {array.dtype.str} {array.shape}".encode())
+        h.update(array.data)
+    return h.hexdigest()
+
+
+def check_digest(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -> None:
+    """The edits against their checksum, where the project has one (written since
+    issue 51; earlier files have none and open as before)."""
+    if "cells_sha256" in manifest and manifest["cells_sha256"] != cells_digest(manifest, arrays):
+        raise ProjectError(f"{path}: the edits (edited rects, layers or history) do not match "
+                           "their checksum; the file is damaged. Open an earlier copy of it")
 
 
 def check_bounded(path: Path, arrays: dict[str, np.ndarray], limit: float) -> None:

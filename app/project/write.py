@@ -10,7 +10,9 @@ an autosave, the project the edits were saved as; version 4 the layers
 (app.project.layers), the edited tiles being then those painted before the
 document had layers, and the layers' own cells their tiles and masks. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
-cannot run code. Written to a temporary file, flushed to disk, then renamed.
+cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
+``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
+none). Written to a temporary file, flushed to disk, then renamed.
 """
 
 import hashlib
@@ -27,7 +29,15 @@ import torch
 
 from app.project import layers
 from app.project.history import Kept, pack, unpack
-from app.project.read import FORMAT, VERSION, ProjectError, check_bounded, read
+from app.project.read import (
+    FORMAT,
+    VERSION,
+    ProjectError,
+    cells_digest,
+    check_bounded,
+    check_digest,
+    read,
+)
 from engine.atomic import clear_stale, commit, discard, temporary
 from engine.audio import Audio
 from engine.document import Document
@@ -114,6 +124,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if snap.get("history") is not None and snap["history"].steps:
         manifest["history"], cells = pack(snap["history"], table.state if table else None)
         arrays.update(cells)
+    manifest["cells_sha256"] = cells_digest(manifest, arrays)
     try:
         cleared = clear_stale(path)
         tmp = temporary(path)
@@ -202,5 +213,6 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
         else []
     history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
         if "history" in manifest else Kept([], 0)
+    check_digest(path, manifest, arrays)  # last: every message above names what is wrong
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)
