@@ -321,3 +321,71 @@ def test_a_layered_project_with_its_tile_list_permuted_is_refused(tmp_path, vali
     load_project(build(tmp_path / "same.spp", manifest, arrays), device="cpu")  # unchanged
     del changed["cells_sha256"]  # a file written before the checksum opens as before
     load_project(build(tmp_path / "older.spp", changed, arrays), device="cpu")
+
+
+# -- 5. declared work asked about before it is done ----------------------------------------
+
+@pytest.fixture(scope="module")
+def many_layers(tmp_path_factory):
+    """A project of 4 s of mono whose layers are 1,000 copies of one unmixed part: a
+    few KB of JSON declaring 1,000 times the mix's work."""
+    import io
+    import zipfile
+
+    from app.project.read import cells_digest
+    from brushes.script import Editor
+
+    x = np.random.default_rng(0).uniform(-0.3, 0.3, (1, 4 * 22050))
+    doc = document(x, 22050)
+    Editor(doc, history_limit=0).unmix("tonal-noise")
+    folder = tmp_path_factory.mktemp("many")
+    path = save_project(folder / "two.spp", snapshot(doc, AllTiles(doc)), {}).path
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        arrays = {k: npz[k] for k in npz.files}
+    layer = manifest["layers"]["states"][0]["layers"][0]
+    manifest["layers"]["states"][0]["layers"] = [
+        {**layer, "id": i, "name": f"part {i}"} for i in range(1000)]
+    manifest["layers"]["next_id"] = 1000
+    manifest["cells_sha256"] = cells_digest(manifest, arrays)
+    return path, build(folder / "many.spp", manifest, arrays)
+
+
+def test_a_project_declaring_a_long_mix_asks_before_mixing(many_layers, monkeypatch):
+    """1,000 layers over 60 s took 46 s to open, without a word. Now the mix is timed
+    on a few frames first, and above WARN_SECONDS the question comes before the work;
+    no is Cancelled at once. (WARN_SECONDS is lowered so that this machine's speed
+    does not decide the test.)"""
+    from app.project import layers
+    from engine.errors import Cancelled
+
+    two, many = many_layers
+    monkeypatch.setattr(layers, "WARN_SECONDS", 1.0, raising=False)
+    asked = []
+    load_project(two, device="cpu", confirm=lambda text: asked.append(text) or False)
+    assert asked == []  # two layers: nothing to ask
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled, match="not opened: mixing its layers costs too much"):
+        load_project(many, device="cpu", confirm=lambda text: asked.append(text) or False)
+    assert time.monotonic() - t0 < 10
+    assert asked[0].startswith("this project mixes 1,000 layers over 4.0 s of audio: "
+                               "opening it will take about")
+
+
+def test_the_window_asks_before_mixing_a_project_of_many_layers(qtbot, window, many_layers,
+                                                                 monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.project import layers
+
+    monkeypatch.setattr(layers, "WARN_SECONDS", 1.0, raising=False)
+    before = window.doc
+    window.open_path(many_layers[1])
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "question") is not None,
+                    timeout=20000)
+    box = window.findChild(QMessageBox, "question")
+    assert "mixes 1,000 layers" in box.text() and box.text().endswith("Go on?")
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: window.jobs.idle(), timeout=20000)
+    assert window.doc is before

@@ -209,8 +209,8 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
         doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
-    states = layers.unpack(manifest["layers"], arrays, doc, path=path) if "layers" in manifest \
-        else []
+    states = layers.unpack(manifest["layers"], arrays, doc, path=path, confirm=confirm) \
+        if "layers" in manifest else []
     history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
         if "history" in manifest else Kept([], 0)
     check_digest(path, manifest, arrays)  # last: every message above names what is wrong
