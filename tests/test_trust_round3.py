@@ -389,3 +389,34 @@ def test_the_window_asks_before_mixing_a_project_of_many_layers(qtbot, window, m
     box.button(QMessageBox.StandardButton.Cancel).click()
     qtbot.waitUntil(lambda: window.jobs.idle(), timeout=20000)
     assert window.doc is before
+
+
+def test_layer_export_stems_writes_a_set_and_refuses_strays_in_a_dialog(qtbot, window,
+                                                                       tmp_path):
+    """The window's Layer > Export stems… shares the set's writer."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from brushes.selection import Selection
+    from tests.dialogs import choose, run_until, save_as
+
+    window.selection.set_selection(Selection.rect(1.0, 2.0, f_lo=100, f_hi=4000))
+    choose(window, "Selection > To new layer")
+    folder = tmp_path / "stems"
+    folder.mkdir()
+    stray = folder / "demo-7-old.flac"
+    stray.write_bytes(b"an older unmix's")
+    save_as(window, folder / "demo.wav")
+    choose(window, "Layer > Export stems…")
+    run_until(lambda: window.findChild(QMessageBox, "error") is not None)
+    box = window.findChild(QMessageBox, "error")
+    assert "holds stems of demo that no demo-stems.json names (demo-7-old.flac)" in box.text()
+    box.accept()
+    run_until(window.jobs.idle)
+    assert sorted(p.name for p in folder.iterdir()) == ["demo-7-old.flac"]
+    stray.unlink()
+    save_as(window, folder / "demo.wav")
+    choose(window, "Layer > Export stems…")
+    run_until(lambda: (folder / "demo-stems.json").exists() and window.jobs.idle())
+    manifest = manifest_of(folder, "demo")
+    assert manifest["complete"] and len(manifest["stems"]) == 2 and manifest["method"] is None
+    assert stems_of(folder) == sorted(manifest["stems"] + ["demo-stems.json"])
