@@ -41,6 +41,18 @@ def test_an_edited_rect_past_any_sound_is_refused(tmp_path, valid, name, value):
     assert "Open an earlier copy" in message
 
 
+def test_embedded_audio_past_any_sound_is_refused(tmp_path, valid):
+    """Samples of 3e38 (finite) analysed to infinite coefficients and NaN sound."""
+    import hashlib
+
+    manifest, arrays = valid
+    audio = arrays["audio"].copy()
+    audio[0, 100] = 3e38
+    manifest = {**manifest, "audio_sha256": hashlib.sha256(audio.tobytes()).hexdigest()}
+    refused(build(tmp_path / "audio.spp", manifest, {**arrays, "audio": audio}),
+            "audio samples up to 3e.38, more than 120 dB past full scale")
+
+
 def test_layer_tiles_past_any_sound_are_refused(tmp_path, valid_layers):
     """Tiles of 1e18 were let in (the old bound) and mixed to +303 dBFS."""
     manifest, arrays = valid_layers

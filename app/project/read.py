@@ -232,6 +232,10 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+    peak = max(float(audio.max()), -float(audio.min()))
+    if peak > 10 ** (HEADROOM_DB / 20):  # its coefficients would pass coefficient_limit
+        raise bad(f"audio samples up to {peak:.3g}, more than {HEADROOM_DB} dB past full "
+                  "scale (no sound is; its analysis would not be finite)")
 
 
 def cells_digest(manifest: dict, arrays: dict[str, np.ndarray]) -> str:
