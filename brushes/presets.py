@@ -23,6 +23,7 @@ from brushes.params import INPUTS, Curve, validate_curve
 from brushes.registry import get_brush
 from engine.errors import ParameterError
 from engine.io import atomic
+from engine.io.audio import not_a_file
 
 VERSION = 1
 KEYS = ("version", "name", "brush", "params", "inputs", "comment")
@@ -109,14 +110,28 @@ def expect_object(value, where: str) -> dict:
     return value
 
 
+def read_limited(path: Path, *, limit: int, what: str) -> bytes:
+    """The bytes of the file ``path`` (a ``what``), refused in one ParameterError naming
+    it when it is past ``limit`` bytes or not a regular file: a named pipe would keep
+    the read waiting for a writer for ever, a device such as /dev/zero never ends."""
+    if (kind := not_a_file(path)) is not None:
+        raise ParameterError(f"{path}: is {kind}, not a {what}; give a file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise ParameterError(f"{path}: cannot read the {what} ({e})") from e
+    if len(data) > limit:
+        raise ParameterError(f"{path}: a {what} is at most {limit // 2**20} MiB; this one is "
+                             "larger")
+    return data
+
+
 def load_preset(path: str | os.PathLike) -> Preset:
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ParameterError(f"{path}: a preset is at most 1 MiB; this file is "
-                                 f"{path.stat().st_size} bytes")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_limited(path, limit=MAX_FILE_BYTES, what="preset").decode("utf-8")
+    except UnicodeDecodeError as e:
         raise ParameterError(f"{path}: cannot read the preset ({e})") from e
     if not text.strip():
         raise ParameterError(f"{path}: the preset file is empty")

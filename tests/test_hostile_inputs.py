@@ -99,8 +99,13 @@ def test_stroke_scripts_that_are_not_scripts(capsys, one_second, tmp_path, conte
 
 
 def test_a_stroke_script_that_never_ends(capsys, one_second, tmp_path):
+    refused(capsys, "/dev/zero: is a character device, not a stroke script", "apply",
+            one_second, "-o", tmp_path / "out.wav", "--strokes", "/dev/zero")
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate((64 << 20) + 1)  # sparse: no 64 MiB written
     refused(capsys, "a stroke script is at most 64 MiB", "apply", one_second, "-o",
-            tmp_path / "out.wav", "--strokes", "/dev/zero")
+            tmp_path / "out.wav", "--strokes", big)
 
 
 def test_a_user_preset_with_a_5000_digit_number_is_skipped_not_fatal(capsys, one_second,

@@ -254,6 +254,7 @@ def version_1(manifest, arrays):
     z = arrays.pop("re_0") + 1j * arrays.pop("im_0")
     arrays["mag_0"], arrays["phase_0"] = np.abs(z).astype(np.float32), \
         np.angle(z).astype(np.float32)
+    manifest = {k: v for k, v in manifest.items() if k != "cells_sha256"}  # not in version 1
     return {**manifest, "version": 1}, arrays
 
 

@@ -33,6 +33,7 @@ def add_parser(sub, analysis_args) -> None:
 
 def cmd_unmix(args, open_document, progress) -> None:
     from app.session.editor import Editor
+    from app.session.stem_set import earlier, manifest_path
     from engine import unmix
     from engine.errors import ParameterError
     from engine.io.export import FORMATS
@@ -52,6 +53,8 @@ def cmd_unmix(args, open_document, progress) -> None:
     folder = Path(args.output_dir)
     if folder.exists() and not folder.is_dir():
         raise ParameterError(f"{folder}: not a folder; give a folder for the stems")
+    if folder.is_dir():  # a folder holding stems no set names: refused before the work
+        earlier(folder, Path(args.file).stem)
     editor = Editor(open_document(args), history_limit=0)
     made = editor.unmix(str(method), marks=marks, progress=progress("unmixing"))
     try:
@@ -63,7 +66,8 @@ def cmd_unmix(args, open_document, progress) -> None:
                                   progress=progress("writing"))
     for layer, report in zip(made, reports, strict=True):
         print(f"{layer.name}: {report.summary()}")
-    print(f"unmixed {args.file} by {method} into {len(made)} stems in {folder}",
+    print(f"unmixed {args.file} by {method} into {len(made)} stems in {folder} (named in "
+          f"{manifest_path(folder, Path(args.file).stem).name})",
           file=sys.stderr)
 
 

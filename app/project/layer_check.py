@@ -7,8 +7,8 @@ sum of the same source twice, sixty times over, would be 2**60) and its
 amplification (how far past its inputs its cells can reach: the sum of its gains'
 sizes, times its parts'); each is bounded far beyond anything the app makes
 (engine.model.layer_sources.NEST_LIMIT keeps its layers shallow), and with the tiles'
-values bounded (``TILE_VALUE_LIMIT``) every state of the table mixes to finite
-cells.
+values bounded (the transform's ``coefficient_limit``: app.project.read.check_bounded)
+every state of the table mixes to finite cells, and resynthesizes to finite samples.
 
 The masks of one unmix are one group: every source of it names the same list of
 distinct masks, at most ``MAX_COMPONENTS - 1``, which add up to at most one share at
@@ -34,10 +34,6 @@ GAIN_LIMIT = GAIN_RANGE[1]  # a layer's gain, or a merged part's factor's size
 MAX_DEPTH = 64  # sources one source is made of, one within the other
 MAX_REFERENCES = 4096  # sources one read of a source computes, counted with multiplicity
 MAX_AMPLIFICATION = 1 << 16  # how far past its inputs a source's cells can reach
-# A tile's real or imaginary part at most (a full-scale sine analyses to about 1e5):
-# with the amplification, the gains and the layers above bounded, every state mixes
-# to finite cells.
-TILE_VALUE_LIMIT = 1e18
 MASK_NAME = re.compile(r"layer_mask_(0|[1-9]\d{0,4})")
 
 

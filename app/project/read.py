@@ -11,6 +11,7 @@ ProjectError saying what, never another exception.
   and every number finite, magnitudes not negative, patches the shape of their rect.
 """
 
+import hashlib
 import io
 import json
 import math
@@ -29,6 +30,7 @@ from engine.errors import ParameterError
 from engine.io.metadata import Metadata
 from engine.runtime.memory import available_memory
 from engine.transforms.settings import checked
+from engine.transforms.transform import HEADROOM_DB
 
 FORMAT, VERSION = "spectropaint-project", 4
 # what each version stores of an edited rect (3 adds the undo history, 4 the layers)
@@ -45,6 +47,7 @@ ZIP_MAGICS, NPY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06"), b"\x93NUMPY"
 MAX_STEPS = 100_000  # undo steps in a project's history
 LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
+CELL_KEYS = ("edited_rects", "layers", "history")  # what cells_digest covers of the manifest
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
 
 
@@ -229,6 +232,47 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
+    peak = max(float(audio.max()), -float(audio.min()))
+    if peak > 10 ** (HEADROOM_DB / 20):  # its coefficients would pass coefficient_limit
+        raise bad(f"audio samples up to {peak:.3g}, more than {HEADROOM_DB} dB past full "
+                  "scale (no sound is; its analysis would not be finite)")
+
+
+def cells_digest(manifest: dict, arrays: dict[str, np.ndarray]) -> str:
+    """The SHA-256 of a project's edits: the manifest's edited rects, layers and history,
+    and every array but the audio (which has its own), name, type and shape included;
+    so a tile list permuted, or cells of one tile swapped with another's, is seen."""
+    h = hashlib.sha256(json.dumps([manifest.get(k) for k in CELL_KEYS],
+                                  sort_keys=True).encode())
+    for name in sorted(set(arrays) - {"audio"}):
+        array = np.ascontiguousarray(arrays[name])
+        h.update(f"{name} {array.dtype.str} {array.shape}".encode())
+        h.update(array.data)
+    return h.hexdigest()
+
+
+def check_digest(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -> None:
+    """The edits against their checksum, where the project has one (written since
+    issue 51; earlier files have none and open as before)."""
+    if "cells_sha256" in manifest and manifest["cells_sha256"] != cells_digest(manifest, arrays):
+        raise ProjectError(f"{path}: the edits (edited rects, layers or history) do not match "
+                           "their checksum; the file is damaged. Open an earlier copy of it")
+
+
+def check_bounded(path: Path, arrays: dict[str, np.ndarray], limit: float) -> None:
+    """Every coefficient the project holds (each float array but the audio: edited
+    rects, layer tiles, history patches) within ``limit``, the transform's
+    ``coefficient_limit``. Past it no sound and no edit made them, and a mix of them
+    would not resynthesize to finite samples (3e38 is a finite float32 whose ``|z|``
+    is not), so the project is refused rather than opened clamped, unlike what was saved."""
+    for name, array in arrays.items():
+        if name != "audio" and array.dtype.kind == "f" and array.size:
+            peak = max(float(array.max()), -float(array.min()))
+            if peak > limit:
+                raise ProjectError(
+                    f"{path}: the project is damaged: {name} holds values past {limit:.3g} "
+                    f"(up to {peak:.3g}), {HEADROOM_DB} dB above the loudest a full-scale "
+                    "sound analyses to; no edit makes them. Open an earlier copy of it")
 
 
 def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,

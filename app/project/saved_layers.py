@@ -18,16 +18,23 @@ thread (tiles and masks are never written once made: it holds them, it copies
 nothing) and packed into arrays in the saving worker.
 """
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from app.project.layer_check import TILE_VALUE_LIMIT, check, mask_index
+from app.project.layer_check import check, mask_index
 from app.project.project_error import ProjectError
+from engine.errors import Cancelled
 from engine.model.document import Document
 from engine.model.layer_sources import Dense, Masked, Silence, Source, Summed, Tiled
 from engine.model.layer_stack import Layer, StackState
+from engine.region import Rect
+from engine.runtime.cost import WARN_SECONDS, describe_seconds
+
+MIX_PROBE_FRAMES = 128  # frames of the mix timed to learn what all of it costs
+MIX_PROBE_SECONDS = 0.5  # at most (and one layer's read of those frames)
 
 __all__ = ["Table", "check", "pack", "table", "unpack"]
 
@@ -102,10 +109,33 @@ def pack(t: Table, next_id: int) -> tuple[dict, dict[str, np.ndarray]]:
     return section, arrays
 
 
+def confirm_mix(doc: Document, state: StackState, *, confirm) -> None:
+    """Ask ``confirm(text) -> bool`` whether to go on when mixing ``state`` would take
+    more than engine.runtime.cost.WARN_SECONDS (timed on its first MIX_PROBE_FRAMES frames, of
+    the layers read in MIX_PROBE_SECONDS): the mix costs the layers times the length,
+    which a small file can declare large (1,000 layers of one unmixed part over 4 s of
+    mono, 117 KB of JSON: 40 s). Refused: Cancelled, nothing done."""
+    layers, frames = state.audible(), min(MIX_PROBE_FRAMES, doc.n_frames)
+    rect, chans = Rect(0, doc.n_bins, 0, frames), slice(0, doc.channels)
+    if len(layers) < 2:
+        return  # one layer: the work of any document
+    layers[0].content.cells(rect, chans)  # untimed: a first read pays for warming up
+    t0, done = time.perf_counter(), 1
+    while done < len(layers) and time.perf_counter() - t0 <= MIX_PROBE_SECONDS:
+        layers[done].content.cells(rect, chans)
+        done += 1
+    seconds = (time.perf_counter() - t0) * doc.n_frames / frames * len(layers) / (done - 1)
+    if seconds > WARN_SECONDS and not confirm(
+            f"this project mixes {len(layers):,} layers over {doc.audio.duration:.1f} s of audio: "
+            f"opening it will take about {describe_seconds(seconds)}"):
+        raise Cancelled("not opened: mixing its layers costs too much; nothing was changed")
+
+
 def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
-           path) -> list[StackState]:
+           path, confirm=None) -> list[StackState]:
     """Every state of a checked ``layers`` section, on ``doc`` (which holds the
-    recording with its edited rects); the current one is made the document's."""
+    recording with its edited rects); the current one is made the document's, once
+    ``confirm`` (engine.model.document.Document's) says yes to a mix that takes long."""
     def bad(what: str) -> ProjectError:
         return ProjectError(f"{path}: the project is damaged: {what}")
 
@@ -120,8 +150,6 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
                 raise bad(f"{name} is {array.shape}, not the document's {shape}")
             masks[j] = torch.from_numpy(array).to(doc.device)
     flat, used = arrays["layer_tiles"], 0
-    if flat.size and float(np.abs(flat).max()) > TILE_VALUE_LIMIT:
-        raise bad(f"layer_tiles holds values past {TILE_VALUE_LIMIT:.0e}, far past any sound")
     sources: list[Source] = []
     groups: dict[tuple[int, ...], tuple[torch.Tensor, ...]] = {}
     for i, entry in enumerate(section["sources"]):
@@ -168,6 +196,8 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
         if s.plain and (only.gain, only.invert, only.mute, only.solo) != (1, False, False, False):
             raise bad("the only layer of a document without layers has mixing set")
     stack.next_id = section["next_id"]
+    if confirm is not None:
+        confirm_mix(doc, states[section["current"]], confirm=confirm)
     doc.set_layers(states[section["current"]])
     doc.take_dirty()
     if not bool(torch.isfinite(torch.view_as_real(doc.mix)).all()):

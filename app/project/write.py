@@ -10,7 +10,9 @@ an autosave, the project the edits were saved as; version 4 the layers
 (app.project.saved_layers), the edited tiles being then those painted before the
 document had layers, and the layers' own cells their tiles and masks. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
-cannot run code. Written to a temporary file, flushed to disk, then renamed.
+cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
+``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
+none). Written to a temporary file, flushed to disk, then renamed.
 """
 
 import hashlib
@@ -26,7 +28,15 @@ import numpy as np
 import torch
 
 from app.project import saved_layers as layers
-from app.project.read import FORMAT, VERSION, ProjectError, read
+from app.project.read import (
+    FORMAT,
+    VERSION,
+    ProjectError,
+    cells_digest,
+    check_bounded,
+    check_digest,
+    read,
+)
 from app.project.saved_history import Kept, pack, unpack
 from engine.errors import Cancelled, ParameterError
 from engine.io.atomic import clear_stale, commit, discard, temporary
@@ -114,6 +124,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if snap.get("history") is not None and snap["history"].steps:
         manifest["history"], cells = pack(snap["history"], table.state if table else None)
         arrays.update(cells)
+    manifest["cells_sha256"] = cells_digest(manifest, arrays)
     try:
         cleared = clear_stale(path)
         tmp = temporary(path)
@@ -191,15 +202,17 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                        **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
+    check_bounded(path, arrays, doc.transform.coefficient_limit)
     for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
         if b1 > doc.n_bins or f1 > doc.n_frames:
             raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
                                f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
         doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
-    states = layers.unpack(manifest["layers"], arrays, doc, path=path) if "layers" in manifest \
-        else []
+    states = layers.unpack(manifest["layers"], arrays, doc, path=path, confirm=confirm) \
+        if "layers" in manifest else []
     history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
         if "history" in manifest else Kept([], 0)
+    check_digest(path, manifest, arrays)  # last: every message above names what is wrong
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)

@@ -26,7 +26,7 @@ from app.session.repairs import Report, get_module, put_back, repair, settings_o
 from app.session.unmixing import separate, unmix
 from brushes.params import Curve
 from brushes.path import StrokePoint
-from brushes.presets import expect_object, find_preset, parse_preset
+from brushes.presets import expect_object, find_preset, parse_preset, read_limited
 from brushes.registry import get_brush
 from brushes.stroke import paint
 from engine.errors import ParameterError
@@ -354,14 +354,7 @@ def load_json_list(path: str | os.PathLike, *, what: str, items: str) -> list:
     """A JSON file holding a list (of ``items``: a ``what``), read as hostile input: every
     failure is one ParameterError naming the file."""
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SCRIPT_BYTES + 1)  # a device such as /dev/zero never ends
-    except OSError as e:
-        raise ParameterError(f"{path}: cannot read the {what} ({e})") from e
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise ParameterError(f"{path}: a {what} is at most {MAX_SCRIPT_BYTES // 2**20} "
-                             "MiB; this one is larger")
+    data = read_limited(path, limit=MAX_SCRIPT_BYTES, what=what)
     try:
         script = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:

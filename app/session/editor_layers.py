@@ -10,16 +10,19 @@
 A layer is named by its name or its id; operations are undo steps (app.session.layer_ops).
 """
 
+import dataclasses
 import re
 from pathlib import Path
 
 import numpy as np
 
 from app.session import layer_ops as ops
+from app.session import stem_set
 from app.session.selection import Selection
 from engine.errors import ParameterError
 from engine.io.export import ExportReport, export
 from engine.model.document import Document
+from engine.model.layer_sources import Masked, Tiled
 from engine.model.layer_stack import Layer
 from engine.model.resynth import layer_audio
 
@@ -117,18 +120,38 @@ def write_stems(doc: Document, folder: Path, *, stem: str, suffix: str,
     up, as ``<stem>-<n>-<name><suffix>`` (n: its place in the stack), with the
     source's metadata (``options``: as :func:`engine.io.export.export`): the files add
     up to the mix. Layers not heard (muted, or not soloed while another is) are not
-    written."""
+    written. The files are one set with a manifest naming its method
+    (app.session.stem_set): an earlier set of ``stem`` in ``folder`` is replaced whole."""
     state = doc.layers.state
     heard = {x.id for x in state.audible()}
     if not heard:
         raise ParameterError("no layer is heard (all are muted): unmute one to export stems")
     options = {"source": doc.audio.path, "metadata": doc.audio.metadata,
                "layout": doc.audio.layout, **options}
-    out = []
     paths = stem_paths(folder, stem, [x.name for x in state.layers], suffix=suffix)
-    for layer, path in zip(state.layers, paths, strict=True):
-        if layer.id in heard:
-            audio = layer_audio(doc, layer=layer.id)
-            audio = audio if layer.factor == 1 else audio * np.float32(layer.factor)
-            out.append((layer, export(audio, doc.sample_rate, path, **options)))
-    return out
+    chosen = [(x, p) for x, p in zip(state.layers, paths, strict=True) if x.id in heard]
+
+    def write(i: int, path: Path) -> ExportReport:
+        layer = chosen[i][0]
+        audio = layer_audio(doc, layer=layer.id)
+        audio = audio if layer.factor == 1 else audio * np.float32(layer.factor)
+        return export(audio, doc.sample_rate, path, **options)
+
+    reports = stem_set.write_set(folder, stem, [p.name for _, p in chosen], write,
+                                 method=made_by(x for x, _ in chosen),
+                                 source=str(doc.audio.path) if doc.audio.path else None)
+    return [(x, dataclasses.replace(r, path=p))
+            for (x, p), r in zip(chosen, reports, strict=True)]
+
+
+def made_by(layers) -> str | None:
+    """The unmix method the layers were made by (their recipe, under what was painted
+    on them since), None for layers made otherwise."""
+    found = set()
+    for x in layers:
+        source = x.content
+        while isinstance(source, Tiled):
+            source = source.base
+        if isinstance(source, Masked) and source.recipe is not None:
+            found.add(source.recipe["method"])
+    return " + ".join(sorted(found)) or None

@@ -52,9 +52,9 @@ class Cost:
 
     def describe(self, transform, seconds_of_audio: float) -> str:
         return (f"{transform!r} makes {self.per_sample:,.0f} coefficients per sample: "
-                f"{seconds_of_audio:.1f} s of audio will take about {_duration(self.seconds)} "
-                f"and {self.bytes / 2**30:.1f} GiB (a larger hop or a smaller FFT size costs "
-                "far less)")
+                f"{seconds_of_audio:.1f} s of audio will take about "
+                f"{describe_seconds(self.seconds)} and {self.bytes / 2**30:.1f} GiB (a larger "
+                "hop or a smaller FFT size costs far less)")
 
 
 def estimate(transform, channels: int, *, frames: int, resident: int) -> Cost:
@@ -107,7 +107,8 @@ def _seconds_per_frame(transform) -> float:
     return max(large - small, large / 4) / k  # load on the machine can make it negative
 
 
-def _duration(seconds: float) -> str:
+def describe_seconds(seconds: float) -> str:
+    """``seconds`` as a person reads them: 40 s, 12 min, 2.5 h."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"

@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 import torch
 import torch.nn.functional as F
 
+HEADROOM_DB = 120  # five strokes of the gain brush at its most (+24 dB) on a full-scale cell
+
 
 class Transform(ABC):
     sample_rate: int
@@ -29,6 +31,9 @@ class Transform(ABC):
     # they end (brushes.locality.confine)
     confined_edits: bool = False
     reach: int  # samples a frame's atom reaches either side of its centre
+    # the largest |coefficient| any full-scale signal makes, over full_scale: an atom's
+    # sum of |samples| (a signal of +-1 matching its signs), against a cosine's half
+    atom_sum: float = 2.0
 
     # -- description -----------------------------------------------------------
     @abstractmethod
@@ -136,6 +141,14 @@ class Transform(ABC):
     @abstractmethod
     def full_scale(self) -> float:
         """Magnitude of a full-scale sine at its peak bin: the 0 dB reference."""
+
+    @property
+    def coefficient_limit(self) -> float:
+        """The largest |coefficient| a document may be given from a file: HEADROOM_DB
+        past the most any full-scale signal analyses to (``atom_sum`` times
+        ``full_scale``), so that a loud edit is never refused, while the synthesis of
+        every mix of such cells stays finite (:mod:`app.project.layer_check`)."""
+        return self.atom_sum * self.full_scale * 10 ** (HEADROOM_DB / 20)
 
     def frame_times(self, n_frames: int) -> torch.Tensor:
         """Centre time of each frame, seconds (float64)."""
