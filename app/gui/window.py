@@ -387,7 +387,7 @@ class MainWindow(QMainWindow):
 
     def _brush_changed(self) -> None:
         brush, params, _ = self.brush_panel.current()
-        self.canvas.brush_harmonics = params.get("harmonics", 1) if brush == "harmonic" else 1
+        self.canvas.brush_harmonics = params.get("harmonics", 1)  # declared by the harmonic brush
         self.canvas.brush_radius = (params.get("radius_ms", 50.0) / 1000,
                                     params.get("radius_hz", 200.0))
         self.canvas.brush_cents = params.get("radius_cents", 0.0)

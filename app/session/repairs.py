@@ -46,19 +46,27 @@ FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.
 
 @dataclass(frozen=True)
 class Module:
+    """A restoration module and every way it differs from the others: the pipeline, the
+    CLI, scripts and the GUI ask these, never its name."""
     name: str
     title: str  # for menus and reports
     help: str
     params: tuple[Param, ...]
     context_s: float  # audio either side of the region the module learns from
+    dsp: str  # the engine module whose run(x, sample_rate, ...) repairs (imported when run)
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
+    headroom: str | None = None  # the Param that lets the output peak that much higher
     counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
     # the region
     learns: bool = False  # it learns from a profile (a stretch of what to remove alone)
+    marks: bool = False  # what it repaired is marked in the time ruler, one by one
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
-        return importlib.import_module(f"engine.repair.{self.name}").run(
-            x, sample_rate, **settings, **extra)
+        return importlib.import_module(self.dsp).run(x, sample_rate, **settings, **extra)
+
+    def louder(self, values: dict) -> float:
+        """How far above the input its output may peak, with ``values`` set."""
+        return self.louder_db + (values.get(self.headroom, 0.0) if self.headroom else 0.0)
 
 
 MODULES = {m.name: m for m in (
@@ -70,24 +78,27 @@ MODULES = {m.name: m for m in (
             Param("tonal", "off", choices=("off", "on"),
                   help="on: learn steady tones (a fan's whine) as noise too; off leaves "
                        "them, as music's held notes and drones are steady too (de-hum and "
-                       "the tone remover take tones)")), 0.5, learns=True),
+                       "the tone remover take tones)")), 0.5, "engine.repair.denoise",
+           learns=True),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
             Param("crackle", "off", choices=("off", "on"),
-                  help="on: dense small clicks (vinyl crackle)")), 0.05, counts=True),
+                  help="on: dense small clicks (vinyl crackle)")), 0.05, "engine.repair.declick",
+           counts=True, marks=True),
     Module("dehum", "De-hum", "Find mains hum (50 or 60 Hz, its drift and harmonics) and "
            "subtract it, keeping what sounds under it.",
            (Param("fundamental", "auto", choices=("auto", "50", "60"),
                   help="mains frequency, or auto to find it"),
             Param("harmonics", 40, 1, 100, "", "the most harmonics considered", integer=True)),
-           1.0),
+           1.0, "engine.repair.dehum"),
     Module("declip", "De-clip", "Find clipped runs and restore the peaks they cut off.",
            (Param("headroom_db", 6.0, 0.0, 20.0, "dB",
                   "how far above the clip level a restored peak may reach"),
             Param("gain", "reduce", choices=("reduce", "keep"),
                   help="reduce: lower the whole region's level so restored peaks fit below "
-                       "full scale")), 0.05, counts=True),
+                       "full scale")), 0.05, "engine.repair.declip", headroom="headroom_db",
+           counts=True),
 )}
 
 
@@ -297,8 +308,7 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     report = planned.report
     d = _band(outcome.samples - x, sr, low, high)
     d = _kept_inside(d, s0 - a0, s1 - a0, n - a0, sr)
-    louder = module.louder_db + (values.get("headroom_db", 0.0) if name == "declip" else 0.0)
-    y, put_back = guard.safe(x, x + d, sr, louder_db=louder)
+    y, put_back = guard.safe(x, x + d, sr, louder_db=module.louder(values))
     if put_back:
         report.notes.append(f"{put_back} window(s) of 10 ms left as they were (their repair "
                             "would have been louder than the audio)")

@@ -177,7 +177,7 @@ class RepairActions:
                 command = StrokeCommand(doc, report.step)
                 self.opened.undo_stack.push(command)
                 self.canvas.update()
-                if name == "declick":
+                if MODULES[name].marks:
                     self.click_marks.set(doc, command, report)
             self.status.showMessage(report.line(), SHOWN_MS)
 
