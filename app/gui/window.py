@@ -386,7 +386,7 @@ class MainWindow(QMainWindow):
         self.update_title()
 
     def _brush_changed(self) -> None:
-        brush, params, _ = self.brush_panel.current()
+        _, params, _ = self.brush_panel.current()
         self.canvas.brush_harmonics = params.get("harmonics", 1)  # declared by the harmonic brush
         self.canvas.brush_radius = (params.get("radius_ms", 50.0) / 1000,
                                     params.get("radius_hz", 200.0))
