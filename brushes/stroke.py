@@ -156,6 +156,7 @@ class Stroke:
             self.doc.write_complex(tile, before, channel=self.channel)
             rect = tile.union(rect)
         self.canvas.before_tiles.clear()
+        self.doc.set_written(self.written_before)  # its samples are the content's again
         return rect
 
     @timed("paint")

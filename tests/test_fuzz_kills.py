@@ -20,7 +20,7 @@ import soundfile as sf
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.cli_run import ROOT
+from tests.cli_run import ROOT, checkout_first
 from tests.test_fuzz import EXAMPLES
 
 KILLS = settings(max_examples=int(os.environ.get("SPECPAINT_FUZZ_KILLS", max(2, EXAMPLES // 20))),
@@ -50,7 +50,7 @@ def killed(ready, after: float, *args) -> None:
     workers ``after`` seconds later."""
     proc = subprocess.Popen(command(*args), cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "SPECPAINT_DEVICE": "cpu"})
+                            env=checkout_first({**os.environ, "SPECPAINT_DEVICE": "cpu"}))
     deadline = time.monotonic() + 120
     while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
