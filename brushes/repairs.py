@@ -48,6 +48,7 @@ class Module:
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
     counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
     # the region
+    nothing: str = "found nothing to repair"  # what its report says when it changed nothing
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(f"engine.repair.{self.name}").run(
@@ -81,6 +82,11 @@ MODULES = {m.name: m for m in (
             Param("gain", "reduce", choices=("reduce", "keep"),
                   help="reduce: lower the whole region's level so restored peaks fit below "
                        "full scale")), 0.05, counts=True),
+    Module("voice", "Voice de-noise", "Reduce the noise around a voice with a speech model "
+           "(DeepFilterNet3), only where it finds a voice: music and other sounds are left "
+           "as they are.",
+           (Param("amount_db", 24.0, 0.0, 100.0, "dB", "the most the noise is reduced by"),),
+           1.0, nothing="found no voice"),
 )}
 
 
@@ -105,10 +111,10 @@ class Report:
         return self.step is not None
 
     def line(self) -> str:
-        title = MODULES[self.module].title
+        module = MODULES[self.module]
         if not self.changed:
-            return f"{title}: found nothing to repair; nothing changed"
-        return "; ".join([f"{title}: {self.summary}", *self.notes])
+            return f"{module.title}: {module.nothing}; nothing changed"
+        return "; ".join([f"{module.title}: {self.summary}", *self.notes])
 
 
 def get_module(name, where: str = "repair") -> Module:
