@@ -85,7 +85,7 @@ MODULES = {m.name: m for m in (
     Module("voice", "Voice de-noise", "Reduce the noise around a voice with a speech model "
            "(DeepFilterNet3), only where it finds a voice: music and other sounds are left "
            "as they are.",
-           (Param("amount_db", 24.0, 0.0, 100.0, "dB", "the most the noise is reduced by"),),
+           (Param("amount_db", 40.0, 0.0, 100.0, "dB", "the most the noise is reduced by"),),
            1.0, nothing="found no voice"),
 )}
 

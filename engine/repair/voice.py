@@ -33,6 +33,7 @@ from scipy import ndimage
 
 from engine.progress import step
 from engine.repair import Outcome, guard
+from engine.repair.attenuate import runs
 
 RATE = 48000  # the model's rate
 LAG_FRAMES = 3  # the model's output lags its input by this many frames
@@ -42,10 +43,14 @@ VOICE_S = 0.5  # a voice: a window this long ...
 VOICED_S = 0.15  # ... with this much of it voiced
 HOLD_S = 0.5  # the model's output is kept this long before and after a voice
 FADE_S = 0.02  # and faded in and out over this
+LEAST_DB = 24.0  # the model's output is blended with the input: the noise taken down by at
+TARGET_DB = 42.0  # least this, and so far that it ends this far below the voice (the
+# estimate from the model's split: what it kept against what it took)
+NO_LIMIT_DB = 100.0  # the model run without its attenuation limit (the blend sets it)
 PROGRESS_FRAMES = 200  # frames between progress steps
 
 
-def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0, progress=None,
+def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 40.0, progress=None,
         cancel=None) -> Outcome:
     """De-noise the voice in ``x`` (float64 ``[channels, n]``) by at most ``amount_db``,
     each channel on its own; ``x`` itself and no summary where no voice is found."""
@@ -53,22 +58,30 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 24.0, progress=No
     if amount_db <= 0 or given.shape[1] == 0:
         return Outcome(samples=given)
     up = soxr.resample(given.T, sample_rate, RATE).T.astype(np.float32)
-    model, lsnr = _model(up, amount_db, progress, cancel)
+    model, lsnr = _model(up, NO_LIMIT_DB, progress, cancel)
     keep = _voice(up, model, lsnr)
     if not keep.any():
         return Outcome(samples=given)
+    attenuation = _attenuation(up, model, keep, amount_db)
     down = soxr.resample((model - up).T, RATE, sample_rate).T[:, :given.shape[1]]
-    mask = _mask(keep, given.shape[1], sample_rate)
+    mask = _mask(np.where(keep, 1 - 10 ** (-attenuation / 20), 0.0), given.shape[1],
+                 sample_rate)
     y = given.copy()
     y[:, :down.shape[1]] += mask[:, :down.shape[1]] * down
     y, _ = guard.safe(given, y, sample_rate)
-    span = guard.changed_span(given, y)
-    if span is None:
+    if guard.changed_span(given, y) is None:
         return Outcome(samples=given)
-    voiced = keep.any(0).sum() / 100
-    reduced = _reduction_db(given, y, mask)
-    return Outcome(samples=y, summary=f"voice found over {voiced:.1f} s; its noise reduced, "
-                                      f"the level there down {reduced:.1f} dB")
+    voiced, used = keep.any(0).sum() / 100, attenuation[keep]
+    return Outcome(samples=y, summary=f"voice found over {voiced:.1f} s; the noise around it "
+                                      f"reduced by {_range(used.min(), used.max())} dB")
+
+
+def bare(x: np.ndarray, sample_rate: int, *, amount_db: float = 100.0) -> np.ndarray:
+    """The model alone over ``x`` (``[channels, n]``), back at its rate: no voice gate, no
+    guard (what the bench measures the module against)."""
+    up = soxr.resample(np.asarray(x, np.float64).T, sample_rate, RATE).T.astype(np.float32)
+    out = soxr.resample(_model(up, amount_db, None, None)[0].T, RATE, sample_rate).T
+    return np.pad(out, ((0, 0), (0, max(0, x.shape[1] - out.shape[1]))))[:, :x.shape[1]]
 
 
 @functools.cache
@@ -141,18 +154,34 @@ def _frame_energy(x: np.ndarray, frame: int, count: int) -> np.ndarray:
     return (padded.reshape(x.shape[0], count, frame) ** 2).sum(-1)
 
 
-def _mask(keep: np.ndarray, n: int, sample_rate: int) -> np.ndarray:
-    """The per-sample weight of the model's change (``[channels, n]``): 1 over the kept
-    frames, 0 elsewhere, raised-cosine ramps of ``FADE_S`` inside the kept stretches."""
-    at = np.minimum((np.arange(n) * 100) // sample_rate, keep.shape[1] - 1)
-    hard = keep[:, at].astype(np.float64)
+def _mask(weight: np.ndarray, n: int, sample_rate: int) -> np.ndarray:
+    """The per-sample weight of the model's change (``[channels, n]``) from one per 10 ms
+    frame (0 where the input stays), faded in and out over ``FADE_S`` (raised-cosine)
+    inside each stretch where it is not 0."""
+    at = np.minimum((np.arange(n) * 100) // sample_rate, weight.shape[1] - 1)
+    hard = weight[:, at]
     fade = max(1, round(FADE_S * sample_rate))
-    soft = ndimage.uniform_filter1d(ndimage.minimum_filter1d(hard, fade, axis=1), fade, axis=1)
+    inside = ndimage.minimum_filter1d((hard > 0).astype(np.float64), fade, axis=1)
+    soft = ndimage.uniform_filter1d(inside, fade, axis=1)
     return np.sin(0.5 * np.pi * np.clip(soft, 0, 1)) ** 2 * hard
 
 
-def _reduction_db(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> float:
-    """How far the level came down where the model's output was kept, in dB."""
-    where = mask > 0
-    before, after = (x[where] ** 2).sum(), (y[where] ** 2).sum()
-    return float(10 * np.log10(before / max(after, 1e-300))) if before > 0 else 0.0
+def _attenuation(up: np.ndarray, model: np.ndarray, keep: np.ndarray,
+                 amount_db: float) -> np.ndarray:
+    """``[channels, frames]``: per stretch of kept frames, how far the noise goes down in dB,
+    from the model's estimate of its signal-to-noise ratio there (the energy it kept
+    against the energy it took): ``TARGET_DB`` less that, at least ``LEAST_DB``, at
+    most ``amount_db``."""
+    frame = RATE // 100
+    voice = _frame_energy(model, frame, keep.shape[1])
+    noise = _frame_energy(up - model, frame, keep.shape[1])
+    out = np.zeros(keep.shape)
+    for c in range(keep.shape[0]):
+        for a, b in runs(keep[c]):
+            snr = 10 * np.log10(max(voice[c, a:b].sum(), 1e-30) / max(noise[c, a:b].sum(), 1e-30))
+            out[c, a:b] = min(amount_db, max(LEAST_DB, TARGET_DB - snr))
+    return out
+
+
+def _range(low: float, high: float) -> str:
+    return f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
