@@ -171,3 +171,55 @@ def test_repair_voice_de_noise_through_the_menu_is_one_undo_step(qtbot, window, 
     assert window.statusBar().currentMessage() == "Voice de-noise: found no voice; nothing " \
                                                   "changed"
     assert torch.equal(doc.coefficients(0, doc.n_frames), coefficients)
+
+
+def test_specpaint_unmix_voice_writes_a_voice_and_a_background_that_add_up(tmp_path,
+                                                                          write_audio):
+    take, _, _, noisy, _ = _speech(1)
+    src = write_audio("take.wav", noisy.astype(np.float32), take.sample_rate, "FLOAT")
+    r = specpaint("unmix", src, "-o", tmp_path / "stems", "--method", "voice")
+    assert r.returncode == 0, r.stderr
+    stems = sorted((tmp_path / "stems").glob("take-*.wav"))
+    assert [p.name for p in stems] == ["take-1-Recording-voice.wav",
+                                       "take-2-Recording-background.wav"]
+    voiced, background = (sf.read(p, dtype="float64", always_2d=True)[0].T for p in stems)
+    mix = noisy.astype(np.float32)
+    assert np.abs(voiced + background - mix).max() <= 1e-5
+    assert si_sdr_db(take.samples, voiced) > si_sdr_db(take.samples, mix) + 5
+    noise = mix - take.samples
+    assert si_sdr_db(noise, background) > si_sdr_db(noise, mix) + 5
+
+    music = _music()[0][0]
+    src = write_audio("music.wav", music.samples.astype(np.float32), music.sample_rate, "FLOAT")
+    r = specpaint("unmix", src, "-o", tmp_path / "music", "--method", "voice")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "unmix voice: found no voice in layer 'Recording'; nothing changed" in r.stderr
+    assert not (tmp_path / "music").exists()
+
+
+def test_layer_unmix_voice_and_background_through_the_dialog(qtbot, window, tmp_path):
+    from PySide6.QtWidgets import QComboBox
+
+    from app.gui.layeractions import UnmixDialog
+    from engine.resynth import layer_audio
+    from tests.dialogs import choose, run_until, when_shown
+    from tests.test_gui_layers import idle, names
+    from tests.test_gui_repair import opened
+
+    take, _, _, noisy, _ = _speech(1)
+    doc = opened(qtbot, window, tmp_path, noisy)
+    mix = window.session.synth.waveform().copy()
+
+    def voice_and_background(dialog):
+        method = dialog.findChild(QComboBox, "unmix-method")
+        method.setCurrentIndex(method.findText("Voice and background"))
+        dialog.accept()
+
+    when_shown(window, UnmixDialog, "unmix-dialog", voice_and_background)
+    choose(window, "Layer > Unmix…")
+    run_until(lambda: len(names(window)) == 2, timeout=120)
+    idle(window)
+    assert names(window) == ["Recording background", "Recording voice"]
+    assert np.abs(window.session.synth.waveform() - mix).max() <= 1e-5
+    voiced = layer_audio(doc, layer=doc.layers.state.layers[0].id)
+    assert si_sdr_db(take.samples, voiced) > si_sdr_db(take.samples, mix) + 5
