@@ -79,9 +79,9 @@ def music(seeds) -> list[str]:
                       "  ".join(f"{m}: {v:.2f}" for m, v in row.items()), flush=True)
     change = {m: [r[m] - r["input"] for r in rows if np.isfinite(r["input"])] for m in MUSIC}
     return [f"{len(rows)} music takes (clean and under hiss): left bit for bit by ours: "
-            f"{untouched}; SI-SDR change against the input (dB), median / worst: " +
-            ", ".join(f"{m} {np.median(change[m]):+.1f} / {min(change[m]):+.1f}"
-                      for m in MUSIC[1:])]
+            f"{untouched}; under hiss, SI-SDR change against the input (dB), median / "
+            "worst: " + ", ".join(f"{m} {np.median(change[m]):+.1f} / {min(change[m]):+.1f}"
+                                  for m in MUSIC[1:])]
 
 
 def speed() -> str:
