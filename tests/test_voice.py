@@ -6,6 +6,7 @@ as docs/restoration.md gives it."""
 
 import functools
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,3 +233,23 @@ def test_layer_unmix_voice_and_background_through_the_dialog(qtbot, window, tmp_
     assert np.abs(window.session.synth.waveform() - mix).max() <= 1e-5
     voiced = layer_audio(doc, layer=doc.layers.state.layers[0].id)
     assert si_sdr_db(take.samples, voiced) > si_sdr_db(take.samples, mix) + 5
+
+
+def test_batch_repair_voice_cleans_the_voice_and_says_the_music_has_none(tmp_path):
+    import json
+
+    take, _, _, noisy, _ = _speech(7)
+    music = _music()[0][0]
+    sources = tmp_path / "takes"
+    sources.mkdir()
+    sf.write(sources / "talk.wav", noisy.T.astype(np.float32), take.sample_rate, "FLOAT")
+    sf.write(sources / "song.wav", music.samples.T.astype(np.float32), music.sample_rate,
+             "FLOAT")
+    r = specpaint("batch", sources, "-o", tmp_path / "out", "--repair", "voice", timeout=300)
+    assert r.returncode == 0, r.stderr
+    notes = {Path(f["input"]).name: f["notes"]
+             for f in json.loads((tmp_path / "out" / "batch-report.json").read_text())["files"]}
+    assert notes == {"talk.wav": [],
+                     "song.wav": ["strokes[0]: Voice de-noise: found no voice; nothing changed"]}
+    y = sf.read(tmp_path / "out" / "talk.wav", dtype="float64", always_2d=True)[0].T
+    assert take_scores(take, y)["pesq"] > take_scores(take, noisy)["pesq"] + 0.3
