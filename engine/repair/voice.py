@@ -188,15 +188,20 @@ def _frame_energy(x: np.ndarray, frame: int, count: int) -> np.ndarray:
 
 
 def _mask(weight: np.ndarray, n: int, sample_rate: int) -> np.ndarray:
-    """The per-sample weight of the model's change (``[channels, n]``) from one per 10 ms
-    frame (0 where the input stays), faded in and out over ``FADE_S`` (raised-cosine)
-    inside each stretch where it is not 0."""
-    at = np.minimum((np.arange(n) * 100) // sample_rate, weight.shape[1] - 1)
-    hard = weight[:, at]
+    """The per-sample weight of the model's change (float32 ``[channels, n]``) from one per
+    10 ms frame (0 where the input stays), faded in and out over ``FADE_S``
+    (raised-cosine) inside each stretch where it is not 0."""
+    starts = -(-np.arange(weight.shape[1] + 1) * sample_rate // 100)  # frame f's first sample
+    counts = np.diff(np.minimum(starts, n))
+    counts[-1] += n - counts.sum()
     fade = max(1, round(FADE_S * sample_rate))
-    inside = ndimage.minimum_filter1d((hard > 0).astype(np.float64), fade, axis=1)
-    soft = ndimage.uniform_filter1d(inside, fade, axis=1)
-    return np.sin(0.5 * np.pi * np.clip(soft, 0, 1)) ** 2 * hard
+    out = np.empty((weight.shape[0], n), np.float32)
+    for c, row in enumerate(weight.astype(np.float32)):
+        hard = np.repeat(row, counts)
+        inside = ndimage.minimum_filter1d((hard > 0).astype(np.float32), fade)
+        soft = ndimage.uniform_filter1d(inside, fade)
+        out[c] = np.sin(0.5 * np.pi * np.clip(soft, 0, 1)) ** 2 * hard
+    return out
 
 
 def _attenuation(up: np.ndarray, model: np.ndarray, keep: np.ndarray,
