@@ -18,7 +18,7 @@ worst take, and how many takes a method made worse than the input by any measure
 
 - hiss: white or pink, 0-20 dB SNR (bench_denoise's). Module: de-noise (the noise
   learnt from the take). Plain: sox noisered (its profile from a second of the same
-  hiss alone, 0.21); noisereduce beside it.
+  hiss alone, 0.21); noisereduce, and the voice de-noise module ("voice"), beside it.
 - clipping: at 20-70 % of the peak, maybe asymmetric, wobbling or resampled, maybe
   scaled (bench_declip's). Module: de-clip. Plain: a cubic spline through the
   samples left, read across the clipped runs.
@@ -187,7 +187,8 @@ def _broadband(kind: str, x: np.ndarray, speech: bool, rng) -> dict:
 
         outs = {"module": module("denoise", y),
                 "plain": sox_noisered(y[None], noise[:, :SR], SR)[0],
-                "noisereduce": noisereduce.reduce_noise(y=y, sr=SR)}
+                "noisereduce": noisereduce.reduce_noise(y=y, sr=SR),
+                "voice": module("voice", y)}
     else:
         y = clip(x[None], rng)[0][0]
         outs = {"module": module("declip", y), "plain": cubic_peer(y[None])[0]}
@@ -195,7 +196,8 @@ def _broadband(kind: str, x: np.ndarray, speech: bool, rng) -> dict:
 
 
 def table(rows, count, seed) -> str:
-    methods = ("input", "module", "preset, STFT", "preset, constant-Q", "plain", "noisereduce")
+    methods = ("input", "module", "preset, STFT", "preset, constant-Q", "plain", "noisereduce",
+               "voice")
     lines = [f"Seed {seed}: {count} clean takes of tests/takes.py at {SR} Hz (speech scored by "
              "PESQ-WB and STOI, every take by SI-SDR), each disturbance drawn per take (see "
              "bench/bench_repair.py). Cells: median / worst take; 'worse' counts the takes a "

@@ -2,11 +2,13 @@
 
     specpaint unmix take.wav -o stems/ --method hpss
     specpaint unmix song.flac -o stems/ --method nmf:2 --hints marks.json
+    specpaint unmix interview.wav -o stems/ --method voice
 
 Methods (engine.unmix): hpss (harmonic, percussive, residual; hpss:1 for two
-parts), tonal-noise, nmf:K. ``--hints``: a JSON list of marks steering an nmf unmix
-(app.session.unmixing): ``[{"part": 0, "points": [[1.0, 440], [2.0, 440]], "radius_ms": 50,
-"radius_hz": 60}, ...]``. The stems add up to the input (within float32 rounding).
+parts), tonal-noise, nmf:K, voice (voice and background). ``--hints``: a JSON list
+of marks steering an nmf unmix (app.session.unmixing): ``[{"part": 0, "points": [[1.0,
+440], [2.0, 440]], "radius_ms": 50, "radius_hz": 60}, ...]``. The stems add up to
+the input (within float32 rounding).
 """
 
 import sys
@@ -22,7 +24,8 @@ def add_parser(sub, analysis_args) -> None:
     p.add_argument("-o", "--output-dir", required=True, help="folder for the stems (made if "
                    "missing)")
     p.add_argument("--method", default="hpss",
-                   help="hpss (or hpss:MARGIN), tonal-noise, or nmf:K (default hpss)")
+                   help="hpss (or hpss:MARGIN), tonal-noise, nmf:K, or voice (voice and "
+                        "background; default hpss)")
     p.add_argument("--hints", default=None, metavar="JSON",
                    help="marks steering an nmf unmix: [{part, points, radius_ms, radius_hz}]")
     p.add_argument("--format", default="wav", help="the stems' file type (default wav)")

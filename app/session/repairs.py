@@ -60,6 +60,7 @@ class Module:
     # the region
     learns: bool = False  # it learns from a profile (a stretch of what to remove alone)
     marks: bool = False  # what it repaired is marked in the time ruler, one by one
+    nothing: str = "found nothing to repair"  # what its report says when it changed nothing
 
     def run(self, x: np.ndarray, sample_rate: int, settings: dict, **extra):
         return importlib.import_module(self.dsp).run(x, sample_rate, **settings, **extra)
@@ -99,6 +100,11 @@ MODULES = {m.name: m for m in (
                   help="reduce: lower the whole region's level so restored peaks fit below "
                        "full scale")), 0.05, "engine.repair.declip", headroom="headroom_db",
            counts=True),
+    Module("voice", "Voice de-noise", "Reduce the noise around a voice with a speech model "
+           "(DeepFilterNet3), only where it finds a voice: music and other sounds are left "
+           "as they are.",
+           (Param("amount_db", 40.0, 0.0, 100.0, "dB", "the most the noise is reduced by"),),
+           1.0, "engine.repair.voice", nothing="found no voice"),
 )}
 
 
@@ -123,10 +129,10 @@ class Report:
         return self.step is not None
 
     def line(self) -> str:
-        title = MODULES[self.module].title
+        module = MODULES[self.module]
         if not self.changed:
-            return f"{title}: found nothing to repair; nothing changed"
-        return "; ".join([f"{title}: {self.summary}", *self.notes])
+            return f"{module.title}: {module.nothing}; nothing changed"
+        return "; ".join([f"{module.title}: {self.summary}", *self.notes])
 
 
 def get_module(name, where: str = "repair") -> Module:

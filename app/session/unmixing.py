@@ -10,6 +10,7 @@ steered it are one undo step.
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from app.session.layer_ops import remasked, unmix_into
@@ -20,8 +21,10 @@ from engine.errors import ParameterError
 from engine.model.document import Document
 from engine.model.history import History, Step
 from engine.model.layer_sources import Masked
+from engine.model.resynth import layer_audio
 from engine.progress import scaled, step
 from engine.region import Rect
+from engine.repair import voice
 
 READ_FRAMES = 4096
 
@@ -48,9 +51,12 @@ def unmixed(doc: Document, method: str, *, layer: int | None = None, marks: list
     m = methods.parse(method)
     source = doc.layers.layer(layer)
     marks = checked_marks(marks or [], len(m.parts), "marks")
-    mag = layer_magnitude(doc, source.content, scaled(progress, 0, 0.2), cancel)
+    estimate = voice_magnitude(doc, source, scaled(progress, 0, 0.6), cancel) \
+        if m.name == "voice" else None
+    mag = layer_magnitude(doc, source.content, scaled(progress, 0.6, 0.7), cancel)
     masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(m.parts)),
-                          progress=scaled(progress, 0.2, 1.0), cancel=cancel)
+                          estimate=estimate, progress=scaled(progress, 0.7, 1.0),
+                          cancel=cancel)
     return Unmixed(masks, [f"{source.name} {part}" for part in m.parts],
                    {"method": str(m), "marks": marks}, f"unmix '{source.name}' ({m})",
                    layer=source.id)
@@ -116,6 +122,24 @@ def unmixed_parts(doc: Document, layer: int | None = None) -> tuple[list, Masked
         raise ParameterError(f"layer '{chosen.name}' was unmixed with layers that are gone "
                              "(deleted or merged); unmix its source again")
     return group, base
+
+
+def voice_magnitude(doc: Document, source, progress=None, cancel=None) -> torch.Tensor:
+    """The magnitude of the cells of the voice in a layer (engine.repair.voice: the voice
+    model's output where it finds one), ``[ch, frames, bins]`` float32; a
+    ParameterError when it finds none."""
+    found = voice.alone(layer_audio(doc, layer=source.id), doc.sample_rate,
+                        progress=scaled(progress, 0, 0.9), cancel=cancel)
+    if found is None:
+        raise ParameterError(f"unmix voice: found no voice in layer '{source.name}'; nothing "
+                             "changed")
+    audio = torch.from_numpy(found.astype(np.float32)).to(doc.device)
+    out = torch.empty((doc.channels, doc.n_frames, doc.n_bins), device=doc.device)
+    for f0 in range(0, doc.n_frames, READ_FRAMES):
+        step(0.9 + 0.1 * f0 / doc.n_frames, progress, cancel)
+        f1 = min(doc.n_frames, f0 + READ_FRAMES)
+        out[:, f0:f1] = magnitude(doc.transform.forward_frames(audio, f0, f1)).transpose(1, 2)
+    return out
 
 
 def layer_magnitude(doc: Document, source, progress=None, cancel=None) -> torch.Tensor:

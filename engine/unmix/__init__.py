@@ -1,10 +1,11 @@
 """Unmix: a layer's cells split into shares that add up to one at every cell, with
 no model fetched at run time. Methods (``parse``): ``hpss`` (harmonic, percussive,
-residual; ``hpss:M`` sets the margin, 1 gives two parts), ``tonal-noise``, and
-``nmf:K`` (K components). Each gives a :class:`Model` whose ``shares(f0, f1)``
-are computed a run of frames at a time and kept as fixed-point masks
-(engine.model.layer_sources.quantized_masks): the layers they make add up to their
-source exactly, whatever the method."""
+residual; ``hpss:M`` sets the margin, 1 gives two parts), ``tonal-noise``,
+``nmf:K`` (K components), and ``voice`` (voice and background: a voice model's
+estimate of the voice, its magnitude's share of each cell). Each gives a
+:class:`Model` whose ``shares(f0, f1)`` are computed a run of frames at a time and
+kept as fixed-point masks (engine.model.layer_sources.quantized_masks): the layers they
+make add up to their source exactly, whatever the method."""
 
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ FLOOR_HZ = 1000.0  # how wide the noise floor is taken (tonal / noise)
 TONAL_S = 0.1  # how long a partial must last (tonal / noise)
 DEFAULT_MARGIN = 2.0
 MAX_COMPONENTS = 16
-METHODS = ("hpss", "tonal-noise", "nmf:K")
+METHODS = ("hpss", "tonal-noise", "nmf:K", "voice")
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class Method:
             return ["harmonic", "percussive"] + (["residual"] if self.margin > 1 else [])
         if self.name == "tonal-noise":
             return ["tonal", "noise"]
+        if self.name == "voice":
+            return ["voice", "background"]
         return [f"component {i + 1}" for i in range(self.count)]
 
     def __str__(self) -> str:
@@ -49,7 +52,8 @@ class Method:
 
 
 def parse(text: str) -> Method:
-    """``hpss``, ``hpss:MARGIN`` (1 to 10), ``tonal-noise`` or ``nmf:K`` (2 to 16)."""
+    """``hpss``, ``hpss:MARGIN`` (1 to 10), ``tonal-noise``, ``nmf:K`` (2 to 16) or
+    ``voice``."""
     name, _, arg = str(text).partition(":")
     try:
         if not arg.isascii() or "_" in arg:  # int() and float() take any script's digits
@@ -58,8 +62,8 @@ def parse(text: str) -> Method:
             margin = float(arg) if arg else DEFAULT_MARGIN
             if 1 <= margin <= 10:
                 return Method("hpss", margin=margin)
-        elif name == "tonal-noise" and not arg:
-            return Method("tonal-noise")
+        elif name in ("tonal-noise", "voice") and not arg:
+            return Method(name)
         elif name == "nmf":
             count = int(arg)
             if 2 <= count <= MAX_COMPONENTS:
@@ -67,7 +71,19 @@ def parse(text: str) -> Method:
     except ValueError:
         pass
     raise ParameterError(f"unknown unmix method {text!r}: use hpss (or hpss:MARGIN, 1 to 10), "
-                         f"tonal-noise, or nmf:K with K from 2 to {MAX_COMPONENTS}")
+                         f"tonal-noise, nmf:K with K from 2 to {MAX_COMPONENTS}, or voice")
+
+
+class Share:
+    """Two parts: the share of each cell's magnitude an estimate of the first part has
+    (at most all of it), and the rest."""
+
+    def __init__(self, mag: torch.Tensor, estimate: torch.Tensor):
+        self.mag, self.estimate = mag, estimate
+
+    def shares(self, f0: int, f1: int) -> list[torch.Tensor]:
+        first = (self.estimate[:, f0:f1] / self.mag[:, f0:f1].clamp_min(1e-30)).clamp_(0, 1)
+        return [first, 1 - first]
 
 
 class Local:
@@ -82,10 +98,11 @@ class Local:
 
 
 def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor | None = None,
-          progress=None, cancel=None):
+          estimate: torch.Tensor | None = None, progress=None, cancel=None):
     """The fitted method on ``mag`` (``[ch, frames, bins]`` float32): an object whose
     ``shares(f0, f1)`` are the parts' shares of those frames. ``hints``: the marks of
-    paint to separate, ``[parts, ch, frames, bins]`` in [0, 1] (NMF only)."""
+    paint to separate, ``[parts, ch, frames, bins]`` in [0, 1] (NMF only);
+    ``estimate``: the magnitude of the voice alone, as ``mag`` (voice only)."""
     frames_per_s = 1 / transform.seconds_of(1)
     if method.name == "nmf":
         with one_thread(mag.device):
@@ -96,6 +113,8 @@ def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
         return fitted
     if hints is not None:
         raise ParameterError(f"{method}: only nmf unmixes by painted marks")
+    if method.name == "voice":
+        return Share(mag, estimate)
     if method.name == "hpss":
         t, b = stages_for(HARMONIC_S * frames_per_s), stages_for(_bins(transform, PERCUSSIVE_HZ))
         return Local(mag, lambda m: hpss.shares(m, time_stages=t, bin_stages=b,
@@ -105,11 +124,12 @@ def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
 
 
 def masks(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor | None = None,
-          progress=None, cancel=None) -> tuple[torch.Tensor, ...]:
+          estimate: torch.Tensor | None = None, progress=None,
+          cancel=None) -> tuple[torch.Tensor, ...]:
     """The fixed-point masks of ``method``'s parts of ``mag`` (one fewer than the parts:
     the last part's share is what the others leave)."""
-    fitted = model(method, mag, transform, hints=hints, progress=scaled(progress, 0, 0.7),
-                   cancel=cancel)
+    fitted = model(method, mag, transform, hints=hints, estimate=estimate,
+                   progress=scaled(progress, 0, 0.7), cancel=cancel)
     frames = mag.shape[1]
     out = [torch.empty(mag.shape, dtype=torch.uint16, device=mag.device)
            for _ in method.parts[:-1]]

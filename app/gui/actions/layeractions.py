@@ -32,7 +32,7 @@ from engine.errors import SpectroPaintError
 
 METHODS = (("Harmonic, percussive and residual (HPSS)", "hpss"),
            ("Harmonic and percussive (HPSS)", "hpss:1"), ("Tonal and noise", "tonal-noise"),
-           ("Components (NMF)", "nmf"))
+           ("Components (NMF)", "nmf"), ("Voice and background", "voice"))
 SHOWN_MS = 10000
 
 

@@ -239,7 +239,7 @@ class RepairActions:
             self.status.showMessage(
                 f"Preview of {module.title}, {s0 / sr:.2f}-{s1 / sr:.2f} s, looped: " +
                 ("; ".join([planned.report.summary, *planned.report.notes])
-                 if planned.change is not None else "found nothing to repair here") +
+                 if planned.change is not None else f"{module.nothing} here") +
                 " (Compare plays it unprocessed)", SHOWN_MS)
 
         worker = self._run(f"Preview {module.title}", work, done, session)
