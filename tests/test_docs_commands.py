@@ -2,7 +2,7 @@
 
 The lines are read from the pages' code blocks (a line continued with ``\\`` is
 one command), so a command added to the docs is run here by itself. Each runs in
-a folder holding the files the docs name (take.flac, take.wav, song.flac,
+a folder holding the files the docs name (take.flac, take.wav, song.flac, interview.wav,
 takes/, fix.json, cleaned/take.flac, clean/, assets/), made here: in this
 process where the line is one command, through bash (with ``specpaint`` the
 checkout's) where it is shell (a loop). A usage synopsis (``INPUT...``,
@@ -21,6 +21,7 @@ import pytest
 import soundfile as sf
 
 from app.main import main
+from tests.takes import speak
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -86,6 +87,9 @@ def folder(tmp_path, monkeypatch):
     sf.write(tmp_path / "take.flac", take.T, SR, subtype="PCM_16")
     sf.write(tmp_path / "take.wav", take.T, SR, subtype="PCM_24")
     sf.write(tmp_path / "song.flac", _sound(4, rng, 2).T, SR, subtype="PCM_16")
+    voice = speak("The interview starts after the noise has settled down.", "en-us", SR)
+    sf.write(tmp_path / "interview.wav", (voice + 0.01 * rng.standard_normal(voice.shape)).T,
+             SR, subtype="PCM_16")
     (tmp_path / "cleaned").mkdir()
     sf.write(tmp_path / "cleaned/take.flac", 0.9 * take.T, SR, subtype="PCM_16")
     for name in ("takes/take.flac", "takes/b/other.flac"):
