@@ -26,6 +26,7 @@ from engine.render import colormap_lut
 PRESS, MOVE, RELEASE = 0, 1, 2
 TILE_BUDGET_S = 0.025  # seconds of tile work per frame; the rest waits for the next frame
 WHEEL_ZOOM = 1.25
+CLICK_PX = 4  # a press released within this many pixels is a click: it paints nothing
 
 
 class SpectrogramCanvas(QOpenGLWidget):
@@ -35,6 +36,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     selectionChanged = Signal(object)  # a brushes.selection.Selection, or None
     sourcePicked = Signal(float, float)  # Alt+click: the clone brush's source, seconds, Hz
     playToggled = Signal()
+    playheadPlaced = Signal(float)  # a click (no drag) at these seconds
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
     def __init__(self, parent=None):
@@ -64,7 +66,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._cursor: QPointF | None = None
         self._modifiers = Qt.KeyboardModifier.NoModifier
         self._drag: str | None = None  # "paint", "pan", "select"
-        self._last = QPointF()
+        self._last = self._pressed_at = QPointF()
+        # a drag has gone CLICK_PX from where it was pressed (else it is still a click)
+        self._moved = False
+        self._press_modifiers = Qt.KeyboardModifier.NoModifier
         self._space_down = self._space_panned = False
         self._gl_ready = False
         self._lut_dirty = True
@@ -405,7 +410,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         return self.lanes[self.lane_at(self._cursor.y())] if self._cursor else self.lanes[0]
 
     def mousePressEvent(self, event) -> None:
-        self._last = event.position()
+        """A press starts a pan, a selection or a stroke; a stroke is painted from the
+        first move, so that a click (released where it was pressed) places the playhead
+        and paints nothing, with any tool (:meth:`mouseReleaseEvent`)."""
+        self._last = self._pressed_at = event.position()
+        self._moved = False
         button = event.button()
         if button == Qt.MouseButton.MiddleButton or (button == Qt.MouseButton.LeftButton
                                                      and self._space_down):
@@ -420,8 +429,7 @@ class SpectrogramCanvas(QOpenGLWidget):
                 self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None
             else:
-                self._drag = "paint"
-                self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, PRESS)
+                self._drag, self._press_modifiers = "paint", event.modifiers()
         self._repaint_for_drag()
 
     def mouseMoveEvent(self, event) -> None:
@@ -431,19 +439,36 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self._drag == "paint":
             f = self._snapped(f, event.modifiers())
         self.cursorMoved.emit(t, f)
+        self._check_moved(pos)
         if self._drag == "pan":
             self.view.pan_pixels(pos.x() - self._last.x(), pos.y() - self._last.y())
             self.viewChanged.emit()
-        elif self._drag == "paint":
+        elif self._drag == "paint" and self._moved:
             self.strokePoint.emit(t, f, 1.0, MOVE)
-        elif self._drag == "select":
+        elif self._drag == "select" and self._moved:
             self._selecting.move(t, f, self.view)
             self.selection = self._selecting.selection()
         self._last = pos
         self._repaint_for_drag()
 
+    def _check_moved(self, pos: QPointF) -> None:
+        """A drag that has gone CLICK_PX from its press is no longer a click: a stroke
+        begins, where it was pressed."""
+        if self._drag in ("paint", "select") and not self._moved:
+            self._moved = (pos - self._pressed_at).manhattanLength() >= CLICK_PX
+            if self._moved and self._drag == "paint":
+                t, f = self._at(self._pressed_at)
+                self.strokePoint.emit(t, self._snapped(f, self._press_modifiers), 1.0, PRESS)
+
     def mouseReleaseEvent(self, event) -> None:
-        if self._drag == "paint":
+        self._check_moved(event.position())
+        if self._drag in ("paint", "select") and not self._moved:  # a click
+            self.playheadPlaced.emit(self.view.t_of(self._pressed_at.x()))
+            if self._drag == "select":  # and no selection
+                self._selecting = None
+                self.selectionChanged.emit(None)
+                self.update()
+        elif self._drag == "paint":
             t, f = self._at(event.position())
             self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, RELEASE)
         elif self._drag == "select":
