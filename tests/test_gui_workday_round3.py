@@ -69,3 +69,40 @@ def test_a_range_typed_from_nothing_selects_and_after_esc_space_plays(qtbot, win
     assert window.player.playing
     assert window.selection_panel.partials.value() == partials
     window.transport.stop()
+
+
+def test_the_source_brush_brings_the_paint_tool(qtbot, window, write_audio, rng):
+    """U (Layer > Source brush) left a selection tool active: the drag selected and
+    marked nothing."""
+    from PySide6.QtWidgets import QComboBox, QSpinBox
+
+    from app.gui.layeractions import UnmixDialog
+    from tests.conftest import tone
+    from tests.dialogs import choose, run_until, when_shown
+
+    path = write_audio("two.wav", tone(440, 2.0) + 0.05 * rng.standard_normal((1, 88200)))
+    window.open_path(path)
+    run_until(lambda: window.opened.audio_path == path and window.jobs.idle())
+
+    def nmf(dialog):
+        method = dialog.findChild(QComboBox, "unmix-method")
+        method.setCurrentIndex(method.findData("nmf"))
+        dialog.findChild(QSpinBox, "unmix-components").setValue(2)
+        dialog.accept()
+
+    when_shown(window, UnmixDialog, "unmix-dialog", nmf)
+    choose(window, "Layer > Unmix…")
+    run_until(lambda: len(window.doc.layers.state.layers) == 2 and window.jobs.idle(),
+              timeout=120)
+    choose(window, "Edit > Rectangle select tool")
+    window.activateWindow()  # after the dialog (Xvfb has no window manager)
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_U)
+    assert window.layers.painting_sources
+    assert window.canvas.tool == "paint" and window.selection.tool_actions["paint"].isChecked()
+    steps = window.undo_stack.count()
+    drag(qtbot, window.canvas, point(window, 0.5, 440), point(window, 1.5, 440))
+    run_until(lambda: window.undo_stack.count() == steps + 1 and window.jobs.idle(),
+              timeout=120)
+    assert window.canvas.selection is None
+    assert len(window.doc.layers.active.content.base.recipe["marks"]) == 1
