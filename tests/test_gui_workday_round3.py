@@ -106,3 +106,19 @@ def test_the_source_brush_brings_the_paint_tool(qtbot, window, write_audio, rng)
               timeout=120)
     assert window.canvas.selection is None
     assert len(window.doc.layers.active.content.base.recipe["marks"]) == 1
+
+
+def test_a_stroke_refused_during_a_re_analysis_says_it_was_not_painted(qtbot, window):
+    """The status bar said "Painting waits" and the stroke was dropped: nothing waited."""
+    doc = window.doc
+    before = doc.coefficients(0, doc.n_frames).clone()
+    window.analysis_panel.transform.setCurrentIndex(1)  # constant-Q: a second or two
+    window.analysis_panel.apply.click()
+    assert window.jobs.running()
+    drag(qtbot, window.canvas, point(window, 2.0, 3000), point(window, 3.0, 3000))
+    message = window.statusBar().currentMessage()
+    assert message.startswith("Painting: not done, 'Re-analyzing' is running; do it again")
+    qtbot.mouseClick(window.jobs.job_status.cancel, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(window.jobs.idle, timeout=20000)
+    assert window.undo_stack.count() == 0
+    assert torch.equal(doc.coefficients(0, doc.n_frames), before)
