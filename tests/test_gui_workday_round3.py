@@ -122,3 +122,18 @@ def test_a_stroke_refused_during_a_re_analysis_says_it_was_not_painted(qtbot, wi
     qtbot.waitUntil(window.jobs.idle, timeout=20000)
     assert window.undo_stack.count() == 0
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
+
+
+def test_keyboard_zoom_keeps_the_playhead_where_it_is(qtbot, window):
+    """Ctrl+= and + zoomed around the middle: a playhead placed at 2 s of the demo's 12
+    left the view at the first zoom."""
+    canvas = window.canvas
+    qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=point(window, 2.0, 2000))
+    x = canvas.view.x_of(canvas.playhead)
+    qtbot.keyClick(canvas, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)  # View menu
+    qtbot.keyClick(canvas, Qt.Key.Key_Plus)  # the canvas's own key
+    view = canvas.view
+    assert view.t1 - view.t0 < 3.1  # zoomed in 4x
+    assert view.x_of(canvas.playhead) == pytest.approx(x, abs=1)
+    qtbot.keyClick(canvas, Qt.Key.Key_Minus)
+    assert view.x_of(canvas.playhead) == pytest.approx(x, abs=1)
