@@ -137,3 +137,30 @@ def test_keyboard_zoom_keeps_the_playhead_where_it_is(qtbot, window):
     assert view.x_of(canvas.playhead) == pytest.approx(x, abs=1)
     qtbot.keyClick(canvas, Qt.Key.Key_Minus)
     assert view.x_of(canvas.playhead) == pytest.approx(x, abs=1)
+
+
+def test_open_recent_lists_only_files_that_opened(qtbot, window, tmp_path, write_audio):
+    """An audio file or a project that failed to open was added to Open recent."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.conftest import tone
+    from tests.dialogs import choose, press, run_until, save_as
+
+    def recent():
+        return [a.text() for a in window.files.recent_menu.actions()]
+
+    listed = recent()
+    for bad, entry in ((tmp_path / "bad.wav", "File > Open audio…"),
+                       (tmp_path / "bad.spp", "File > Open project…")):
+        bad.write_bytes(b"RIFF....not audio")
+        press(window, "error", QMessageBox.StandardButton.Ok)
+        save_as(window, bad)
+        choose(window, entry)
+        run_until(lambda: window.findChild(QMessageBox, "error") is None
+                  and window.jobs.worker is not None and window.jobs.idle())
+        assert recent() == listed
+    good = write_audio("good.wav", tone(440, 1.0))
+    save_as(window, good)
+    choose(window, "File > Open audio…")
+    run_until(lambda: window.opened.audio_path == good and window.jobs.idle())
+    assert recent() == [str(good), *listed]

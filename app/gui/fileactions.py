@@ -117,7 +117,6 @@ class FileActions:
         path = Path(path)
         if path.suffix.lower() == ".spp":
             return self.open_project(path)
-        self._remember(path)
         analysis = {**self.analysis_panel.settings(), "device": self.device,
                     "allow_truncated": allow_truncated}  # as chosen
 
@@ -132,6 +131,7 @@ class FileActions:
 
         def shown(made):
             self.window.set_document(made[:2], path, content_hz=made[2])
+            self._remember(path)  # opened: a file that failed is not offered again
             self.jobs.worker.blocks_editing = False
             self.jobs.job_status.cancel.setEnabled(False)
             notes = made[0].audio.notes  # what the CLI prints as warnings
@@ -193,8 +193,6 @@ class FileActions:
 
     def open_project(self, path: Path, recovered: bool = False) -> Worker | None:
         """Open a project; ``recovered``: an autosave, opened as unsaved edits."""
-        if not recovered:
-            self._remember(path)
 
         def work(progress, cancel, confirm):
             opened = load_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
@@ -212,6 +210,8 @@ class FileActions:
                 self.window.update_title()
                 self.status.showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
+            else:
+                self._remember(path)  # opened: one that failed is not offered again
 
         return self._opening(path, self.jobs.run(f"Opening {path.name}", work, done,
                                                    blocks_editing=True, asks=True))
