@@ -232,8 +232,6 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     ``layout`` (the source's channel names, ``Audio.layout``): WAV and RF64 files
     get its WAVE_FORMAT_EXTENSIBLE channel mask, FLAC keeps it when it is FLAC's own
     order for the channel count.
-    Audio holding NaN or infinite samples is refused (an integer file would get
-    garbage, a float file samples no player takes).
     Raises AudioError naming the path on any problem; then the destination
     is untouched and no temporary file is left."""
     path = Path(path)
@@ -246,10 +244,6 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     check_destination(path, Path(source) if source is not None else None, force)
 
     peak, over = overs(samples)
-    if not np.isfinite(peak):  # max and min carry a NaN or an infinity through
-        bad = samples.size - int(np.count_nonzero(np.isfinite(samples)))
-        raise AudioError(f"{path}: the audio holds {bad:,} NaN or infinite samples, which no "
-                         "file can play; nothing was written. Undo the edit that made them")
     gain, action = 1.0, "none"
     if over:
         if clip == "normalize":

@@ -17,8 +17,6 @@ from app.gui.viewstate import ViewState
 
 BLOCK = 512  # samples a block
 WAVE, SPAN, BACK = QColor(120, 200, 160), QColor(255, 255, 255), QColor(28, 28, 34)
-ERROR = QColor(255, 120, 100)
-NOT_FINITE = "The sound holds NaN or infinite samples: undo the edit that made them"
 REFRESH_MS = 300  # after the last edit: its sound is spliced in by then (else later)
 
 
@@ -102,10 +100,7 @@ class OverviewLane(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), BACK)
-        if self.peaks is not None and not np.isfinite(self.peaks).all():
-            p.setPen(ERROR)  # no line can be drawn to NaN: say so (export refuses it too)
-            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, NOT_FINITE)
-        elif self.peaks is not None and self.view.duration > 0:
+        if self.peaks is not None and self.view.duration > 0:
             low, high = columns(self.peaks, self.width())
             mid, half = self.height() / 2, self.height() / 2 - 1
             p.setPen(WAVE)
