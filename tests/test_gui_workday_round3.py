@@ -164,3 +164,25 @@ def test_open_recent_lists_only_files_that_opened(qtbot, window, tmp_path, write
     choose(window, "File > Open audio…")
     run_until(lambda: window.opened.audio_path == good and window.jobs.idle())
     assert recent() == [str(good), *listed]
+
+
+def test_the_constant_q_picture_ends_where_the_file_ends(qtbot, window):
+    """A constant-Q document keeps frames 0.62 s past the file's end (its atoms' reach);
+    zoomed out, the canvas drew them: the picture ran past the end of the time axis."""
+    from tests.test_gui import pixels
+
+    panel = window.analysis_panel
+    panel.transform.setCurrentIndex(panel.transform.findData("cq"))
+    panel.apply.click()
+    qtbot.waitUntil(lambda: window.doc.transform.kind == "cq" and window.jobs.idle(),
+                    timeout=30000)
+    doc = window.doc
+    assert doc.transform.seconds_of(doc.n_frames) > doc.length / doc.sample_rate + 0.5
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Minus)  # all the way out: 5 % past the end
+    view = window.canvas.view
+    end = view.x_of(view.duration)
+    assert window.canvas.width() - end > 20
+    image = pixels(window)[:, :, :3].astype(int)
+    background = (round(0.08 * 255), round(0.08 * 255), round(0.1 * 255))  # glClearColor
+    assert (image[:, round(end) + 1:] == background).all(axis=-1).all()
+    assert not (image[:, round(end) - 2] == background).all(axis=-1).any()  # the picture

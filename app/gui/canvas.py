@@ -345,6 +345,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 12, None)
         GL.glVertexAttribPointer(1, 1, GL.GL_FLOAT, False, 12, GL.ctypes.c_void_p(8))
         missing = False
+        end = view.x_of(view.duration)  # the file's end: a constant-Q document has frames
+        # after it (its atoms' reach, 0.62 s at 44.1 kHz), drawn nowhere
         for key in cache.visible(level, frames, bins):
             tile = cache.get(key, budget_end)
             if tile is None:
@@ -354,12 +356,16 @@ class SpectrogramCanvas(QOpenGLWidget):
             r = tile.rect
             x0 = view.x_of((r.frame0 - 0.5) * hop_s)
             x1 = view.x_of((r.frame0 + tile.cols * tile.factor - 0.5) * hop_s)
+            if x0 >= end:
+                continue
+            u1 = min((end - x0) / (x1 - x0), 1.0)  # the share of the tile's frames drawn
+            x1 = min(x1, end)
             top = min(doc.hz_of(r.bin1 - 0.5), view.f_hi)
             bottom = max(doc.hz_of(r.bin0 - 0.5), lo)
             if top <= bottom:
                 continue
             y0, y1 = top_px + view.y_of(top), top_px + view.y_of(bottom)
-            quad = np.array([x0, y0, 0, x1, y0, 1, x0, y1, 0, x1, y1, 1], np.float32)
+            quad = np.array([x0, y0, 0, x1, y0, u1, x0, y1, 0, x1, y1, u1], np.float32)
             u.set("tile_bin0", float(r.bin0))
             u.set("tile_bins", float(tile.rows))
             GL.glBindTexture(GL.GL_TEXTURE_2D, tile.texture)
@@ -551,7 +557,11 @@ class SpectrogramCanvas(QOpenGLWidget):
             super().keyReleaseEvent(event)
 
     def zoom(self, factor: float) -> None:
-        self.view.zoom_time(factor)
+        """Zoom time around the playhead where the view shows it (it keeps its pixel),
+        else around the middle."""
+        at, v = self.playhead, self.view
+        self.view.zoom_time(factor, v.x_of(at) if at is not None and v.t0 <= at <= v.t1
+                            else None)
         self.viewChanged.emit()
         self.update()
 
