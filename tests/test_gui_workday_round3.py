@@ -186,3 +186,20 @@ def test_the_constant_q_picture_ends_where_the_file_ends(qtbot, window):
     background = (round(0.08 * 255), round(0.08 * 255), round(0.1 * 255))  # glClearColor
     assert (image[:, round(end) + 1:] == background).all(axis=-1).all()
     assert not (image[:, round(end) - 2] == background).all(axis=-1).any()  # the picture
+
+
+def test_the_nnaudio_view_follows_a_jump_of_the_scroll_bar(qtbot, window):
+    """The nnAudio strip kept the span it showed before the view moved by the scroll
+    bar (the scroll bars moved the view without saying so)."""
+    dock = window.analysis_view
+    dock.choice.setCurrentIndex(dock.choice.findData("mel"))
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    view = window.canvas.view
+    qtbot.waitUntil(lambda: dock.last_image is not None
+                    and abs(dock.strip.span[0] - view.t0) < 0.05, timeout=20000)
+    first = dock.strip.span
+    bar = window.area.hscroll
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=QPoint(bar.width() - 30,
+                                                               bar.height() // 2))
+    assert view.t0 > first[0] + 2  # a page on
+    qtbot.waitUntil(lambda: abs(dock.strip.span[0] - view.t0) < 0.05, timeout=20000)
