@@ -2,6 +2,7 @@
 places the playhead and paints nothing, the selection fields, keyboard zoom and the
 playhead, Open recent, the brush outline in its lane, the readout, the prompts."""
 
+import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt
@@ -203,3 +204,28 @@ def test_the_nnaudio_view_follows_a_jump_of_the_scroll_bar(qtbot, window):
                                                                bar.height() // 2))
     assert view.t0 > first[0] + 2  # a page on
     qtbot.waitUntil(lambda: abs(dock.strip.span[0] - view.t0) < 0.05, timeout=20000)
+
+
+def test_the_brush_outline_stays_in_its_lane(qtbot, window, tmp_path):
+    """Over the top of a lane, a wide brush's outline crossed into the lane above,
+    whose channel the stroke does not paint."""
+    from tests.test_gui import pixels
+    from tests.test_gui_lanes import wavex
+
+    rate, t = 16000, np.arange(16000 * 2) / 16000
+    path = tmp_path / "stereo.wav"
+    wavex(path, np.stack([0.2 * np.sin(2 * np.pi * 500 * t)] * 2), rate, 0x3)
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.opened.audio_path == path and window.jobs.idle(),
+                    timeout=20000)
+    canvas = window.canvas
+    assert canvas.lanes == [0, 1]
+    window.brush_panel.set_param("radius_hz", 2000.0)
+    canvas.update()  # the view's height is a lane's from the next frame
+    qtbot.waitUntil(lambda: canvas.view.height == canvas.lane_height())
+    lane = canvas.lane_height()
+    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, canvas.height() - 10))  # far away
+    before = pixels(window)
+    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, round(lane) + 6))
+    changed = np.flatnonzero((pixels(window) != before).any(axis=(1, 2)))
+    assert changed.size and changed.min() >= lane - 1  # rows of the second lane only

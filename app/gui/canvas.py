@@ -208,8 +208,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         super().update()
 
     def _cursor_outline(self) -> list | None:
-        """The brush outline in canvas pixels (in the pointer's lane), if it is shown: a
-        loop of points, one for each harmonic the brush paints."""
+        """The brush outline in canvas pixels (in the pointer's lane, flattened at its
+        edges: a lane's stroke paints its own channel), if it is shown: a loop of points,
+        one for each harmonic the brush paints."""
         if self.doc is None or self._cursor is None or self.tool != "paint":
             return None
         dy = self.lane_at(self._cursor.y()) * self.view.height
@@ -220,7 +221,8 @@ class SpectrogramCanvas(QOpenGLWidget):
                 at, f = self._at(self._cursor)
                 t, hz = at + t, f + hz
             loops += cross(self.view, t, hz)
-        return [[(x, y + dy) for x, y in loop] for loop in loops]
+        top, bottom = dy, dy + self.view.height - 1
+        return [[(x, min(max(y + dy, top), bottom)) for x, y in loop] for loop in loops]
 
     def _overlay_boxes(self, outline: list | None) -> tuple:
         """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
