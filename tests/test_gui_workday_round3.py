@@ -229,3 +229,25 @@ def test_the_brush_outline_stays_in_its_lane(qtbot, window, tmp_path):
     qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, round(lane) + 6))
     changed = np.flatnonzero((pixels(window) != before).any(axis=(1, 2)))
     assert changed.size and changed.min() >= lane - 1  # rows of the second lane only
+
+
+def test_the_readout_does_not_keep_the_last_files_values(qtbot, window, write_audio):
+    """After another file opened, the pointer readout still gave the demo's time, Hz and
+    level until the pointer moved."""
+    from tests.conftest import tone
+    from tests.dialogs import choose, run_until, save_as
+
+    readout = window.readout
+    qtbot.mouseMove(window.canvas, point(window, 11.5, 15000))
+    qtbot.waitUntil(lambda: "0:11" in readout.text())
+    old = readout.text()
+    path = write_audio("short.wav", tone(440, 1.0, sample_rate=8000), sample_rate=8000)
+    save_as(window, path)
+    choose(window, "File > Open audio…")
+    run_until(lambda: window.opened.audio_path == path and window.jobs.idle())
+    qtbot.wait(100)  # the readout shows at most 20 times a second
+    text = readout.text()
+    assert text != old
+    if text:  # the pointer is still over the canvas: what is under it in this file
+        seconds, hz = window.canvas.pointer_at()
+        assert seconds <= 1.0 and f"{hz:,.1f} Hz" in text

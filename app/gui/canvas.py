@@ -407,6 +407,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         """The time under the mouse pointer, if it is over the canvas."""
         return None if self._cursor is None else self.view.t_of(self._cursor.x())
 
+    def pointer_at(self) -> tuple[float, float] | None:
+        """(seconds, Hz) under the mouse pointer, if it is over the canvas."""
+        return None if self._cursor is None else self._at(self._cursor)
+
     def _at(self, pos: QPointF) -> tuple[float, float]:
         """(seconds, Hz) under ``pos``, in the lane it is in (a drag: its first lane)."""
         lane = self.press_lane if self._drag in ("paint", "select") else self.lane_at(pos.y())
