@@ -268,7 +268,7 @@ def test_file_open_with_unsaved_edits_can_save_them_first(qtbot, window, tmp_pat
     other = tmp_path / "next.wav"
     sf.write(other, np.zeros(8000), 8000)
     project = tmp_path / "kept.spp"
-    press(window, "question", "Save")
+    press(window, "question", "Save project")
     save_as(window, project)  # where to save the edits
     choose(window, "File > Open audio…")
     run_until(lambda: project.exists() and window.findChild(QDialog, "file-dialog") is not None

@@ -251,3 +251,26 @@ def test_the_readout_does_not_keep_the_last_files_values(qtbot, window, write_au
     if text:  # the pointer is still over the canvas: what is under it in this file
         seconds, hz = window.canvas.pointer_at()
         assert seconds <= 1.0 and f"{hz:,.1f} Hz" in text
+
+
+def test_the_unsaved_edits_prompt_says_save_writes_a_project(qtbot, window):
+    """"Save the project first?" with a Save button: RX's and Audacity's users took it
+    for saving the audio; it writes a project alone."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.dialogs import choose, run_until, when_shown
+
+    drag(qtbot, window.canvas, point(window, 4.0, 6000), point(window, 6.0, 6000))
+    seen = []
+
+    def read(box):
+        seen.append((box.text(), sorted(b.text().replace("&", "") for b in box.buttons())))
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    when_shown(window, QMessageBox, "question", read)
+    choose(window, "File > Open audio…")
+    run_until(lambda: seen and window.findChild(QMessageBox, "question") is None)
+    text, buttons = seen[0]
+    assert "project" in text and "File > Export audio" in text
+    assert "Save project" in buttons and "Save" not in buttons
+    assert window.undo_stack.count() == 1  # cancelled: the edit is kept

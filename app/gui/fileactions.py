@@ -88,8 +88,8 @@ class FileActions:
                        saved if saved in self.depth_actions else SAME_AS_SOURCE)
         self._refresh_recent()
 
-    def _ask(self, question: str, then, buttons=None) -> None:
-        ask(self.window, question, then, buttons)
+    def _ask(self, question: str, then, buttons=None, *, names=None) -> None:
+        ask(self.window, question, then, buttons, names=names)
 
     def _file_dialog(self, title: str, name_filter: str, on_path, save: bool, name: str = ""):
         return file_dialog(self.window, self.state, title, name_filter, on_path, save=save,
@@ -101,10 +101,13 @@ class FileActions:
             then()
             return
         buttons = QMessageBox.StandardButton
-        self._ask("There are unsaved edits. Save the project first?",
+        # Save writes a project, not the audio, which RX's and Audacity's users expect
+        self._ask("There are unsaved edits. Save them as a project (.spp) first?\n\n"
+                  "The audio file itself changes only by File > Export audio.",
                   lambda b: self.save_project(then) if b == buttons.Save else
                   then() if b == buttons.Discard else None,
-                  buttons.Save | buttons.Discard | buttons.Cancel)
+                  buttons.Save | buttons.Discard | buttons.Cancel,
+                  names={buttons.Save: "Save project"})
 
     # -- files -------------------------------------------------------------------
     def open_dialog(self) -> None:
