@@ -274,3 +274,39 @@ def test_the_unsaved_edits_prompt_says_save_writes_a_project(qtbot, window):
     assert "project" in text and "File > Export audio" in text
     assert "Save project" in buttons and "Save" not in buttons
     assert window.undo_stack.count() == 1  # cancelled: the edit is kept
+
+
+def test_export_audio_writes_mp3_and_refuses_a_rate_mp3_cannot_hold(qtbot, window, tmp_path,
+                                                                     write_audio):
+    """MP3 was not among the export formats (libsndfile writes MPEG layer III since
+    1.1); at 96 kHz libsndfile's own refusal said "Format not recognised"."""
+    import soundfile as sf
+    from PySide6.QtWidgets import QMessageBox
+
+    from engine.audio import load
+    from tests.conftest import tone
+    from tests.dialogs import choose, press, run_until, save_as
+
+    out = tmp_path / "demo.mp3"
+    save_as(window, out)
+    choose(window, "File > Export audio…")
+    run_until(lambda: out.exists() and window.jobs.idle())
+    assert "MP3 MPEG_LAYER_III" in window.statusBar().currentMessage()
+    assert sf.info(out).format == "MP3"
+    heard, written = window.session.synth.waveform(), load(out)
+    assert written.sample_rate == window.doc.sample_rate
+    assert written.samples.shape == heard.shape  # libsndfile trims the encoder's delay
+    assert np.corrcoef(heard.ravel(), written.samples.ravel())[0, 1] > 0.95
+
+    high = write_audio("high.wav", tone(440, 1.0, sample_rate=96000), sample_rate=96000)
+    window.open_path(high)
+    run_until(lambda: window.opened.audio_path == high and window.jobs.idle())
+    refused = tmp_path / "high.mp3"
+    press(window, "error", QMessageBox.StandardButton.Ok)
+    save_as(window, refused)
+    choose(window, "File > Export audio…")
+    run_until(lambda: "MP3 cannot" in window.statusBar().currentMessage()
+              and window.jobs.idle() and window.findChild(QMessageBox, "error") is None)
+    message = window.statusBar().currentMessage()
+    assert "MP3 cannot hold 96000 Hz audio" in message and "export FLAC or WAV" in message
+    assert not refused.exists() and [p.name for p in tmp_path.glob(".high*")] == []

@@ -256,7 +256,7 @@ class FileActions:
     def export_dialog(self) -> None:
         if self.opened.session:
             name = self.state.suggested_name(None)
-            if name and not depths_of(Path(name)):  # read, not written (MP3): WAV instead
+            if name and not depths_of(Path(name)):  # read, not written (Opus): WAV instead
                 name = str(Path(name).with_suffix(".wav"))
             overs = None  # the dialog's row, read as a file is chosen (still there then)
             dialog = self._file_dialog("Export audio", EXPORT_FILTER,
