@@ -157,8 +157,8 @@ def test_open_recent_lists_only_files_that_opened(qtbot, window, tmp_path, write
         press(window, "error", QMessageBox.StandardButton.Ok)
         save_as(window, bad)
         choose(window, entry)
-        run_until(lambda: window.findChild(QMessageBox, "error") is None
-                  and window.jobs.worker is not None and window.jobs.idle())
+        run_until(lambda b=bad: window.jobs.worker.label == f"Opening {b.name}"
+                  and window.jobs.idle() and window.findChild(QMessageBox, "error") is None)
         assert recent() == listed
     good = write_audio("good.wav", tone(440, 1.0))
     save_as(window, good)
