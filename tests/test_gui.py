@@ -100,6 +100,7 @@ def test_zoom_pan_and_readout(qtbot, window):
     window.canvas.fit()
     view.f_lo, view.f_hi = 0.0, 2000.0  # a pixel is a few Hz: the note is A4
     target = point(window, 2.0, 440.0)
+    qtbot.wait(100)  # the fit's own readout (the pointer where it was) shown first
     window.readout.clear()
     qtbot.mouseMove(canvas, target)
     qtbot.waitUntil(lambda: window.readout.text() != "")  # it follows at most every 50 ms

@@ -74,11 +74,11 @@ def test_export_defaults_to_the_source_depth_with_a_name_in_the_last_folder(qtbo
         str(folder)
 
 
-def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, window,
+def test_an_mp3_exports_as_mp3_and_a_depth_ogg_lacks_gives_its_default(qtbot, window,
                                                                         tmp_path):
     """The dialog offered take-edited.mp3, which export then refused ("cannot write
-    '.mp3' files"); and 16-bit chosen, an Ogg export failed ("cannot be written with
-    bit depth '16'")."""
+    '.mp3' files"; it offered .wav until MP3 was written, issue 50); and 16-bit chosen,
+    an Ogg export failed ("cannot be written with bit depth '16'")."""
     source = tmp_path / "take.mp3"
     sf.write(source, 0.1 * np.sin(np.arange(44100) / 5.0), 44100)
     window.open_path(source)
@@ -87,8 +87,8 @@ def test_an_mp3_exports_as_wav_and_a_depth_ogg_lacks_gives_its_default(qtbot, wi
     window.files.export_dialog()
     qtbot.waitUntil(lambda: window.findChild(QFileDialog, "file-dialog") is not None)
     dialog = window.findChild(QFileDialog, "file-dialog")
-    assert dialog.selectedFiles()[0].endswith("take-edited.wav")
-    assert "*.mp3" not in dialog.nameFilters()[0] and "*.oga" in dialog.nameFilters()[0]
+    assert dialog.selectedFiles()[0].endswith("take-edited.mp3")  # written since issue 50
+    assert "*.mp3" in dialog.nameFilters()[0] and "*.oga" in dialog.nameFilters()[0]
     dialog.reject()
     window.files.depth_actions["16"].trigger()
     out = tmp_path / "take-edited.oga"

@@ -191,7 +191,7 @@ def test_choosing_a_layer_waits_while_an_unmix_runs(qtbot, window):
     run_until(lambda: window.jobs.running(), timeout=30)
     panel.setCurrentRow(0)  # Layer 1, while the unmix runs
     assert window.jobs.running() and doc.layers.active.name == "Recording"
-    assert panel.currentRow() == 1 and "waits" in window.statusBar().currentMessage()
+    assert panel.currentRow() == 1 and "not done" in window.statusBar().currentMessage()
     run_until(lambda: len(names(window)) == 3, timeout=120)
     idle(window)
     assert names(window) == ["Layer 1", "Recording component 2", "Recording component 1"]

@@ -78,9 +78,10 @@ def test_a_long_job_runs_in_the_status_bar_and_the_window_stays_usable(qtbot, wi
     assert window.canvas.view.t1 - window.canvas.view.t0 < span
     before = doc.coefficients(0, doc.n_frames).clone()
     choose_brush(window)
-    window._pen(2.0, 3000.0, 1.0, 0)  # painting would be lost by the re-analysis: it waits
+    window._pen(2.0, 3000.0, 1.0, 0)  # painting would be lost by the re-analysis: refused
     window._pen(3.0, 3000.0, 1.0, 2)
-    assert "Painting waits: 'Re-analyzing' is running" in window.statusBar().currentMessage()
+    assert "Painting: not done, 'Re-analyzing' is running" in \
+        window.statusBar().currentMessage()
     assert torch.equal(doc.coefficients(0, doc.n_frames), before)
     qtbot.mouseClick(status.cancel, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not status.isVisible(), timeout=20000)

@@ -203,7 +203,9 @@ def test_precise_selections_typed_select_all_and_time_or_frequency_only(qtbot, w
     seconds, nyquist = doc.length / doc.sample_rate, doc.sample_rate / 2
     fields = [panel.findChild(QDoubleSpinBox, f"selection-{n}")
               for n in ("start", "end", "low", "high")]
-    assert not any(f.isEnabled() for f in fields)  # nothing selected yet
+    # nothing selected yet: the fields take a typed span (issue 50), none of it yet
+    assert [f.value() for f in fields] == [0.0, 0.0, 0.0, nyquist] and \
+        all(f.isEnabled() for f in fields)
     qtbot.keyClick(window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)  # Select all
     assert window.canvas.selection.span() == (0.0, seconds, 0.0, nyquist)
     assert [round(f.value(), 3) for f in fields] == [0.0, round(seconds, 3), 0.0, nyquist]

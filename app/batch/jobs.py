@@ -122,7 +122,7 @@ def _readable(paths: list[Path], skipped: list[str] | None) -> list[Path]:
 def check_outputs(jobs: list[Job], bits: str | None) -> None:
     """Refuse, before any file, outputs that cannot be written, which would otherwise
     fail each file after its painting: an input format SpectroPaint reads but does not
-    write (MP3, Opus) without ``--format``, or ``--bits`` a format cannot hold."""
+    write (Opus) without ``--format``, or ``--bits`` a format cannot hold."""
     by_suffix: dict[str, list[Job]] = {}
     for job in jobs:
         by_suffix.setdefault(job.output.suffix.lower(), []).append(job)
@@ -136,8 +136,9 @@ def check_outputs(jobs: list[Job], bits: str | None) -> None:
         name, depths, _ = FORMATS[suffix]
         if bits is None or str(bits) in depths:
             continue
-        if "vorbis" in depths:
-            raise ParameterError(f"--bits {bits}: {name} Vorbis files have no bit depth "
+        lossy = {"vorbis": f"{name} Vorbis", "mp3": name}.get(next(iter(depths)))
+        if lossy:
+            raise ParameterError(f"--bits {bits}: {lossy} files have no bit depth "
                                  f"({which}); leave --bits out, or give another --format")
         raise ParameterError(f"--bits {bits}: {name} files cannot hold it ({which}); "
                              f"choose --bits {' or '.join(depths)}, or another --format")

@@ -225,6 +225,7 @@ class MainWindow(QMainWindow):
         self.repairs.build_menu(bar)
         self.document_actions += list(self.repairs.repair_actions.values())
         self.document_actions += self.layers.build_menus(bar)
+        self.layers.source_action.triggered.connect(self._source_brush_chosen)
         play, stop = self.transport.play_action, self.transport.stop_action
         self.toolbar = self._toolbar([*self.selection.tool_actions.values()],
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
@@ -357,6 +358,12 @@ class MainWindow(QMainWindow):
         channel = self.paint_channel()
         self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
                          self.brush_panel.label())
+
+    def _source_brush_chosen(self) -> None:
+        """The source brush is painted with: it brings the paint tool (a selection tool
+        would select, and mark nothing)."""
+        if self.layers.painting_sources:
+            self.selection.set_tool("paint")
 
     def _stroke_failed(self, brush: str, error: Exception) -> None:
         """A brush must never take the app down; the stroke was undone."""

@@ -40,7 +40,9 @@ FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
     ".snd": ("AU", _PCM, "24"),
     ".ogg": ("OGG", _VORBIS, "vorbis"),
     ".oga": ("OGG", _VORBIS, "vorbis"),
+    ".mp3": ("MP3", {"mp3": "MPEG_LAYER_III"}, "mp3"),  # libsndfile 1.1 and later
 }
+MP3_RATES = (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000)  # MPEG 1, 2, 2.5
 CLIP_MODES = ("report", "normalize", "limit")
 CEILING = 10 ** (-0.1 / 20)  # -0.1 dBFS: the peak after normalizing or limiting
 LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
@@ -85,6 +87,17 @@ def _subtype_for(path: Path, bit_depth: str | None) -> tuple[str, str]:
         raise AudioError(f"{path}: {fmt} cannot be written with bit depth '{depth}'; "
                          f"choose one of {', '.join(depths)}")
     return fmt, depths[depth]
+
+
+def _check_mp3(path: Path, sample_rate: int, channels: int) -> None:
+    """MP3 holds one or two channels at the MPEG sample rates alone (libsndfile's own
+    refusal read "Format not recognised")."""
+    if sample_rate not in MP3_RATES:
+        raise AudioError(f"{path}: MP3 cannot hold {sample_rate} Hz audio (only "
+                         f"{', '.join(map(str, MP3_RATES))} Hz); export FLAC or WAV instead")
+    if channels > 2:
+        raise AudioError(f"{path}: MP3 holds one or two channels, not {channels}; export "
+                         "FLAC or WAV instead")
 
 
 def depths_of(path: Path) -> dict[str, str]:
@@ -245,6 +258,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     if clip not in CLIP_MODES:
         raise AudioError(f"{path}: unknown clip mode '{clip}'; use one of {', '.join(CLIP_MODES)}")
     fmt, subtype = _subtype_for(path, bit_depth)
+    if fmt == "MP3":
+        _check_mp3(path, sample_rate, samples.shape[0])
     check_destination(path, Path(source) if source is not None else None, force)
 
     peak, over = overs(samples)

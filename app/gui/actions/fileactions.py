@@ -88,8 +88,8 @@ class FileActions:
                        saved if saved in self.depth_actions else SAME_AS_SOURCE)
         self._refresh_recent()
 
-    def _ask(self, question: str, then, buttons=None) -> None:
-        ask(self.window, question, then, buttons)
+    def _ask(self, question: str, then, buttons=None, *, names=None) -> None:
+        ask(self.window, question, then, buttons, names=names)
 
     def _file_dialog(self, title: str, name_filter: str, on_path, save: bool, name: str = ""):
         return file_dialog(self.window, self.state, title, name_filter, on_path, save=save,
@@ -101,10 +101,13 @@ class FileActions:
             then()
             return
         buttons = QMessageBox.StandardButton
-        self._ask("There are unsaved edits. Save the project first?",
+        # Save writes a project, not the audio, which RX's and Audacity's users expect
+        self._ask("There are unsaved edits. Save them as a project (.spp) first?\n\n"
+                  "The audio file itself changes only by File > Export audio.",
                   lambda b: self.save_project(then) if b == buttons.Save else
                   then() if b == buttons.Discard else None,
-                  buttons.Save | buttons.Discard | buttons.Cancel)
+                  buttons.Save | buttons.Discard | buttons.Cancel,
+                  names={buttons.Save: "Save project"})
 
     # -- files -------------------------------------------------------------------
     def open_dialog(self) -> None:
@@ -117,7 +120,6 @@ class FileActions:
         path = Path(path)
         if path.suffix.lower() == ".spp":
             return self.open_project(path)
-        self._remember(path)
         analysis = {**self.analysis_panel.settings(), "device": self.device,
                     "allow_truncated": allow_truncated}  # as chosen
 
@@ -132,6 +134,7 @@ class FileActions:
 
         def shown(made):
             self.window.set_document(made[:2], path, content_hz=made[2])
+            self._remember(path)  # opened: a file that failed is not offered again
             self.jobs.worker.blocks_editing = False
             self.jobs.job_status.cancel.setEnabled(False)
             notes = made[0].audio.notes  # what the CLI prints as warnings
@@ -193,8 +196,6 @@ class FileActions:
 
     def open_project(self, path: Path, recovered: bool = False) -> Worker | None:
         """Open a project; ``recovered``: an autosave, opened as unsaved edits."""
-        if not recovered:
-            self._remember(path)
 
         def work(progress, cancel, confirm):
             opened = load_project(path, device=self.device, progress=scaled(progress, 0, 0.6),
@@ -212,6 +213,8 @@ class FileActions:
                 self.window.update_title()
                 self.status.showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
+            else:
+                self._remember(path)  # opened: one that failed is not offered again
 
         return self._opening(path, self.jobs.run(f"Opening {path.name}", work, done,
                                                    blocks_editing=True, asks=True))
@@ -253,7 +256,7 @@ class FileActions:
     def export_dialog(self) -> None:
         if self.opened.session:
             name = self.state.suggested_name(None)
-            if name and not depths_of(Path(name)):  # read, not written (MP3): WAV instead
+            if name and not depths_of(Path(name)):  # read, not written (Opus): WAV instead
                 name = str(Path(name).with_suffix(".wav"))
             overs = None  # the dialog's row, read as a file is chosen (still there then)
             dialog = self._file_dialog("Export audio", EXPORT_FILTER,

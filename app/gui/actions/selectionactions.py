@@ -3,7 +3,7 @@ harmonic), Select all, the span typed in the panel, the panel's settings applied
 the selection, and filling it with the current brush (one undo step)."""
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QStatusBar
+from PySide6.QtWidgets import QApplication, QMenu, QStatusBar
 
 from app.gui.actions.menuaction import menu_action
 from app.gui.services.opened import OpenDocument
@@ -65,7 +65,11 @@ class SelectionActions:
         self.canvas.update()
 
     def clear_selection(self) -> None:
+        """No selection; the focus leaves the panel's fields for the canvas, so that
+        Space plays rather than typing into a field (Esc leaves a field)."""
         self.set_selection(None)
+        if self.panel.isAncestorOf(QApplication.focusWidget()):
+            self.canvas.setFocus()
 
     def select_all(self) -> None:
         """Every cell: the whole file, 0 Hz to Nyquist."""

@@ -32,6 +32,7 @@ class Transport(QObject):
         self.stop_action: QAction | None = None
         self.loop_action: QAction | None = None
         self.band_action: QAction | None = None
+        canvas.playheadPlaced.connect(self.place_playhead)
 
     def build_menu(self, menu: QMenu) -> None:
         # Space is a window shortcut: a focused check box or button cannot take it; a text
@@ -54,7 +55,18 @@ class Transport(QObject):
         elif self.canvas.selection is not None:
             self.play_selection()
         else:
-            self.play_from(self.canvas.playhead or self.canvas.view.t0)
+            at = self.canvas.playhead
+            self.play_from(self.canvas.view.t0 if at is None else at)
+
+    def place_playhead(self, seconds: float) -> None:
+        """A click on the canvas: the playhead goes there, and playback with it."""
+        doc = self.opened.doc
+        if doc is None:
+            return
+        seconds = min(max(seconds, 0.0), doc.length / doc.sample_rate)
+        if self.player.playing:
+            self.play_from(seconds)
+        self.canvas.set_playhead(seconds)
 
     def play_from_cursor(self) -> None:
         at = self.canvas.pointer_seconds()

@@ -30,6 +30,7 @@ class ViewControls:
         self.readout_timer = QTimer(readout, singleShot=True, interval=50,
                                     timeout=self._show_readout)
         self.canvas.cursorMoved.connect(self.cursor_moved)
+        self.canvas.viewChanged.connect(self._view_moved)
         view_panel.styleChanged.connect(self.style_changed)
         view_panel.logChanged.connect(self.log_changed)
         view_panel.gridChanged.connect(self.grid_changed)
@@ -64,6 +65,15 @@ class ViewControls:
         self._pointer = (seconds, hz)
         if not self.readout_timer.isActive():
             self.readout_timer.start()
+
+    def _view_moved(self) -> None:
+        """The view moved or another document came: the readout says what is under the
+        pointer now, or nothing (it kept the last file's values)."""
+        at = self.canvas.pointer_at()
+        if at is None:
+            self.readout.clear()
+        else:
+            self.cursor_moved(*at)
 
     def _show_readout(self) -> None:
         seconds, hz = self._pointer

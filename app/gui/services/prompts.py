@@ -21,11 +21,14 @@ def show_error(parent: QWidget, status: QStatusBar, error, message: str | None =
     status.showMessage(message.splitlines()[0], 10000)
 
 
-def ask(parent: QWidget, question: str, then, buttons=None) -> None:
-    """A question; ``then(button)`` runs with the button pressed."""
+def ask(parent: QWidget, question: str, then, buttons=None, *, names=None) -> None:
+    """A question; ``then(button)`` runs with the button pressed; ``names``: {standard
+    button: its text}, where Qt's own would mislead."""
     box = QMessageBox(QMessageBox.Icon.Question, "SpectroPaint", question,
                       buttons or (QMessageBox.StandardButton.Ok |
                                   QMessageBox.StandardButton.Cancel), parent)
+    for button, name in (names or {}).items():
+        box.button(button).setText(name)
     box.setObjectName("question")
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.finished.connect(lambda _: then(box.standardButton(box.clickedButton())))

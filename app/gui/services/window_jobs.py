@@ -33,11 +33,13 @@ class Jobs:
         return False
 
     def editing_blocked(self, what: str) -> bool:
-        """True (and the status bar says why) while a job replaces or re-reads the
-        document, so that ``what`` (painting, undo) would be lost."""
+        """True (and the status bar says that ``what`` was not done, and why) while a job
+        replaces or re-reads the document, so that ``what`` (painting, undo) would be
+        lost. Nothing is held for later: it said "waits", and the stroke was dropped."""
         if self.running() and self.worker.blocks_editing:
-            self.status.showMessage(f"{what} waits: '{self.worker.label}' is running "
-                                    "(Cancel it in the status bar)", 5000)
+            self.status.showMessage(f"{what}: not done, '{self.worker.label}' is running; "
+                                    "do it again when it ends (or Cancel it in the status "
+                                    "bar)", 8000)
             return True
         return False
 

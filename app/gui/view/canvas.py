@@ -26,6 +26,7 @@ from engine.view.render import colormap_lut
 PRESS, MOVE, RELEASE = 0, 1, 2
 TILE_BUDGET_S = 0.025  # seconds of tile work per frame; the rest waits for the next frame
 WHEEL_ZOOM = 1.25
+CLICK_PX = 4  # a press released within this many pixels is a click: it paints nothing
 
 
 class SpectrogramCanvas(QOpenGLWidget):
@@ -35,6 +36,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     selectionChanged = Signal(object)  # a app.session.selection.Selection, or None
     sourcePicked = Signal(float, float)  # Alt+click: the clone brush's source, seconds, Hz
     playToggled = Signal()
+    playheadPlaced = Signal(float)  # a click (no drag) at these seconds
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
     def __init__(self, parent=None):
@@ -64,7 +66,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         self._cursor: QPointF | None = None
         self._modifiers = Qt.KeyboardModifier.NoModifier
         self._drag: str | None = None  # "paint", "pan", "select"
-        self._last = QPointF()
+        self._last = self._pressed_at = QPointF()
+        # a drag has gone CLICK_PX from where it was pressed (else it is still a click)
+        self._moved = False
+        self._press_modifiers = Qt.KeyboardModifier.NoModifier
         self._space_down = self._space_panned = False
         self._gl_ready = False
         self._lut_dirty = True
@@ -203,8 +208,9 @@ class SpectrogramCanvas(QOpenGLWidget):
         super().update()
 
     def _cursor_outline(self) -> list | None:
-        """The brush outline in canvas pixels (in the pointer's lane), if it is shown: a
-        loop of points, one for each harmonic the brush paints."""
+        """The brush outline in canvas pixels (in the pointer's lane, flattened at its
+        edges: a lane's stroke paints its own channel), if it is shown: a loop of points,
+        one for each harmonic the brush paints."""
         if self.doc is None or self._cursor is None or self.tool != "paint":
             return None
         dy = self.lane_at(self._cursor.y()) * self.view.height
@@ -215,7 +221,8 @@ class SpectrogramCanvas(QOpenGLWidget):
                 at, f = self._at(self._cursor)
                 t, hz = at + t, f + hz
             loops += cross(self.view, t, hz)
-        return [[(x, y + dy) for x, y in loop] for loop in loops]
+        top, bottom = dy, dy + self.view.height - 1
+        return [[(x, min(max(y + dy, top), bottom)) for x, y in loop] for loop in loops]
 
     def _overlay_boxes(self, outline: list | None) -> tuple:
         """The boxes of the brush ``outline`` and the playhead as this frame draws them."""
@@ -340,6 +347,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         GL.glVertexAttribPointer(0, 2, GL.GL_FLOAT, False, 12, None)
         GL.glVertexAttribPointer(1, 1, GL.GL_FLOAT, False, 12, GL.ctypes.c_void_p(8))
         missing = False
+        end = view.x_of(view.duration)  # the file's end: a constant-Q document has frames
+        # after it (its atoms' reach, 0.62 s at 44.1 kHz), drawn nowhere
         for key in cache.visible(level, frames, bins):
             tile = cache.get(key, budget_end)
             if tile is None:
@@ -349,12 +358,16 @@ class SpectrogramCanvas(QOpenGLWidget):
             r = tile.rect
             x0 = view.x_of((r.frame0 - 0.5) * hop_s)
             x1 = view.x_of((r.frame0 + tile.cols * tile.factor - 0.5) * hop_s)
+            if x0 >= end:
+                continue
+            u1 = min((end - x0) / (x1 - x0), 1.0)  # the share of the tile's frames drawn
+            x1 = min(x1, end)
             top = min(doc.hz_of(r.bin1 - 0.5), view.f_hi)
             bottom = max(doc.hz_of(r.bin0 - 0.5), lo)
             if top <= bottom:
                 continue
             y0, y1 = top_px + view.y_of(top), top_px + view.y_of(bottom)
-            quad = np.array([x0, y0, 0, x1, y0, 1, x0, y1, 0, x1, y1, 1], np.float32)
+            quad = np.array([x0, y0, 0, x1, y0, u1, x0, y1, 0, x1, y1, u1], np.float32)
             u.set("tile_bin0", float(r.bin0))
             u.set("tile_bins", float(tile.rows))
             GL.glBindTexture(GL.GL_TEXTURE_2D, tile.texture)
@@ -394,6 +407,10 @@ class SpectrogramCanvas(QOpenGLWidget):
         """The time under the mouse pointer, if it is over the canvas."""
         return None if self._cursor is None else self.view.t_of(self._cursor.x())
 
+    def pointer_at(self) -> tuple[float, float] | None:
+        """(seconds, Hz) under the mouse pointer, if it is over the canvas."""
+        return None if self._cursor is None else self._at(self._cursor)
+
     def _at(self, pos: QPointF) -> tuple[float, float]:
         """(seconds, Hz) under ``pos``, in the lane it is in (a drag: its first lane)."""
         lane = self.press_lane if self._drag in ("paint", "select") else self.lane_at(pos.y())
@@ -405,7 +422,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         return self.lanes[self.lane_at(self._cursor.y())] if self._cursor else self.lanes[0]
 
     def mousePressEvent(self, event) -> None:
-        self._last = event.position()
+        """A press starts a pan, a selection or a stroke; a stroke is painted from the
+        first move, so that a click (released where it was pressed) places the playhead
+        and paints nothing, with any tool (:meth:`mouseReleaseEvent`)."""
+        self._last = self._pressed_at = event.position()
+        self._moved = False
         button = event.button()
         if button == Qt.MouseButton.MiddleButton or (button == Qt.MouseButton.LeftButton
                                                      and self._space_down):
@@ -420,8 +441,7 @@ class SpectrogramCanvas(QOpenGLWidget):
                 self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None
             else:
-                self._drag = "paint"
-                self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, PRESS)
+                self._drag, self._press_modifiers = "paint", event.modifiers()
         self._repaint_for_drag()
 
     def mouseMoveEvent(self, event) -> None:
@@ -431,19 +451,36 @@ class SpectrogramCanvas(QOpenGLWidget):
         if self._drag == "paint":
             f = self._snapped(f, event.modifiers())
         self.cursorMoved.emit(t, f)
+        self._check_moved(pos)
         if self._drag == "pan":
             self.view.pan_pixels(pos.x() - self._last.x(), pos.y() - self._last.y())
             self.viewChanged.emit()
-        elif self._drag == "paint":
+        elif self._drag == "paint" and self._moved:
             self.strokePoint.emit(t, f, 1.0, MOVE)
-        elif self._drag == "select":
+        elif self._drag == "select" and self._moved:
             self._selecting.move(t, f, self.view)
             self.selection = self._selecting.selection()
         self._last = pos
         self._repaint_for_drag()
 
+    def _check_moved(self, pos: QPointF) -> None:
+        """A drag that has gone CLICK_PX from its press is no longer a click: a stroke
+        begins, where it was pressed."""
+        if self._drag in ("paint", "select") and not self._moved:
+            self._moved = (pos - self._pressed_at).manhattanLength() >= CLICK_PX
+            if self._moved and self._drag == "paint":
+                t, f = self._at(self._pressed_at)
+                self.strokePoint.emit(t, self._snapped(f, self._press_modifiers), 1.0, PRESS)
+
     def mouseReleaseEvent(self, event) -> None:
-        if self._drag == "paint":
+        self._check_moved(event.position())
+        if self._drag in ("paint", "select") and not self._moved:  # a click
+            self.playheadPlaced.emit(self.view.t_of(self._pressed_at.x()))
+            if self._drag == "select":  # and no selection
+                self._selecting = None
+                self.selectionChanged.emit(None)
+                self.update()
+        elif self._drag == "paint":
             t, f = self._at(event.position())
             self.strokePoint.emit(t, self._snapped(f, event.modifiers()), 1.0, RELEASE)
         elif self._drag == "select":
@@ -526,7 +563,11 @@ class SpectrogramCanvas(QOpenGLWidget):
             super().keyReleaseEvent(event)
 
     def zoom(self, factor: float) -> None:
-        self.view.zoom_time(factor)
+        """Zoom time around the playhead where the view shows it (it keeps its pixel),
+        else around the middle."""
+        at, v = self.playhead, self.view
+        self.view.zoom_time(factor, v.x_of(at) if at is not None and v.t0 <= at <= v.t1
+                            else None)
         self.viewChanged.emit()
         self.update()
 

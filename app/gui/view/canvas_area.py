@@ -38,7 +38,7 @@ class CanvasArea(QWidget):
         self.empty.setObjectName("empty-state")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setStyleSheet("color: #c8c8d0; font-size: 15px;")
-        self.canvas.viewChanged.connect(self.view_changed)
+        self.canvas.viewChanged.connect(self._follow_view)
         self.overview.moved.connect(self.centre_on)
 
     def show_empty(self, empty: bool, opening: str | None = None) -> None:
@@ -64,6 +64,11 @@ class CanvasArea(QWidget):
         self.canvas.viewChanged.emit()
 
     def view_changed(self) -> None:
+        """The view was changed (a jump, a project's view): whatever follows the canvas's
+        view hears it (the rulers, the scroll bars, the nnAudio view)."""
+        self.canvas.viewChanged.emit()
+
+    def _follow_view(self) -> None:
         self._sync_scrollbars()
         self._redraw()
 
@@ -108,5 +113,5 @@ class CanvasArea(QWidget):
             v.f_hi = v.f_lo * 2 ** span
         else:
             v.f_lo, v.f_hi = pos * 1000, (pos + span) * 1000
-        self._redraw()
+        self.canvas.viewChanged.emit()
 

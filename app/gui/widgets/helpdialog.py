@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 from engine.runtime.device import describe, pick_device
 
 GESTURES = (
-    ("Paint", "left button (tablet pressure where a tablet is present)"),
+    ("Paint", "drag with the left button (tablet pressure where a tablet is present)"),
+    ("Place the playhead", "click, with any tool (it paints nothing)"),
     ("Pan", "middle-drag, Space+drag, the scroll bars, or the overview lane"),
     ("Zoom time / frequency", "wheel / Ctrl+wheel, around the pointer"),
     ("Zoom in / out, the canvas focused", "+ / -"),

@@ -52,6 +52,7 @@ class AnalysisView(QWidget):
             self.strip.picture = None  # off: the strip says how to turn it on
             self.strip.update()
         elif self.window.session is not None:
+            self.strip.update()  # its time axis now; the picture of the new span follows
             self.timer.start()
 
     def _start(self) -> None:

@@ -33,7 +33,6 @@ class SelectionPanel(QWidget):
                                        strict=True):
             spin.setObjectName(f"selection-{name}")
             spin.setKeyboardTracking(False)  # a value when typed (Enter, Tab), not per digit
-            spin.setEnabled(False)
             spin.valueChanged.connect(self._typed)
             form.addRow(label, spin)
         self.partials = QSpinBox()
@@ -61,13 +60,14 @@ class SelectionPanel(QWidget):
 
     def show_span(self, span: tuple[float, float, float, float] | None, seconds: float,
                   nyquist: float) -> None:
-        """Show a selection's (start, end, low, high), or none (fields disabled); the
-        fields take values within the file (``seconds`` long, up to ``nyquist``)."""
-        for (name, spin), value in zip(self.span.items(), span or (0.0,) * 4, strict=True):
+        """Show a selection's (start, end, low, high), or none: no time, every
+        frequency, so that typing a start and an end selects from nothing. The fields
+        take values within the file (``seconds`` long, up to ``nyquist``)."""
+        for (name, spin), value in zip(self.span.items(), span or (0.0, 0.0, 0.0, nyquist),
+                                       strict=True):
             spin.blockSignals(True)
             spin.setRange(0.0, seconds if name in ("start", "end") else nyquist)
             spin.setValue(value)
-            spin.setEnabled(span is not None)
             spin.blockSignals(False)
 
     def _typed(self) -> None:
