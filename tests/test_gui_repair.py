@@ -14,6 +14,7 @@ import torch
 from PySide6.QtCore import Qt
 
 from app.gui.services.playback import BLOCK
+from app.session.repairs import MODULES
 from tests.conftest import CallbackOutput
 from tests.gui_input import point, settle
 from tests.takes import resample
@@ -60,9 +61,7 @@ def opened(qtbot, window, tmp_path, samples, name="take.wav"):
 def dialog_for(qtbot, window, name):
     """The module's dialog, opened from its entry in the Repair menu."""
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Repair")
-    action = next(a for a in menu.actions() if a.text().startswith(
-        {"dehum": "De-hum", "declick": "De-click", "denoise": "De-noise",
-         "declip": "De-clip"}[name]))
+    action = next(a for a in menu.actions() if a.text().startswith(MODULES[name].title))
     action.trigger()
     qtbot.waitUntil(lambda: window.repairs.repair_dialog is not None and
                     window.repairs.repair_dialog.isVisible())

@@ -36,6 +36,14 @@ def damaged(rng) -> np.ndarray:
     return np.clip(x, -level, level)
 
 
+def material(rng, name: str) -> np.ndarray:
+    """What module ``name`` finds something in: the damaged take, or for the voice model
+    (which acts only where it finds a voice) a voice under hiss."""
+    if name != "voice":
+        return damaged(rng)
+    return np.stack([speech(SECONDS, rng)] * 2) + rng.normal(0, 0.03, (2, round(SECONDS * SR)))
+
+
 def select(qtbot, window, t0, t1, f_hi, f_lo):
     """A rectangle drawn on the canvas with the select tool (in the top lane)."""
     canvas = window.canvas
@@ -66,7 +74,7 @@ def test_preview_plays_what_apply_then_writes_bit_for_bit(qtbot, window, tmp_pat
                                                           monkeypatch, name):
     """Two random regions (a band or not) of a damaged stereo take, each previewed,
     applied and undone."""
-    opened(qtbot, window, tmp_path, damaged(rng))
+    opened(qtbot, window, tmp_path, material(rng, name))
     paint_channel = window.view_panel.paint_channel
     paint_channel.setCurrentIndex(paint_channel.findText("All"))  # both channels
     written, write = [], repairactions.write
