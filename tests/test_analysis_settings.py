@@ -111,6 +111,7 @@ def test_every_command_that_analyses_takes_the_declared_options(command):
                                   for s in SETTINGS}
 
 
+@pytest.mark.slow
 def test_the_help_shows_each_setting_with_its_range_and_default():
     text = " ".join(specpaint("roundtrip", "--help").stdout.split())
     for s in SETTINGS:

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_engine_and_brushes_import_no_gui():
     modules = [m.name for pkg in ("engine", "brushes")
                for m in pkgutil.walk_packages([str(ROOT / pkg)], prefix=f"{pkg}.")]
@@ -25,6 +28,7 @@ def test_engine_and_brushes_import_no_gui():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_qt_free_wings_import_no_gui():
     """app.session, app.cli, app.batch and app.project (and the parser) load no Qt, OpenGL
     or app.gui: scripts, the command line and batches run on machines without a display."""
@@ -55,6 +59,7 @@ def test_brushes_know_no_transform_internals():
     assert hits == []
 
 
+@pytest.mark.slow
 def test_the_painting_modules_start_without_scipy_signal():
     """What every batch worker, `specpaint apply` and the window import to paint loads
     no scipy.signal: it alone took about 1.2 s of each process's start-up (de-click

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui.services.autosave import EVERY_STROKES, orphans
@@ -147,6 +148,7 @@ sys.exit(run(None, "cpu"))
 """
 
 
+@pytest.mark.slow
 def test_after_kill_9_the_next_start_recovers_the_last_autosave_exactly(tmp_path):
     first = _run(DRIVE_THEN_WAIT, tmp_path)
     try:
@@ -261,6 +263,7 @@ sys.exit(run(None, "cpu"))
 """
 
 
+@pytest.mark.slow
 def test_a_recovered_project_keeps_its_name_and_its_history(tmp_path):
     """A document saved as x.spp, recovered after kill -9, was named after its audio file
     in the question and the title, and its History was empty."""

@@ -54,6 +54,7 @@ def journal(outdir):
     return [json.loads(line) for line in (outdir / batch.JOURNAL).read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_outputs_mirror_the_tree_in_the_inputs_format_and_depth_as_apply_writes_them(
         tree, tmp_path):
     out = tmp_path / "out"
@@ -88,6 +89,7 @@ EVERY_FORMAT = {"a.aifc": ("AIFF", "PCM_32"), "b.bwf": ("WAV", "PCM_24"),
                 "j.wav": ("WAV", "PCM_32")}
 
 
+@pytest.mark.slow
 def test_a_folder_in_every_written_format_comes_out_as_it_went_in(tmp_path, rng):
     root = tmp_path / "in"
     root.mkdir()
@@ -102,6 +104,7 @@ def test_a_folder_in_every_written_format_comes_out_as_it_went_in(tmp_path, rng)
         assert (info.format, info.subtype, info.samplerate) == (fmt, subtype, 22050), name
 
 
+@pytest.mark.slow
 def test_inputs_read_but_not_written_need_a_format_before_any_file(tmp_path, rng):
     """A folder of MP3s painted in their own format failed every file, after painting
     it, with "cannot write '.mp3' files"; now the batch says so first, and what to do.
@@ -134,6 +137,7 @@ def test_bits_for_an_ogg_output_says_it_has_none():
         batch.check_outputs(mp3, "24")
 
 
+@pytest.mark.slow
 def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
     out = tmp_path / "out"
     r = specpaint("batch", tree / "a.wav", "-o", out, "--preset", "hard-eraser", "--line",
@@ -143,6 +147,7 @@ def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
     assert len(notes) == 1 and "past the end" in notes[0]
 
 
+@pytest.mark.slow
 def test_format_and_bits_options_and_a_glob(tree, tmp_path):
     out = tmp_path / "out"
     r = specpaint("batch", f"{tree}/**/*.wav", "-o", out, "--format", "flac", "--bits", "16",
@@ -153,6 +158,7 @@ def test_format_and_bits_options_and_a_glob(tree, tmp_path):
     assert {sf.info(out / w).subtype for w in written} == {"PCM_16"}
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_recorded_and_the_batch_goes_on(tree, tmp_path):
     (tree / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
     out = tmp_path / "out"
@@ -186,6 +192,7 @@ def test_no_audio_found_is_a_usage_error(tmp_path):
     assert r.returncode == 2 and "no audio files found" in r.stderr
 
 
+@pytest.mark.slow
 def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
     out = tmp_path / "out"
     assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
@@ -207,6 +214,7 @@ def strict_json(name: str):
     raise AssertionError(f"{name} is not standard JSON")
 
 
+@pytest.mark.slow
 def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_path):
     """A resumed batch skips the files done: with another preset or --bits it left OUTDIR
     half painted one way and half the other, without a word."""
@@ -237,6 +245,7 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
     assert r.returncode == 0 and "1 done before" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_resume_paints_again_an_input_changed_since_it_was_painted(tree, tmp_path):
     """A take re-exported between two runs was skipped on --resume, its output left
     painted from the old take."""
@@ -261,6 +270,7 @@ def test_resume_paints_again_an_input_changed_since_it_was_painted(tree, tmp_pat
                                                                                 rel=0.01)
 
 
+@pytest.mark.slow
 def test_a_batch_paints_with_its_presets_as_they_were_when_it_started(tree, tmp_path,
                                                                       monkeypatch):
     """Presets were looked up by each file's painting: a cluster worker without this
@@ -398,6 +408,7 @@ def wait_for_records(out, count, proc, timeout=90):
     raise AssertionError("the batch recorded too few files in time")
 
 
+@pytest.mark.slow
 def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
     root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
     proc = start_batch(root, out)
@@ -427,6 +438,7 @@ def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
     assert f"{len(done)} done before" in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])  # the in-process pipeline; worker processes
 def test_ctrl_c_keeps_finished_files_and_says_how_to_go_on(tmp_path, rng, jobs):
     root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
@@ -458,6 +470,7 @@ class CtrlCAtFirstFile:
         pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", ["threads", "processes"])
 def test_ctrl_c_while_files_are_journaled_leaves_no_written_file_out(tmp_path, rng, run,
                                                                      monkeypatch):
@@ -547,6 +560,7 @@ def test_the_pipeline_holds_a_bounded_number_of_files(tmp_path, rng, monkeypatch
     assert 3 <= peak[0] <= batch_pipeline.max_in_flight(2) == 21
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files_fitting", [1, 3])
 def test_the_pipeline_decodes_a_file_only_when_its_peak_fits_the_memory_budget(
         tmp_path, rng, monkeypatch, files_fitting):
@@ -607,6 +621,7 @@ def test_batch_output_equals_painting_the_file_alone(tree, tmp_path):
                                   editor.audio()[0])
 
 
+@pytest.mark.slow
 def test_the_batch_on_a_dask_cluster_writes_what_the_local_run_writes(tree, tmp_path):
     from dask.distributed import LocalCluster
 
@@ -657,6 +672,7 @@ def test_a_connect_timeout_that_is_no_time_is_a_usage_error(capsys, tree, tmp_pa
     assert len(err.strip().splitlines()) == 1 and "--connect-timeout" in err, err
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, rng):
     root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
     proc = start_batch(root, out)
@@ -786,6 +802,7 @@ def test_batch_paints_a_script_reaching_far_past_its_files_as_apply_does(capsys,
                                   sf.read(tmp_path / "c.wav")[0])
 
 
+@pytest.mark.slow
 def test_a_stroke_naming_the_second_channel_is_painted_on_stereo_files(tmp_path, rng):
     """The batch's probe was mono: a stroke naming channel 1 was refused before any
     file, though every file had two."""

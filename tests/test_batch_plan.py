@@ -63,6 +63,7 @@ def test_a_device_asked_for_is_what_paints():
     assert (one.mode, one.workers) == (GPU, 1) and "one file" in one.line()
 
 
+@pytest.mark.slow
 def test_the_command_chooses_cpu_workers_here_and_says_why(tmp_path, rng):
     """This machine has no GPU: CPU workers, one a core, and the line says so; the
     outputs are those of one process on the CPU."""

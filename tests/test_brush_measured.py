@@ -380,6 +380,7 @@ def test_erasing_a_tone_on_constant_q_takes_it_down_evenly_along_the_stroke(hz):
     assert max(db(erased, a) for a in along) < -55
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hz", [100.0, 440.0])
 def test_a_tone_drawn_on_constant_q_is_steady_and_clean_along_the_stroke(hz):
     """A tone-pen stroke came out with -11 to -14 dB of noise about the tone at every
@@ -517,6 +518,7 @@ def test_filling_a_selection_on_constant_q_takes_a_hum_down_evenly(hz):
     assert max(db(a) for a in np.arange(1.0, 6.05, 0.1)) < -57
 
 
+@pytest.mark.slow
 def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
     """A stroke's end on constant-Q (painted beyond its ends, confined) is
     done a part of ``PART_SAMPLES`` a step, so a long stroke or fill never holds the
@@ -539,6 +541,7 @@ def test_a_long_stroke_s_end_done_in_parts_equals_it_done_whole(monkeypatch):
     assert torch.equal(painted(20000), whole)  # 17 parts of the 8 s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 @pytest.mark.parametrize("preset", ["tone-remover", "spot-repair"])
 def test_a_heal_stroke_s_end_stepped_as_the_gui_steps_it_equals_it_drained(preset, transform):
@@ -713,6 +716,7 @@ def _stroke_per_event(x: np.ndarray, transform: str, hz: float, t0: float, t1: f
     return before, synth.waveform()[0].copy(), doc, history
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hz", [100.0, 440.0, 2000.0])
 @pytest.mark.parametrize("hardness", [1.0, 0.5])
 def test_a_stroke_on_constant_q_takes_a_tone_down_to_its_own_ends(hz, hardness):

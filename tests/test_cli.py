@@ -15,6 +15,7 @@ def stereo_file(write_audio, rng):
                        44100, "PCM_24")
 
 
+@pytest.mark.slow
 def test_info(stereo_file):
     r = specpaint("info", stereo_file)
     assert r.returncode == 0, r.stderr
@@ -23,6 +24,7 @@ def test_info(stereo_file):
         assert words in r.stdout
 
 
+@pytest.mark.slow
 def test_render_writes_a_png_of_the_asked_size(stereo_file, tmp_path):
     from PySide6.QtGui import QImage
 
@@ -34,6 +36,7 @@ def test_render_writes_a_png_of_the_asked_size(stereo_file, tmp_path):
     assert (image.width(), image.height()) == (300, 200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [("--transform", "cq"), ("--view", "mel"), ("--view", "cqt"),
                                    ("--view", "vqt")])
 def test_render_a_constant_q_document_or_a_view(stereo_file, tmp_path, extra):
@@ -46,6 +49,7 @@ def test_render_a_constant_q_document_or_a_view(stereo_file, tmp_path, extra):
     assert (image.width(), image.height()) == (320, 120)
 
 
+@pytest.mark.slow
 def test_cq_roundtrip_and_apply(stereo_file, tmp_path):
     out = tmp_path / "rt.wav"
     r = specpaint("roundtrip", stereo_file, "-o", out, "--transform", "cq")
@@ -65,6 +69,7 @@ def test_unknown_transform_is_a_usage_error(stereo_file, tmp_path):
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+@pytest.mark.slow
 def test_roundtrip_keeps_length_rate_channels_and_is_lossless(stereo_file, tmp_path):
     out = tmp_path / "rt.wav"
     r = specpaint("roundtrip", stereo_file, "-o", out, "--hop", 256, "--window", "blackman-harris")
@@ -112,6 +117,7 @@ def test_debug_shows_the_traceback():
     assert r.returncode == 2 and "Traceback" in r.stderr
 
 
+@pytest.mark.slow
 def test_warnings_for_repaired_input(write_audio, tmp_path):
     path = write_audio("nan.wav", np.array([[0.1, np.nan, 0.2] * 1000], np.float32), 8000, "FLOAT")
     r = specpaint("roundtrip", path, "-o", tmp_path / "fixed.wav")
@@ -119,6 +125,7 @@ def test_warnings_for_repaired_input(write_audio, tmp_path):
     assert "specpaint: warning:" in r.stderr and "1000 samples were NaN" in r.stderr
 
 
+@pytest.mark.slow
 def test_demo_writes_png_and_wav(tmp_path):
     r = specpaint("demo", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
@@ -128,6 +135,7 @@ def test_demo_writes_png_and_wav(tmp_path):
     assert snr_db(src, back) >= 100
 
 
+@pytest.mark.slow
 def test_devices_lists_the_backends_the_order_and_the_choice():
     r = specpaint("devices")
     assert r.returncode == 0, r.stderr
@@ -138,6 +146,7 @@ def test_devices_lists_the_backends_the_order_and_the_choice():
     assert r.returncode == 0 and "chosen  none: device 'cuda:7' asked for" in r.stdout
 
 
+@pytest.mark.slow
 def test_stats_prints_time_per_stage_and_peak_memory(stereo_file, tmp_path):
     r = specpaint("--stats", "apply", stereo_file, "-o", tmp_path / "o.wav", "--preset",
                   "hard-eraser", "--line", "0.5:1000,1.5:1000")
@@ -146,6 +155,7 @@ def test_stats_prints_time_per_stage_and_peak_memory(stereo_file, tmp_path):
         assert any(line.startswith(stage) for line in r.stderr.splitlines()), stage
 
 
+@pytest.mark.slow
 def test_overs_name_the_options_of_the_command_that_wrote_them(write_audio, tmp_path):
     """apply said "use --normalize or --limit", options it did not have."""
     loud = write_audio("loud.wav", np.full((1, 8000), 0.9, np.float32), 8000, "FLOAT")

@@ -86,6 +86,7 @@ def test_spectral_distances_are_zero_for_the_same_signal(noise):
     assert mel_distance(x, x, RATE) == 0
 
 
+@pytest.mark.slow
 def test_mel_distance_matches_librosa_mel(rng):
     import librosa
 
@@ -134,6 +135,7 @@ def test_mismatches_are_explained(noise):
                      f"{noise.shape[1] - 100} samples of each"]
 
 
+@pytest.mark.slow
 def test_the_command(tmp_path, noise):
     sf.write(tmp_path / "ref.wav", noise.T, RATE, subtype="FLOAT")
     sf.write(tmp_path / "test.wav", 0.5 * noise[:, :-160].T, RATE, subtype="FLOAT")
@@ -201,6 +203,7 @@ def test_silence_and_constants_are_defined_and_said(ref, test, snr, sdr, note):
     assert any(note in n for n in result.notes), result.notes
 
 
+@pytest.mark.slow
 def test_the_command_on_a_silent_output(tmp_path):
     sf.write(tmp_path / "ref.wav", _sine().T, RATE, subtype="FLOAT")
     sf.write(tmp_path / "zero.wav", np.zeros((2 * RATE, 1)), RATE, subtype="FLOAT")
@@ -236,6 +239,7 @@ def test_windows_are_short_enough_for_pesqs_fixed_arrays():
     assert max_utterances(60 * RATE) > MAXNUTTERANCES  # what crashed
 
 
+@pytest.mark.slow
 def test_a_crash_of_the_pesq_library_leaves_a_note_not_a_dead_process(monkeypatch):
     """60 s of bursts in one window overruns pesq's arrays (SIGSEGV in its own process)."""
     from engine.measure import perceptual
@@ -247,6 +251,7 @@ def test_a_crash_of_the_pesq_library_leaves_a_note_not_a_dead_process(monkeypatc
                                        "on this audio"]
 
 
+@pytest.mark.slow
 def test_compare_scores_a_long_take_in_windows(tmp_path):
     """Issue 37: pesq crashed the command (exit 139, no message) on long speech with
     pauses; now PESQ-WB is the mean of 8 s windows, and the output says so."""

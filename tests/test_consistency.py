@@ -45,6 +45,7 @@ def test_stft_analysis_matches_librosa_float64(take, device):
     assert np.max(np.abs(got - ref)) <= 2e-6 * np.max(np.abs(ref))  # float32 vs float64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_every_preset_paints_on_each_device_what_it_paints_on_the_cpu(take, device, transform):

@@ -27,6 +27,7 @@ def _judged(seed: int, sample_rate: int) -> tuple[list[bool], list[float]]:
     return covered, false_rate
 
 
+@pytest.mark.slow
 def test_declick_covers_random_clicks_at_a_bounded_false_rate():
     """Clicks as the issue draws them (tests.takes.clicks: 1-8 samples, 1-50 a second,
     random shape, size and polarity) on seed 3's 20 takes (espeak-ng speech, recorded

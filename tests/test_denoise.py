@@ -42,6 +42,7 @@ def assert_never_louder(x: np.ndarray, y: np.ndarray, sample_rate: int) -> None:
     assert np.all(np.isfinite(y)) and y.shape == x.shape
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(3))
 def test_speech_under_hiss_improves_and_beats_noisereduce(index):
     import noisereduce
@@ -134,6 +135,7 @@ def test_cancel_stops_it():
         denoise.run(noisy, take.sample_rate, cancel=cancel)
 
 
+@pytest.mark.slow
 def test_learnt_noise_leaves_music_s_drones_and_held_notes():
     """Learnt from the take, the noise is broadband: music's steady peaks (a drone, a
     held bass) stand out of the noise's envelope as a hum does, and with the tonal

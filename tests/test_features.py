@@ -47,6 +47,7 @@ def expected_items(n, seg=1024, seg_hop=512, sub=512, sub_hop=256):
     return rows
 
 
+@pytest.mark.slow
 def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
     folder, lengths = takes
     out = tmp_path / "out"
@@ -72,6 +73,7 @@ def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
         np.testing.assert_allclose(features[k][loud], ref[loud], atol=0.02)  # dB
 
 
+@pytest.mark.slow
 def test_pooled_features_are_the_mean_or_max_of_an_item_s_frames(takes, tmp_path):
     """--pool mean|max through the command: ``[items, n_mels, 1]``, equal to pooling the
     full frames in numpy (float64) within float32 rounding, and to librosa's."""
@@ -99,6 +101,7 @@ def test_pooled_features_are_the_mean_or_max_of_an_item_s_frames(takes, tmp_path
             np.testing.assert_allclose(sets[pool][k, :, 0], ref, atol=0.02)  # dB
 
 
+@pytest.mark.slow
 def test_float16_storage_and_resampling(tmp_path, rng):
     folder = tmp_path / "in"
     folder.mkdir()
@@ -116,6 +119,7 @@ def test_float16_storage_and_resampling(tmp_path, rng):
     assert np.isfinite(features).all() and features.min() >= -100
 
 
+@pytest.mark.slow
 def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
     folder, lengths = takes
     (folder / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
@@ -196,6 +200,7 @@ def test_open_set_refuses_files_that_do_not_belong_together(takes, tmp_path):
         open_set(b)
 
 
+@pytest.mark.slow
 def test_a_kill_right_after_the_features_are_renamed_leaves_no_mixed_set(takes, tmp_path,
                                                                           monkeypatch):
     """Issue 37: killed right after features.npy was renamed, a run left the new features

@@ -49,6 +49,7 @@ def _write(path, manifest_text, npz):
     return path
 
 
+@pytest.mark.slow
 @FUZZ
 @given(key=st.sampled_from(["version", "sample_rate", "analysis", "audio_sha256", "source",
                             "edited_rects", "view", "format", "source_kind"]),
@@ -62,6 +63,7 @@ def test_projects_with_any_manifest_field(project, tmp_path, key, value):
         pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(flips=st.lists(st.tuples(st.integers(0, 10**7), st.integers(0, 255)), min_size=1,
                       max_size=8))
@@ -77,6 +79,7 @@ def test_projects_with_any_bytes_changed(project, tmp_path, flips):
         pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.one_of(json_values, st.fixed_dictionaries(
     {"version": st.one_of(st.just(1), scalars), "name": st.one_of(st.text(max_size=20), scalars),
@@ -107,6 +110,7 @@ stroke = st.fixed_dictionaries(
               "channel": scalars})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(script=st.one_of(st.lists(stroke, max_size=3), json_values))
 def test_stroke_scripts_of_any_shape(editor, script):
@@ -134,6 +138,7 @@ cli_options = st.lists(st.tuples(st.sampled_from(
      "--line", "--set"]), option_values), max_size=4)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(command=st.sampled_from(["render", "roundtrip", "apply", "info"]), options=cli_options)
 def test_cli_arguments_of_any_value(capsys, wav, tmp_path, command, options):

@@ -91,6 +91,7 @@ def clean_batch(takes, tmp_path_factory) -> tuple[Path, float]:
     return out, run("batch", takes, "-o", out, "--jobs", "1", *STROKE)
 
 
+@pytest.mark.slow
 @KILLS
 @given(moment=st.floats(0.0, 1.0), jobs=st.sampled_from(["1", "2"]))
 def test_batch_killed_at_any_moment_resumes_to_the_clean_result(takes, clean_batch,
@@ -129,6 +130,7 @@ def clean_features(takes, tmp_path_factory) -> tuple[Path, Path, float]:
     return old, new, run("features", takes, "-o", new, *FEATURES)
 
 
+@pytest.mark.slow
 @KILLS
 @given(moment=st.floats(0.0, 1.0))
 def test_features_killed_at_any_moment_leave_a_whole_set_or_none(takes, clean_features,

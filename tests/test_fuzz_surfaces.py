@@ -76,6 +76,7 @@ valid_stroke = st.fixed_dictionaries(  # mostly paintable: the probe and paintin
               "channel": st.sampled_from([0, 1, "all", -1])})
 
 
+@pytest.mark.slow
 @SLOW
 @given(script=st.one_of(st.lists(script_stroke, min_size=1, max_size=3),
                         st.lists(valid_stroke, min_size=1, max_size=3), json_values))
@@ -112,6 +113,7 @@ preset_data = st.one_of(json_values, st.fixed_dictionaries(
                                                max_size=2), max_size=2)}))
 
 
+@pytest.mark.slow
 @SLOW
 @given(data=preset_data)
 def test_user_presets_of_any_shape_through_batch(tmp_path_factory, monkeypatch, short_probe,
@@ -131,6 +133,7 @@ def test_user_presets_of_any_shape_through_batch(tmp_path_factory, monkeypatch, 
     event("painted" if said == "ok" else "refused")
 
 
+@pytest.mark.slow
 @SLOW
 @given(sr=st.sampled_from([4096, 2000, 8000, 8000, 1, 0]),
        n_fft=st.sampled_from([64, 16, 64, 512, 1, 33]),
@@ -175,6 +178,7 @@ def _take(kind: str, channels: int, n: int, rate: int) -> np.ndarray:
     return np.tile(x, (channels, 1))
 
 
+@pytest.mark.slow
 @SLOW
 @given(kinds=st.tuples(content, content), channels=st.tuples(st.integers(1, 2),
                                                              st.integers(1, 2)),

@@ -384,6 +384,7 @@ def test_the_nnaudio_view_is_in_the_canvas_time_axis_with_axes_of_its_own(qtbot,
     assert ink[int(plot.bottom()) + 2:, int(plot.left()):].sum() > 30  # time labels
 
 
+@pytest.mark.slow
 def test_the_nnaudio_view_shows_the_visible_span_and_follows_edits(qtbot, window):
     dock = window.analysis_view
     dock.choice.setCurrentIndex(dock.choice.findData("cqt"))

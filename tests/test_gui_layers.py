@@ -6,6 +6,7 @@ operation one undo step, undone bit for bit."""
 import hashlib
 
 import numpy as np
+import pytest
 import soundfile as sf
 import torch
 from PySide6.QtCore import Qt
@@ -110,6 +111,7 @@ def test_the_panel_sets_solo_gain_and_invert_and_drag_reorders(qtbot, window):
     assert not doc.layers.layer(active.id).solo and doc.layers.layer(active.id).gain == 1.0
 
 
+@pytest.mark.slow
 def test_unmix_dialog_then_the_source_brush_steers_it_and_stems_export(qtbot, window,
                                                                        tmp_path):
     doc = window.doc
@@ -325,6 +327,7 @@ def test_changing_the_analysis_of_a_layered_document_asks_first(qtbot, window):
     assert names(window) == ["Layer 1", "Recording"]
 
 
+@pytest.mark.slow
 def test_a_long_document_gets_layers_without_stalling_the_window(qtbot, window, tmp_path):
     """The mix of a document without layers gets a tensor of its own with its first
     layer: a copy of all of it, 0.8 GiB and up to a second for 10 minutes of stereo,

@@ -34,6 +34,7 @@ def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_
     assert len(np.unique(png[..., 1])) > 50
 
 
+@pytest.mark.slow
 def test_file_export_audio_keeps_the_speaker_layout(qtbot, window, tmp_path):
     """A 5.1 file with side speakers (mask 0x60F) exported as WAV was written as plain
     PCM: reopened, its lanes read 1-6. A FLAC cannot hold that order: the status
@@ -56,6 +57,7 @@ def test_file_export_audio_keeps_the_speaker_layout(qtbot, window, tmp_path):
         window.statusBar().currentMessage()
 
 
+@pytest.mark.slow
 def test_file_export_audio_offers_normalize_limit_or_keep_for_overs(qtbot, window, tmp_path):
     """The GUI said "... clipped ... use --normalize or --limit", flags of the command
     line. Now the export dialog has the choice, and asks when it is "ask"."""
@@ -99,6 +101,7 @@ def test_file_export_audio_offers_normalize_limit_or_keep_for_overs(qtbot, windo
     assert window.settings.value("exportOvers") == "limit"  # remembered
 
 
+@pytest.mark.slow
 def test_file_export_audio_starts_in_the_sources_folder_then_where_it_last_went(qtbot, window,
                                                                                tmp_path):
     """After an Open in another folder, an export of a file opened from its recent list
@@ -155,6 +158,7 @@ def strokes(qtbot, window, count: int) -> list:
     return states
 
 
+@pytest.mark.slow
 def test_file_save_project_as_and_open_project_keep_the_history(qtbot, window, tmp_path):
     """The history was empty after reopening a project: nothing could be undone."""
     import soundfile as sf
@@ -207,6 +211,7 @@ DEPTHS = {"Same as source": "PCM_16", "Format default (WAV float, FLAC/AIFF 24)"
           "16-bit": "PCM_16", "24-bit": "PCM_24", "32-bit float": "FLOAT"}
 
 
+@pytest.mark.slow
 def test_file_export_bit_depth_each_choice_is_the_depth_written(qtbot, window, tmp_path):
     import soundfile as sf
 
@@ -276,6 +281,7 @@ def load_project_history(path) -> int:
     return len(load_project(path, device="cpu").history.steps)
 
 
+@pytest.mark.slow
 def test_file_export_audio_over_the_source_asks_first(qtbot, window, tmp_path):
     import soundfile as sf
 

@@ -69,6 +69,7 @@ def start_preview(qtbot, window, dialog):
                     timeout=60000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODULES))
 def test_preview_plays_what_apply_then_writes_bit_for_bit(qtbot, window, tmp_path, rng,
                                                           monkeypatch, name):

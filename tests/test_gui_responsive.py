@@ -6,6 +6,7 @@ as soon as it is analyzed, before its audio is made."""
 import threading
 
 import numpy as np
+import pytest
 import torch
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtWidgets import QApplication
@@ -25,6 +26,7 @@ def flick(qtbot, window, t0=0.3, t1=11.7, hz=3000.0):
     return waiting
 
 
+@pytest.mark.slow
 def test_a_long_stroke_is_painted_over_several_turns_with_the_same_result(qtbot, window):
     choose_brush(window, "soft-eraser")
     window.brush_panel.set_param("radius_ms", 20.0)
@@ -179,6 +181,7 @@ def test_a_window_closed_mid_stroke_runs_no_more_turns(qtbot, tmp_path):
     assert session._closed and len(session._queue) == 0
 
 
+@pytest.mark.slow
 def test_a_stroke_on_constant_q_ends_over_several_turns_with_the_same_result(qtbot, window):
     """Its end confines the stroke to its time (brushes.locality.confine): a tone-pen stroke's
     end took ~0.5 s in one turn of the event loop."""

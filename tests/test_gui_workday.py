@@ -15,6 +15,7 @@ from app.gui.window import MainWindow
 from tests.gui_input import drag
 
 
+@pytest.mark.slow
 def test_scrubbing_moves_the_playhead_with_the_pointer_without_an_audio_device(qtbot, window):
     """With no audio output the playhead stayed where the drag began: nothing pulled the
     scrubbing head along."""
@@ -242,6 +243,7 @@ def test_the_overview_lane_shows_the_whole_waveform_follows_edits_and_moves_the_
     assert (view.t0 + view.t1) / 2 == pytest.approx(0.75 * view.duration, abs=0.05)
 
 
+@pytest.mark.slow
 def test_the_level_meter_shows_the_peak_of_what_plays_then_falls(qtbot, window):
     """Every audio editor shows the level while playing; this one showed none."""
     from app.gui.widgets.levelmeter import FLOOR_DB, LevelMeter

@@ -140,6 +140,7 @@ def test_keyboard_zoom_keeps_the_playhead_where_it_is(qtbot, window):
     assert view.x_of(canvas.playhead) == pytest.approx(x, abs=1)
 
 
+@pytest.mark.slow
 def test_open_recent_lists_only_files_that_opened(qtbot, window, tmp_path, write_audio):
     """An audio file or a project that failed to open was added to Open recent."""
     from PySide6.QtWidgets import QMessageBox
@@ -276,6 +277,7 @@ def test_the_unsaved_edits_prompt_says_save_writes_a_project(qtbot, window):
     assert window.undo_stack.count() == 1  # cancelled: the edit is kept
 
 
+@pytest.mark.slow
 def test_export_audio_writes_mp3_and_refuses_a_rate_mp3_cannot_hold(qtbot, window, tmp_path,
                                                                      write_audio):
     """MP3 was not among the export formats (libsndfile writes MPEG layer III since

@@ -81,11 +81,13 @@ def test_a_stroke_that_fails_midway_is_rolled_back_and_leaves_no_step(rng, monke
     assert len(dabs) == 4 and digest(doc) == before and not history.steps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("brush", list(BRUSHES))
 def test_1000_random_strokes_undo_and_redo_bit_exactly(brush, rng):
     paint_undo_redo(document(rng.uniform(-0.5, 0.5, (2, 16000)), n_fft=256), brush, 1000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("brush", ["gain", "heal", "tone", "warp", "harmonic"])
 def test_random_strokes_on_a_constant_q_document_undo_and_redo_bit_exactly(brush, rng):
     doc = document(rng.uniform(-0.5, 0.5, (2, 24000)), transform="cq")  # two slices

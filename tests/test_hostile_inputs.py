@@ -203,6 +203,7 @@ def killed_while_writing(args: list, folder: Path) -> Path:
     pytest.fail("the write ended before it could be killed")
 
 
+@pytest.mark.slow
 def test_a_part_left_by_a_killed_export_goes_at_the_next_write_to_its_folder(
         capsys, write_audio, one_second, out, rng):
     """Issue 37: 10 of 12 kills during export left a .part (up to 212 MB), which went
@@ -286,6 +287,7 @@ def test_a_negative_channel_is_refused_by_render(capsys, one_second, out):
             out / "a.png", "--channel", "-1", "--view", "mel")
 
 
+@pytest.mark.slow
 def test_amplifying_settings_are_said_with_figures_before_the_work(one_second, tmp_path):
     """Issue 37: n_fft 16384 and hop 1 on 1 s ran 3 minutes at 3.6 GB with no word.
     Now a warning with the estimate comes first (then progress, even into a log), and

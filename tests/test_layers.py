@@ -104,6 +104,7 @@ def random_operation(doc, r: random.Random, history: History) -> None:
         ops.activate(doc, some)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_operations_keep_the_mix_and_undo_bit_for_bit(seed):
     doc = noisy_doc(seed)
@@ -185,6 +186,7 @@ def test_a_layer_holds_only_the_tiles_that_differ_from_its_base():
     assert len(doc.layers.layer(layer.id).content.tiles) == painted
 
 
+@pytest.mark.slow
 def test_merges_of_merges_and_copies_of_copies_stay_shallow():
     """Each merge wrapped its layers in one more sum and each duplicate in one more
     tiling: reads cost more at every merge and at ~990 merges painting raised

@@ -89,6 +89,7 @@ def test_inside_a_real_limited_group_the_limit_is_what_is_available():
     assert 0.5 * GiB < int(done.stdout) <= GiB  # the limit less what the interpreter holds
 
 
+@pytest.mark.slow
 def test_a_batch_in_a_limited_group_fails_the_file_in_words_instead_of_being_killed(tmp_path):
     """An analysis that fits the machine but not the group: before, check_fits read only
     /proc/meminfo, and the kernel killed the batch with nothing written to its journal."""
@@ -107,6 +108,7 @@ def test_a_batch_in_a_limited_group_fails_the_file_in_words_instead_of_being_kil
     assert not (out / "take.wav").exists()
 
 
+@pytest.mark.slow
 def test_a_batch_whose_workers_would_not_fit_together_paints_every_file(tmp_path):
     """Two worker processes each painting a 30 s stereo file at hop 32 (about 0.9 GiB)
     in a 2 GiB group: before, both passed their documents' checks at once, the kernel

@@ -163,6 +163,7 @@ def test_the_source_is_read_as_packed(take):
     assert meta.instrument["loops"] == [[801, LOOP[1], LOOP[2] + 1, 0]]
 
 
+@pytest.mark.slow
 def test_info_shows_them(take):
     r = specpaint("info", take)
     assert r.returncode == 0, r.stderr
@@ -175,6 +176,7 @@ def test_info_shows_them(take):
         assert line in r.stdout, r.stdout
 
 
+@pytest.mark.slow
 def test_apply_keeps_the_bext_chunk_and_the_tags(take, tmp_path):
     out = tmp_path / "clean.wav"
     r = specpaint("apply", take, "-o", out, "--preset", "hard-eraser", "--line",
@@ -196,6 +198,7 @@ def test_a_file_without_them_gets_none(tmp_path, rng):
                                                                 b"data"]
 
 
+@pytest.mark.slow
 def test_a_batch_keeps_them_and_says_what_flac_cannot(take, tmp_path):
     out = tmp_path / "out"
     r = specpaint("batch", take, "-o", out, "--preset", "hard-eraser", "--line",

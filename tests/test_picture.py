@@ -35,6 +35,7 @@ def _render(path, out, width: int, height: int, log: bool, *analysis) -> np.ndar
     return lut_levels(read_png(out), colormap_lut("gray").numpy(), -100.0, 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,width,log", [("cq", 300, False), ("cq", 1200, True),
                                             ("cq", 4000, False), ("stft", 1200, True)])
 def test_a_steady_chord_renders_as_steady_lines(chord, tmp_path, kind, width, log):
@@ -50,6 +51,7 @@ def test_a_steady_chord_renders_as_steady_lines(chord, tmp_path, kind, width, lo
                  f"{kind} at {width} px, {'log' if log else 'linear'}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("view", views.VIEWS)
 def test_a_steady_chord_s_nnaudio_views_are_steady_lines(chord, tmp_path, view):
     path, sr, seconds, freqs = chord

@@ -4,6 +4,7 @@ it hears is wholly before or wholly after a splice, never half of each."""
 import threading
 
 import numpy as np
+import pytest
 
 from app.gui.services.playback import BLOCK, Player
 from brushes.path import StrokePoint
@@ -13,6 +14,7 @@ from engine.model.resynth import Resynthesizer
 from tests.conftest import CallbackOutput, document
 
 
+@pytest.mark.slow
 def test_a_reader_never_hears_a_half_spliced_block(rng):
     doc = document(rng.uniform(-0.5, 0.5, (2, 8000 * 10)), n_fft=1024)  # 10 s at 8 kHz
     synth, history = Resynthesizer(doc), History(doc)

@@ -150,6 +150,7 @@ def test_each_builtin_changes_the_demo_under_its_stroke_only(name):
     np.testing.assert_array_equal(after[:, far], before[:, far])
 
 
+@pytest.mark.slow
 def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_path, write_audio):
     """The issue's preset (harmonics following progress, issue 37) was accepted by the
     loader and raised in painting (a float count of harmonics); now each dab rounds

@@ -274,6 +274,7 @@ def test_a_version_1_project_with_bad_cells(tmp_path, valid, name, match):
     refused(build(tmp_path / "v1.spp", manifest, arrays), match)
 
 
+@pytest.mark.slow
 def test_a_crafted_project_gets_a_dialog_and_the_app_keeps_its_document(qtbot, window,
                                                                           tmp_path, valid):
     from PySide6.QtWidgets import QMessageBox

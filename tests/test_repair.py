@@ -35,6 +35,7 @@ def _scores(name, how):
     return material.scores(_clean(), audio)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 @pytest.mark.parametrize("name", ["five clicks", "bleep 1 kHz"])
 def test_repair_beats_the_input_and_the_plain_filter(name, transform):
@@ -45,6 +46,7 @@ def test_repair_beats_the_input_and_the_plain_filter(name, transform):
     assert ours["stoi"] >= before["stoi"] - 0.002
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_a_whistle_goes_and_the_speech_stays(transform):
     ours, before, fix = (_scores("whistle 2.5 kHz", h) for h in (transform, "input", "filter"))
@@ -54,6 +56,7 @@ def test_a_whistle_goes_and_the_speech_stays(transform):
     assert ours["stoi"] >= fix["stoi"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_hum_with_harmonics_goes_and_the_speech_stays(transform):
     ours, before, fix = (_scores("60 Hz hum + 7 harmonics", h)
@@ -148,6 +151,7 @@ def test_dehum_takes_no_drone_on_high_harmonics_for_a_hum():
         assert out.summary == "" and np.array_equal(out.samples[0], x), (f0, ks, out.summary)
 
 
+@pytest.mark.slow
 def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
     """Real game music with a bass note about 1 Hz off 60 Hz (B1, detuned) and its
     harmonics: in the 2 s stretches hum is sought in, the note's main lobe stands out

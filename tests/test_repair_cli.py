@@ -28,6 +28,7 @@ def _clicked_tone(rng):
     return clean, x
 
 
+@pytest.mark.slow
 def test_cli_declick_repairs_and_reports_each_click(tmp_path, write_audio, rng):
     clean, x = _clicked_tone(rng)
     src = write_audio("clicks.wav", x[None].astype(np.float32), SR, "FLOAT")
@@ -56,6 +57,7 @@ def test_cli_declip_restores_the_clipped_runs_and_lists_them(tmp_path, write_aud
     assert np.abs(y).max() > 0.65 and si_sdr_db(clean, y) > si_sdr_db(clean, clipped)
 
 
+@pytest.mark.slow
 def test_cli_repair_that_finds_nothing_says_so(tmp_path, write_audio):
     t = np.arange(SR) / SR
     src = write_audio("tone.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
@@ -66,6 +68,7 @@ def test_cli_repair_that_finds_nothing_says_so(tmp_path, write_audio):
     assert "found nothing to repair" in r.stdout
 
 
+@pytest.mark.slow
 def test_cli_dehum_within_a_region_changes_only_the_region(tmp_path, write_audio, rng):
     n = 6 * SR
     t = np.arange(n) / SR
@@ -138,6 +141,7 @@ def test_a_repaired_click_is_put_back_alone_as_one_undo_step(write_audio, rng):
         ed.put_back(report, len(report.events))
 
 
+@pytest.mark.slow
 def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng):
     clean, x = _clicked_tone(rng)
     folder = tmp_path / "in"

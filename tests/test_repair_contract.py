@@ -64,6 +64,7 @@ def _check_contract(before: np.ndarray, after: np.ndarray, rate: int,
     assert np.array_equal(before[:, outside], after[:, outside])
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(MODULE_SETTINGS)), rate=st.sampled_from([8000, 44100, 192000]),
        channels=st.sampled_from([1, 2, 3]), transform=st.sampled_from(["stft", "cq"]),
@@ -188,6 +189,7 @@ def _hum(n: int, sr: int, rng) -> tuple[np.ndarray, float]:
     return h / np.abs(h).max() * 10 ** (rng.uniform(-35, -15) / 20), base
 
 
+@pytest.mark.slow
 def test_the_harmonic_eraser_takes_no_music_for_a_hum():
     """The harmonic eraser painted along a hum's nominal 50 / 60 Hz over real music (12
     excerpts, STFT): a steady note of music near one harmonic is no hum. Before the comb
@@ -204,6 +206,7 @@ def test_the_harmonic_eraser_takes_no_music_for_a_hum():
     assert max(gains) > 1.0
 
 
+@pytest.mark.slow
 def test_the_harmonic_eraser_follows_a_hum_that_drifts():
     """The harmonic eraser along a hum's nominal 50 / 60 Hz under speech (6 takes, STFT;
     the hum as bench_repair draws it: off by up to 0.4 Hz, drifting 0.1 Hz, 4-12
@@ -230,6 +233,7 @@ def _harmonic_eraser_gain(x: np.ndarray, rng) -> float:
     return si_sdr_db(x, ed.audio()[0]) - si_sdr_db(x, y)
 
 
+@pytest.mark.slow
 def test_tone_remover_takes_a_whistle_s_vibrato_with_it():
     """A whistle with vibrato (0.8-4 kHz, 1 % at 4-7 Hz, 10-30 dB under the peak) over
     speech: a steady fit takes the whistle's centre and leaves its wobble, a tone the
@@ -249,6 +253,7 @@ def test_tone_remover_takes_a_whistle_s_vibrato_with_it():
     assert min(gains) > 6 and np.median(gains) > 18, np.round(gains, 1)
 
 
+@pytest.mark.slow
 def test_tone_remover_leaves_no_whistle_in_the_pauses():
     """A followed whistle's subtraction leaves a few per cent of it, heard where the
     speech pauses; what still stands out at its frequency is brought down to the level
@@ -270,6 +275,7 @@ def test_tone_remover_leaves_no_whistle_in_the_pauses():
         assert 20 * np.log10(left) < -45, (take.name, 20 * np.log10(left))
 
 
+@pytest.mark.slow
 def test_tone_remover_keeps_a_harmonic_that_crosses_the_tone():
     """A vowel's harmonic that meets a whistle's frequency for 0.15 s (3-6 times
     louder, a cos² swell) was subtracted with it: the demodulated amplitude (smoothed
@@ -294,6 +300,7 @@ def test_tone_remover_keeps_a_harmonic_that_crosses_the_tone():
     assert np.median(lost) < -5 and max(lost) < -1.5, lost
 
 
+@pytest.mark.slow
 def test_tone_remover_takes_a_vibrato_whistle_alone_in_silence():
     """A vibrato whistle over digital silence (4 random draws, 0.8-4 kHz, 1 % at
     4-7 Hz), what is left of it in dB: -3.1 and -12.8 dB in two draws (the followed
@@ -353,6 +360,7 @@ def test_tone_remover_takes_a_bleep_shorter_than_its_level_s_span():
         assert 10 * np.log10(np.sum((out - x) ** 2) / np.sum(bleep ** 2)) < -12, seed
 
 
+@pytest.mark.slow
 def test_tone_remover_takes_a_vibrato_whistle_over_quiet_noise():
     """A vibrato whistle (6 random draws, as above) over noise 40 dB under it: the
     removal's choice once kept the steady fit in one draw (-7.0 dB of the whistle left;

@@ -65,6 +65,7 @@ def test_bad_stroke_scripts(script, words):
         ed.run_script(script)
 
 
+@pytest.mark.slow
 def test_cli_apply_quick_form_equals_the_api(tmp_path):
     out = tmp_path / "out.wav"
     r = specpaint("apply", ROOT / "assets" / "demo.flac", "-o", out, "--preset", "hard-eraser",
@@ -76,6 +77,7 @@ def test_cli_apply_quick_form_equals_the_api(tmp_path):
     assert snr_db(ed.audio()[0], sf.read(out, dtype="float32")[0]) > 100
 
 
+@pytest.mark.slow
 def test_cli_apply_strokes_file_and_channel(tmp_path, write_audio, rng):
     stereo = write_audio("st.wav", rng.uniform(-0.3, 0.3, (2, 16000)).astype(np.float32), 16000,
                          "FLOAT")
@@ -111,6 +113,7 @@ def test_cli_apply_errors_are_one_line(tmp_path, args, words):
     assert not (tmp_path / "x.wav").exists()
 
 
+@pytest.mark.slow
 def test_cli_presets_lists_builtins_with_parameters():
     r = specpaint("presets")
     assert r.returncode == 0, r.stderr

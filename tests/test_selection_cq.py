@@ -116,6 +116,7 @@ def test_a_lasso_fill_on_constant_q_undoes_to_every_cell():
     assert torch.equal(doc.coefficients(0, doc.n_frames), cells)
 
 
+@pytest.mark.slow
 def test_a_gated_fill_done_in_parts_equals_it_done_whole(monkeypatch):
     """The end of a lasso's fill in parts of the stroke's span (so the GUI never waits
     on a long one) gives the whole's cells, to float rounding: a part decides which

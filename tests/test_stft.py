@@ -126,6 +126,7 @@ def test_bad_parameters_are_refused_clearly(kwargs, words):
         STFT(44100, **{"n_fft": 2048, **kwargs})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(n_fft=st.sampled_from([256, 512, 1024, 2048]), hop_div=st.integers(2, 16),
        n=st.integers(1, 50_000), data=st.data())

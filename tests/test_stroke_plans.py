@@ -42,6 +42,7 @@ def painted(x, strokes, transform):
     return editor.audio().copy()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_a_stroke_painted_again_gives_what_it_gives_computed_afresh(rng, monkeypatch,
                                                                      transform):

@@ -274,6 +274,7 @@ def test_a_set_cut_short_is_marked_incomplete_and_replaced_whole(capsys, one_sec
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
 
 
+@pytest.mark.slow
 def test_a_killed_unmix_never_leaves_a_mixed_set(one_second, tmp_path):
     """kill -9 at random moments of an unmix over an earlier set: the folder holds a
     complete set and only its stems, or a manifest marked incomplete and only files it

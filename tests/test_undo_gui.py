@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from tests.conftest import fail_gain_at
@@ -116,6 +117,7 @@ sys.exit(app.exec())
 """
 
 
+@pytest.mark.slow
 def test_quit_with_edits_then_discard_exits_cleanly():
     """The whole app in its own process, as a user quits it: the window and its undo
     stack are destroyed for real (the test's own window never is)."""

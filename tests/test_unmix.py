@@ -130,6 +130,7 @@ def test_export_stems_add_up_to_the_mix(tmp_path, real_takes):
     assert np.abs(tonal + noise - ed.audio()).max() <= 1e-5  # each as heard
 
 
+@pytest.mark.slow
 def test_specpaint_unmix_writes_stems_that_add_up_to_the_input(tmp_path, real_takes):
     take = real_takes[-1]
     source = tmp_path / "song.wav"
@@ -147,6 +148,7 @@ def test_specpaint_unmix_writes_stems_that_add_up_to_the_input(tmp_path, real_ta
     assert "component 1:" in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,match", [
     (["--method", "pca:2"], "unknown unmix method 'pca:2'"),
     (["--method", "nmf:2", "--hints", "MISSING"], "MISSING: cannot read the marks file"),
@@ -177,6 +179,7 @@ def test_specpaint_unmix_refuses_bad_input_in_one_line(tmp_path, args, match):
         assert r.stderr.strip().replace(str(missing), str(source)) == lines[0]
 
 
+@pytest.mark.slow
 def test_marks_reaching_far_past_the_file_cost_what_they_cover(tmp_path):
     """A mark from 0 to 100000 s with a 1 ms radius was cut into 2e8 pieces, each a
     Python loop turn (killed after 60 s); its segment now covers the file's cells."""

@@ -40,6 +40,7 @@ def _music():
     return [case for case in _set() if case[0].kind == "music"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 1, 7])  # SNR 0.3, 11, 15 dB
 def test_speech_under_hiss_gets_better(index):
     """Better than the input, and at least as good by PESQ-WB as the model run bare."""
@@ -52,6 +53,7 @@ def test_speech_under_hiss_gets_better(index):
     assert_never_louder(noisy, outcome.samples, take.sample_rate)
 
 
+@pytest.mark.slow
 def test_music_without_a_voice_is_left_bit_for_bit_and_says_so():
     for take, _, _, noisy, _ in _music()[:3]:
         for x in (take.samples, noisy):
@@ -67,6 +69,7 @@ def test_music_without_a_voice_is_left_bit_for_bit_and_says_so():
     assert np.array_equal(ed.audio(), before)
 
 
+@pytest.mark.slow
 def test_a_held_synth_line_is_no_voice():
     """Seed 2's clean machine_wars excerpt: for 0.47 s the model read a local SNR of 2-9 dB
     and kept each frame within 6 dB; taken for a voice at 0.15 s of such frames in
@@ -76,6 +79,7 @@ def test_a_held_synth_line_is_no_voice():
     assert outcome.samples is take.samples and outcome.summary == ""
 
 
+@pytest.mark.slow
 def test_the_music_beside_a_voice_is_left_bit_for_bit():
     take, _, _, noisy, _ = _speech(1)
     sr = take.sample_rate
@@ -88,6 +92,7 @@ def test_the_music_beside_a_voice_is_left_bit_for_bit():
     assert si_sdr_db(take.samples, y[:, :n]) > si_sdr_db(take.samples, noisy) + 3
 
 
+@pytest.mark.slow
 def test_stereo_at_44_1_khz_gets_better_on_both_channels():
     sr = 44100
     take = takes.clean_takes(sample_rate=sr, seed=2, speech=1, music=0, sounds=0)[0]
@@ -126,6 +131,7 @@ def test_cancel_stops_it():
         voice.run(noisy, take.sample_rate, cancel=cancel)
 
 
+@pytest.mark.slow
 def test_cli_repair_voice_as_documented(tmp_path, write_audio):
     take, _, _, noisy, _ = _speech(7)
     src = write_audio("take.wav", noisy.astype(np.float32), take.sample_rate, "FLOAT")
@@ -137,6 +143,7 @@ def test_cli_repair_voice_as_documented(tmp_path, write_audio):
     assert take_scores(take, y)["pesq"] > take_scores(take, noisy)["pesq"] + 0.3
 
 
+@pytest.mark.slow
 def test_cli_repair_voice_on_music_says_it_found_no_voice(tmp_path, write_audio):
     music = _music()[0][0]
     src = write_audio("music.wav", music.samples.astype(np.float32), music.sample_rate, "FLOAT")
@@ -145,6 +152,7 @@ def test_cli_repair_voice_on_music_says_it_found_no_voice(tmp_path, write_audio)
     assert "Voice de-noise: found no voice; nothing changed" in r.stderr
 
 
+@pytest.mark.slow
 def test_repair_voice_de_noise_through_the_menu_is_one_undo_step(qtbot, window, tmp_path):
     """Repair > Voice de-noise… on a noisy voice: one undo step, the voice cleaner, undone
     bit for bit; on music: found no voice, no step, nothing changed."""
@@ -180,6 +188,7 @@ def test_repair_voice_de_noise_through_the_menu_is_one_undo_step(qtbot, window, 
     assert torch.equal(doc.coefficients(0, doc.n_frames), coefficients)
 
 
+@pytest.mark.slow
 def test_specpaint_unmix_voice_writes_a_voice_and_a_background_that_add_up(tmp_path,
                                                                           write_audio):
     take, _, _, noisy, _ = _speech(1)
@@ -204,6 +213,7 @@ def test_specpaint_unmix_voice_writes_a_voice_and_a_background_that_add_up(tmp_p
     assert not (tmp_path / "music").exists()
 
 
+@pytest.mark.slow
 def test_layer_unmix_voice_and_background_through_the_dialog(qtbot, window, tmp_path):
     from PySide6.QtWidgets import QComboBox
 
@@ -232,6 +242,7 @@ def test_layer_unmix_voice_and_background_through_the_dialog(qtbot, window, tmp_
     assert si_sdr_db(take.samples, voiced) > si_sdr_db(take.samples, mix) + 5
 
 
+@pytest.mark.slow
 def test_batch_repair_voice_cleans_the_voice_and_says_the_music_has_none(tmp_path):
     import json
 
