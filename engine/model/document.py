@@ -78,17 +78,22 @@ class Document:
     def __init__(self, audio: Audio, *, transform: "str | Transform" = "stft",
                  device: torch.device | str | None = None, progress: ProgressFn | None = None,
                  cancel: CancelFlag | None = None, content: np.ndarray | None = None,
-                 confirm: Callable[[str], bool] | None = None, **settings):
+                 confirm: Callable[[str], bool] | None = None,
+                 reuse: "tuple[Document, int] | None" = None, **settings):
         """``transform``: "stft" (settings n_fft, hop, window) or "cq" (bins_per_octave,
         fmin), see :func:`engine.transforms.make`; or a transform itself. ``content``:
         what to analyze when it is not the recording itself (an edited version of it,
         float32 ``[ch, n]``); the recording stays the original that restore and heal go
         back to. ``confirm(text) -> bool``: asked whether to go on when the settings
-        would cost much (engine.runtime.cost), before anything is allocated."""
+        would cost much (engine.runtime.cost), before anything is allocated.
+        ``reuse``: (an older document of this analysis, a sample): the new content
+        is that document's own up to that sample, and so are the coefficients of the
+        chunks whose analysis reads only samples before it (a time edit,
+        engine.model.splice): they are copied, not computed."""
         self._setup(audio, transform, device, content, settings, confirm)
 
         def analyze(dev: torch.device) -> None:
-            self._analyze(dev, progress, cancel)
+            self._analyze(dev, progress, cancel, reuse)
 
         _, self.device = with_cpu_fallback(analyze, self.device)
 
@@ -118,10 +123,10 @@ class Document:
         return cls(audio, progress=scaled(progress, 0.3, 1.0), cancel=cancel, **analysis)
 
     @timed("analysis")
-    def _analyze(self, device: torch.device, progress, cancel) -> None:
-        drain(self._analysis(device, progress, cancel))
+    def _analyze(self, device: torch.device, progress, cancel, reuse=None) -> None:
+        drain(self._analysis(device, progress, cancel, reuse))
 
-    def _analysis(self, device: torch.device, progress, cancel) -> Iterator[None]:
+    def _analysis(self, device: torch.device, progress, cancel, reuse=None) -> Iterator[None]:
         """Analyse the content a chunk of frames a step."""
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)
@@ -136,9 +141,19 @@ class Document:
         for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
+            if reuse is not None and self._reusable(reuse, f0, f1):
+                coef[:, f0:f1] = reuse[0].mix[:, f0:f1].to(device)
+                continue
             coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
             yield
         step(1.0, progress, None)
+
+    def _reusable(self, reuse: "tuple[Document, int]", frame0: int, frame1: int) -> bool:
+        """Whether frames ``[frame0, frame1)`` of ``reuse``'s document are what analysing
+        this one's content gives there (see the constructor)."""
+        old, same_until = reuse
+        return frame1 <= old.n_frames and self.transform.frame_span(frame0, frame1)[1] <= \
+            min(same_until, old.length, self.length)
 
     def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,
                    cancel: CancelFlag | None = None, **analysis) -> "Document":

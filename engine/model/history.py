@@ -8,6 +8,10 @@ operation (app.session.layer_ops) also keeps the layer stack before and after it
 patches. Memory is capped (default 1 GiB, counting the patches and the tensors a
 step's layers hold that the layers before it did not: an unmix's masks): past the
 cap the oldest steps are dropped, with a warning.
+
+A time edit (engine.model.splice) makes a new document: its step is a :class:`Swap`,
+which keeps the document before it, and undo makes that one the history's document
+again (the steps before it are that document's).
 """
 
 import warnings
@@ -106,10 +110,27 @@ class Step:
         return self.dirty() if changed is None else changed.union(self.dirty())
 
 
+@dataclass
+class Swap:
+    """A step that replaced the document by another (a time edit): undo puts the one
+    before back, redo the one after; each holds its own state, so both are exact."""
+
+    label: str
+    before: Document
+    after: Document
+    notice: str | None = None
+    changed = True
+
+    @property
+    def nbytes(self) -> int:
+        """The document it keeps besides the current one."""
+        return self.before.nbytes
+
+
 class History:
     def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT):
         self.doc, self.limit = doc, limit_bytes
-        self.steps: list[Step] = []
+        self.steps: list[Step | Swap] = []
         self.position = 0  # steps[:position] are done, the rest can be redone
         self.dropped = 0
 
@@ -117,7 +138,10 @@ class History:
     def nbytes(self) -> int:
         return sum(s.nbytes for s in self.steps)
 
-    def push(self, step: Step) -> None:
+    def push(self, step: "Step | Swap") -> None:
+        """Add a done step (a :class:`Swap` makes its document the history's)."""
+        if isinstance(step, Swap):
+            self.doc = step.after
         del self.steps[self.position:]
         self.steps.append(step)
         self.position = len(self.steps)
@@ -141,10 +165,18 @@ class History:
         if not self.can_undo:
             return None
         self.position -= 1
-        return self.steps[self.position].undo(self.doc)
+        step = self.steps[self.position]
+        if isinstance(step, Swap):
+            self.doc = step.before
+            return self.doc.full_rect()
+        return step.undo(self.doc)
 
     def redo(self) -> Rect | None:
         if not self.can_redo:
             return None
         self.position += 1
-        return self.steps[self.position - 1].redo(self.doc)
+        step = self.steps[self.position - 1]
+        if isinstance(step, Swap):
+            self.doc = step.after
+            return self.doc.full_rect()
+        return step.redo(self.doc)
