@@ -233,3 +233,26 @@ def test_a_bad_edit_step_is_one_line_naming_it(tmp_path, step, message):
     assert run.returncode == 2
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.wav").exists()
+
+
+def test_batch_trims_every_file_as_apply_trims_one(tmp_path):
+    """An edit step's times depend on the file: the batch's probe (a second of noise)
+    does not run them, and each file is trimmed as apply trims it."""
+    (tmp_path / "takes").mkdir()
+    for name, seconds in (("a", 3.0), ("b", 2.0)):
+        sf.write(tmp_path / "takes" / f"{name}.wav", take(seconds, seed=len(name)).T, SR,
+                 subtype="PCM_16")
+    (tmp_path / "trim.json").write_text(json.dumps([{"edit": "trim", "start": 0.5,
+                                                     "end": 1.75}]))
+    run = specpaint_here("batch", tmp_path / "takes", "-o", tmp_path / "out", "--jobs", "1",
+                         "--strokes", tmp_path / "trim.json")
+    assert run.returncode == 0, run.stderr
+    for name in ("a", "b"):
+        assert specpaint_here("apply", tmp_path / "takes" / f"{name}.wav", "-o",
+                              tmp_path / f"{name}.wav", "--strokes",
+                              tmp_path / "trim.json").returncode == 0
+        batched, sr = sf.read(tmp_path / "out" / f"{name}.wav", dtype="int16")
+        applied, _ = sf.read(tmp_path / f"{name}.wav", dtype="int16")
+        source, _ = sf.read(tmp_path / "takes" / f"{name}.wav", dtype="int16")
+        assert np.array_equal(batched, applied)
+        assert np.array_equal(batched, source[SR // 2:round(1.75 * SR)])  # 16-bit, exact

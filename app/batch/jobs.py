@@ -165,6 +165,9 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     notes = [f"not kept: {lost}" for lost in report.not_kept]
     if report.cleared:  # temporary files of a killed run in its folder
         notes.append(report.cleared)
+    if wave.shape != audio.samples.shape:  # an edit step changed the length
+        notes.append("no SNR: the output's length differs from the input's (an edit step)")
+        return {"snr_db": None, "si_sdr_db": None}, notes
     si_sdr, snr = si_sdr_and_snr_db(audio.samples, wave)
     return {"snr_db": _finite(snr), "si_sdr_db": _finite(si_sdr)}, notes
 

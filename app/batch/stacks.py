@@ -11,6 +11,7 @@ import torch
 
 from app.batch.jobs import STACK_SECONDS, Settings
 from app.session.editor import Editor, ScriptRepair, ScriptStroke, checked_script
+from app.session.script_edits import ScriptEdit
 from engine.io.audio import Audio
 from engine.model.document import Document
 
@@ -21,10 +22,12 @@ _SAME_BITS: dict[tuple, bool] = {}  # a shape of stack: whether stacked gave the
 
 def paint_audio(audio: Audio, settings: Settings) -> np.ndarray:
     """The strokes painted on ``audio``; float32 ``[ch, n]``. What was painted other
-    than asked (a stroke clipped to a shorter file) joins ``audio.notes``."""
+    than asked (a stroke clipped to a shorter file) joins ``audio.notes``; the markers
+    of ``audio.metadata`` follow a time edit."""
     editor = Editor(Document(audio, **settings.analysis), history_limit=0)
     editor.run_script(settings.strokes)
     audio.notes.extend(editor.warnings)
+    audio.metadata.markers[:] = editor.doc.audio.metadata.markers
     wave = editor.audio()
     editor.synth.close()  # the document and its listener refer to each other: let them go
     return wave
@@ -112,12 +115,14 @@ def check_settings(settings: Settings) -> None:
     checked = checked_script(settings.strokes)
     pair = _stack_probe([s for s in checked if isinstance(s, ScriptStroke)], rate)
     # a repair step's region and profile are checked on each file: the probe is shorter
+    # (and an edit step's times, which the probe may not reach, on each file alone)
     probe = dataclasses.replace(settings, strokes=[
         {k: v for k, v in spec.items() if k not in ("start", "end", "profile")}
         if isinstance(step, ScriptRepair) else spec
-        for spec, step in zip(settings.strokes, checked, strict=True)])
+        for spec, step in zip(settings.strokes, checked, strict=True)
+        if not isinstance(step, ScriptEdit)])
     alone = [paint_audio(Audio(x, rate), probe) for x in pair]
-    if any(isinstance(s, ScriptRepair) for s in checked):
+    if any(isinstance(s, ScriptRepair | ScriptEdit) for s in checked):
         return  # a repair learns from the whole file (a hum, a noise profile): never stacked
     stacked = paint_audio(Audio(np.concatenate(pair), rate), settings)
     settings.stacks = np.array_equal(np.concatenate(alone), stacked)

@@ -7,11 +7,15 @@
     ed.export("take-clean.wav")
 
 Layers (app.session.editor_layers): ``ed.layers``, ``ed.unmix("hpss")``,
-``ed.export_stems("stems/")``.
+``ed.export_stems("stems/")``. Time edits (app.session.time_edit): ``ed.cut(start=1.0,
+end=2.5)``, ``ed.paste(at=10.0)``, ``ed.trim(start=0.5, end=30.0)``, ``ed.delete``,
+``ed.copy``, ``ed.insert_silence``, ``ed.duplicate``: each one undo step.
 
 A stroke script is a JSON list of strokes, each
 ``{"preset": NAME | "brush": TYPE, "set": {...}, "inputs": {...},
-"points": [[t, f, pressure], ...], "channel": "all" | N}``.
+"points": [[t, f, pressure], ...], "channel": "all" | N}``, repair steps
+``{"repair": NAME, ...}`` and edit steps ``{"edit": VERB, ...}``
+(app.session.script_edits).
 """
 
 import json
@@ -21,8 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.session import time_edit
 from app.session.editor_layers import EditorLayers, write_stems
 from app.session.repairs import Report, get_module, put_back, repair, settings_of
+from app.session.script_edits import ScriptEdit, checked_edit
 from app.session.unmixing import separate, unmix
 from brushes.params import Curve
 from brushes.path import StrokePoint
@@ -30,9 +36,9 @@ from brushes.presets import expect_object, find_preset, parse_preset, read_limit
 from brushes.registry import get_brush
 from brushes.stroke import paint
 from engine.errors import ParameterError
-from engine.io.export import ExportReport, export
+from engine.io.export import ExportReport, export, same_depth
 from engine.model.document import Document
-from engine.model.history import DEFAULT_LIMIT, History
+from engine.model.history import DEFAULT_LIMIT, History, Swap
 from engine.model.resynth import Resynthesizer
 from engine.region import Rect
 
@@ -45,11 +51,25 @@ class Editor:
     def __init__(self, doc: Document, history_limit: int | None = None):
         """``history_limit``: bytes of undo kept (default 1 GiB); 0 keeps no history
         (a batch: nothing to undo, nothing to hold)."""
-        self.doc = doc
+        self._doc = doc
         self.history = None if history_limit == 0 else \
             History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
-        self.synth = Resynthesizer(doc)
+        self._synth = Resynthesizer(doc)
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
+        self.clipboard: time_edit.TimeClip | None = None  # what cut and copy took
+
+    @property
+    def doc(self) -> Document:
+        """The document as it is now: a time edit (and its undo) makes another one."""
+        return self._doc if self.history is None else self.history.doc
+
+    @property
+    def synth(self) -> Resynthesizer:
+        """The current document's resynthesis (made anew when a time edit swapped it)."""
+        if self._synth.doc is not self.doc:
+            self._synth.close()
+            self._synth = Resynthesizer(self.doc)
+        return self._synth
 
     @classmethod
     def open(cls, path: str | os.PathLike, **analysis) -> "Editor":
@@ -136,6 +156,68 @@ class Editor:
         separate(self.doc, marks, layer=self.layers.id_of(layer), history=self.history,
                  progress=progress, cancel=cancel)
 
+    # -- time edits (app.session.time_edit) --------------------------------------------
+    def delete(self, *, start: float, end: float, progress=None, cancel=None) -> None:
+        """Take ``[start, end)`` seconds out: the file is that much shorter."""
+        s0, s1 = self._range(start, end, "delete")
+        self._swap("delete", time_edit.delete_range(self.doc, self.audio(), s0, s1,
+                                                    progress=progress, cancel=cancel))
+
+    def copy(self, *, start: float, end: float) -> time_edit.TimeClip:
+        """Put ``[start, end)`` seconds of the edited audio on :attr:`clipboard`."""
+        s0, s1 = self._range(start, end, "copy")
+        self.clipboard = time_edit.copy_range(self.doc, self.audio(), s0, s1)
+        return self.clipboard
+
+    def cut(self, *, start: float, end: float, progress=None,
+            cancel=None) -> time_edit.TimeClip:
+        """Copy ``[start, end)`` seconds, then delete them (one undo step)."""
+        s0, s1 = self._range(start, end, "cut")
+        clip = time_edit.copy_range(self.doc, self.audio(), s0, s1)
+        self._swap("cut", time_edit.delete_range(self.doc, self.audio(), s0, s1,
+                                                 progress=progress, cancel=cancel))
+        self.clipboard = clip  # once the cut is done: one that fails changes nothing
+        return clip
+
+    def paste(self, *, at: float, mode: str = "insert", progress=None, cancel=None) -> None:
+        """Paste :attr:`clipboard` at ``at`` seconds: inserted (``insert``), mixed into
+        what is there (``add``) or over it (``replace``)."""
+        if self.clipboard is None:
+            raise ParameterError("paste: the clipboard is empty; copy or cut a range first")
+        at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings, what="paste")
+        self._swap(f"paste ({mode})", time_edit.paste_clip(
+            self.doc, self.audio(), self.clipboard, at_sample, mode=mode, progress=progress,
+            cancel=cancel))
+
+    def trim(self, *, start: float, end: float, progress=None, cancel=None) -> None:
+        """Keep ``[start, end)`` seconds alone."""
+        s0, s1 = self._range(start, end, "trim")
+        self._swap("trim", time_edit.trim_to(self.doc, self.audio(), s0, s1,
+                                             progress=progress, cancel=cancel))
+
+    def insert_silence(self, *, at: float, seconds: float, progress=None,
+                       cancel=None) -> None:
+        at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings,
+                                        what="insert silence")
+        self._swap("insert silence", time_edit.insert_silence(
+            self.doc, self.audio(), at_sample, seconds, progress=progress, cancel=cancel))
+
+    def duplicate(self, *, start: float, end: float, progress=None, cancel=None) -> None:
+        """``[start, end)`` seconds twice in a row."""
+        s0, s1 = self._range(start, end, "duplicate")
+        self._swap("duplicate", time_edit.duplicate_range(self.doc, self.audio(), s0, s1,
+                                                          progress=progress, cancel=cancel))
+
+    def _range(self, start: float, end: float, what: str) -> tuple[int, int]:
+        return time_edit.sample_range(self.doc, start=start, end=end, warnings=self.warnings,
+                                      what=what)
+
+    def _swap(self, label: str, doc: Document) -> None:
+        if self.history is None:
+            self._doc = doc
+        else:
+            self.history.push(Swap(label, self.doc, doc))
+
     def undo(self) -> Rect | None:
         return self._history().undo()
 
@@ -153,9 +235,11 @@ class Editor:
 
     def export(self, path: str | os.PathLike, *, layer: int | str | None = None,
                **options) -> ExportReport:
-        """Write the edited audio (the mix; or one ``layer`` alone, a stem) with the
-        source's metadata (tags, bext, markers, speaker layout; options as
-        :func:`engine.io.export.export`)."""
+        """Write the edited audio (the mix; or one ``layer`` alone, a stem) in the
+        source's bit depth unless told (``bit_depth``), with the source's metadata (tags,
+        bext, markers, speaker layout; options as :func:`engine.io.export.export`)."""
+        if options.get("bit_depth") is None and self.doc.audio.subtype:  # the source's depth
+            options["bit_depth"] = same_depth(self.doc.audio.subtype, Path(path))
         options.setdefault("source", self.doc.audio.path)
         options.setdefault("metadata", self.doc.audio.metadata)
         options.setdefault("layout", self.doc.audio.layout)
@@ -182,6 +266,9 @@ class Editor:
         (:func:`checked_script`) before the first stroke is painted."""
         changed = 0
         for item in checked_script(strokes):
+            if isinstance(item, ScriptEdit):
+                changed += self._run_edit(item)
+                continue
             if isinstance(item, ScriptRepair):
                 try:  # what depends on the file: a region outside it, a short profile
                     report = self.repair(item.module, profile=item.profile, **item.bounds,
@@ -196,6 +283,17 @@ class Editor:
                          params=item.params, curves=item.curves, history=self.history)
             changed += self._told(step, item.where)
         return changed
+
+    def _run_edit(self, item: ScriptEdit) -> bool:
+        """Run an edit step; its warnings and errors name it. Whether it changed the
+        document (a copy does not)."""
+        told = len(self.warnings)
+        try:
+            getattr(self, item.verb)(**item.args)
+        except ParameterError as e:
+            raise ParameterError(f"{item.where}: {e}") from e
+        self.warnings[told:] = [f"{item.where}: {w}" for w in self.warnings[told:]]
+        return item.verb != "copy"
 
 
 Curves = dict[str, dict[str, Curve]]
@@ -284,6 +382,9 @@ def checked_script(strokes) -> list[ScriptStroke | ScriptRepair]:
     for i, spec in enumerate(strokes):
         where = f"strokes[{i}]"
         spec = expect_object(spec, where)
+        if "edit" in spec:
+            out.append(checked_edit(spec, where))
+            continue
         if "repair" in spec:
             out.append(_checked_repair(spec, where))
             continue
