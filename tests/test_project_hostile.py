@@ -177,7 +177,7 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 5}, "version 5"),
+    ({"version": 6}, "version 6"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
@@ -237,6 +237,8 @@ def test_an_analysis_memory_cannot_hold_is_refused_before_allocating(tmp_path, v
     ("re_0", None, "NaN"),
     ("im_0", np.zeros((2, 3, 3), np.float32), "missing or not"),
     ("audio", np.zeros((2, 8000), np.bool_), "declares"),
+    ("content", np.zeros((2, 7999), np.float32), "content of shape"),
+    ("content", np.full((2, 8000), 1e30, np.float32), "content samples up to"),
 ])
 def test_arrays_of_the_wrong_shape_or_values(tmp_path, valid, name, value, match):
     manifest, arrays = valid

@@ -62,7 +62,7 @@ def test_a_layered_project_and_its_history_come_back_bit_for_bit(tmp_path):
     path = save_project(tmp_path / "layers.spp", snapshot(doc, AllTiles(doc), kept), {}).path
     with zipfile.ZipFile(path) as z:
         manifest = json.loads(z.read("manifest.json"))
-    assert manifest["version"] == 4 and 1 <= len(manifest["edited_rects"]) <= 2  # the stroke
+    assert manifest["version"] == 5 and 1 <= len(manifest["edited_rects"]) <= 2  # the stroke
     opened = load_project(path, device="cpu")
     again = opened.doc
     assert digest(again) == states[0]

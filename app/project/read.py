@@ -32,9 +32,11 @@ from engine.runtime.memory import available_memory
 from engine.transforms.settings import checked
 from engine.transforms.transform import HEADROOM_DB
 
-FORMAT, VERSION = "spectropaint-project", 4
-# what each version stores of an edited rect (3 adds the undo history, 4 the layers)
-PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im"), 4: ("re", "im")}
+FORMAT, VERSION = "spectropaint-project", 5
+# what each version stores of an edited rect (3 adds the undo history, 4 the layers, 5 the
+# content: the edited audio a time edit made, which the coefficients are the analysis of)
+PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im"), 4: ("re", "im"),
+         5: ("re", "im")}
 STEP_KEYS = {3: {"label", "channel", "patches"},
              4: {"label", "channel", "patches", "layer", "stack"}}
 MANIFEST_BYTES = 1 << 20
@@ -204,6 +206,10 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     if audio is None or audio.ndim != 2 or audio.shape[0] < 1 or audio.shape[1] < 1:
         raise bad(f"audio of shape {None if audio is None else audio.shape} (a project holds "
                   "[channels, frames], at least one of each)")
+    content = arrays.get("content")
+    if content is not None and (manifest["version"] < 5 or content.shape != audio.shape):
+        raise bad(f"content of shape {content.shape} in a version {manifest['version']} "
+                  f"project of audio {audio.shape}")
     if kind.get("layout") and len(kind["layout"]) != audio.shape[0]:
         raise bad(f"a speaker layout of {len(kind['layout'])} names for {audio.shape[0]} "
                   "channels")
@@ -232,10 +238,11 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
-    peak = max(float(audio.max()), -float(audio.min()))
-    if peak > 10 ** (HEADROOM_DB / 20):  # its coefficients would pass coefficient_limit
-        raise bad(f"audio samples up to {peak:.3g}, more than {HEADROOM_DB} dB past full "
-                  "scale (no sound is; its analysis would not be finite)")
+    for name, samples in (("audio", audio), ("content", content)):
+        peak = 0.0 if samples is None else max(float(samples.max()), -float(samples.min()))
+        if peak > 10 ** (HEADROOM_DB / 20):  # its coefficients would pass coefficient_limit
+            raise bad(f"{name} samples up to {peak:.3g}, more than {HEADROOM_DB} dB past full "
+                      "scale (no sound is; its analysis would not be finite)")
 
 
 def cells_digest(manifest: dict, arrays: dict[str, np.ndarray]) -> str:

@@ -8,7 +8,9 @@ the audio (deterministic, so untouched cells come back bit for bit) and writes
 those tiles back. Version 3 adds the undo history (app.project.saved_history) and, in
 an autosave, the project the edits were saved as; version 4 the layers
 (app.project.saved_layers), the edited tiles being then those painted before the
-document had layers, and the layers' own cells their tiles and masks. Arrays are read with
+document had layers, and the layers' own cells their tiles and masks; version 5 the
+content, when a time edit made it (the edited audio the coefficients are the analysis
+of, engine.model.splice), beside the recording. Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
 ``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
@@ -71,6 +73,8 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
     ``history``: the undo steps to keep (their cells are packed in the worker);
     ``project``: the project file the edits were saved as (an autosave names it)."""
     arrays = {"audio": doc.audio.samples}
+    if doc.content_samples is not doc.audio.samples:  # a time edit's (engine.model.splice)
+        arrays["content"] = doc.content_samples
     states = [] if history is None else [x for s in history.steps if s.stack for x in s.stack]
     table = None if doc.layers.plain and not states else layers.table(doc, states)
     rects = tracker.rects() if table is None else _written(doc, table.dense)
@@ -194,11 +198,13 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     source = Path(manifest["source"]) if manifest.get("source") else None
     kind = manifest.get("source_kind", {})  # the source's format, depth and speakers
     try:
+        content = arrays.get("content")
         doc = Document(Audio(audio.astype(np.float32), manifest["sample_rate"], source,
                              kind.get("format", ""), kind.get("subtype", ""),
                              layout=tuple(kind.get("layout", ())),
                              metadata=Metadata.from_json(manifest.get("source_metadata", {}))),
                        device=device, progress=progress, cancel=cancel, confirm=confirm,
+                       content=None if content is None else content.astype(np.float32),
                        **analysis)
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
