@@ -468,6 +468,11 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
     "test_a_clean_file_says_nothing_was_found_and_adds_no_step": ["Repair > De-clip…"],
     "test_cancel_during_a_long_repair_leaves_the_document_unchanged": ["Repair > De-noise…"],
     "test_repair_voice_de_noise_through_the_menu_is_one_undo_step": ["Repair > Voice de-noise…"],
+    "test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly":
+        [f"Edit > {name}" for name in ("Cut", "Paste", "Delete", "Trim to selection",
+                                       "Duplicate")],
+    "test_copy_paste_mixed_in_and_insert_silence_at_the_playhead":
+        ["Edit > Copy", "Edit > Paste mixed in", "Edit > Insert silence…"],
     "test_layer_menu_new_duplicate_rename_merge_delete_each_one_step":
         [f"Layer > {name}" for name in ("New layer", "Duplicate layer", "Rename layer…",
                                         "Merge down", "Delete layer")],
@@ -482,6 +487,7 @@ def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
     from tests import (
+        test_gui_edit,
         test_gui_layers,
         test_gui_repair,
         test_gui_selection,
@@ -490,6 +496,7 @@ def covered() -> dict:
     )
 
     found = {**vars(test_gui_selection), **vars(test_gui_workday), **vars(test_gui_repair),
+             **vars(test_gui_edit),
              **vars(test_gui_layers), **vars(test_voice), **globals()}
     return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
@@ -513,4 +520,4 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 68
+    assert len(paths) == 76

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from app.assets import DEMO
 from app.gui.actions.clonesource import CloneSource
 from app.gui.actions.compare_ab import CompareActions
+from app.gui.actions.editactions import EditActions
 from app.gui.actions.fileactions import FileActions
 from app.gui.actions.imageactions import ImageActions
 from app.gui.actions.layeractions import LayerActions
@@ -143,6 +144,8 @@ class MainWindow(QMainWindow):
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
                                      self.paint_channel, marks, status,
                                      view_panel=self.view_panel)
+        self.edits = EditActions(self, self.opened, self.canvas, self.selection, self.jobs,
+                                 status)
         self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel,
                                    self.brush_panel, self.jobs, self.state, status)
 
@@ -210,6 +213,8 @@ class MainWindow(QMainWindow):
             action.setEnabled(False)
             can.connect(action.setEnabled)
             text.connect(lambda t, a=action, w=word: a.setText(f"{w} {t}".strip()))
+        e.addSeparator()
+        self.document_actions += self.edits.build_menu(e)
         e.addSeparator()
         self.selection.build_tools(e)
         e.addSeparator()

@@ -9,7 +9,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox, QStatusBar
 
 from app.gui.services.autosave import describe
-from app.gui.services.editing import AnalysisCommand, PaintSession
+from app.gui.services.editing import PaintSession, SwapCommand
 from app.gui.services.history_file import collect
 from app.gui.services.opened import OpenDocument
 from app.gui.services.overs import add_overs_row, ask_about_overs
@@ -342,7 +342,7 @@ class FileActions:
             new = (PaintSession(doc, stack, synth), EditTracker(doc))
             new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(SAVED_TILE)
                                 if tracker.tiles else ())  # edits live in every tile now
-            stack.push(AnalysisCommand(self.window, (session, tracker), new,
+            stack.push(SwapCommand(self.window, (session, tracker), new,
                                        f"analysis: {describe_analysis(analysis)}"))
 
         worker = self.jobs.run("Re-analyzing", work, done, blocks_editing=True, asks=True)

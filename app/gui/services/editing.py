@@ -76,9 +76,10 @@ class StrokeCommand(QUndoCommand):
                      f"{limit_bytes / 2**20:.0f} MiB)")
 
 
-class AnalysisCommand(QUndoCommand):
-    """One analysis swapped for another (each a session with its own document and
-    history): undo brings the previous analysis back with its edits."""
+class SwapCommand(QUndoCommand):
+    """One session swapped for another (each with its own document and history): a
+    new analysis, or a time edit's new document (app.gui.actions.editactions); undo
+    brings the previous one back with its edits."""
 
     def __init__(self, window, before: tuple, after: tuple, label: str):
         super().__init__(label)

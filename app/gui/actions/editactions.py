@@ -1,0 +1,208 @@
+"""Edit > Cut, Copy, Paste, Delete, Trim to selection, Insert silence and Duplicate:
+the time-range verbs (app.session.time_edit) on the selection's time span, pasted at
+the playhead. Each runs in a worker (progress, Cancel) and is one undo step that
+swaps in the document it made (SwapCommand: undo brings the one before back, exact).
+The clipboard is the window's: it outlives the file it was copied from."""
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
+
+from app.gui.actions.fileactions import with_waveform
+from app.gui.actions.menuaction import menu_action
+from app.gui.actions.selectionactions import SelectionActions
+from app.gui.services.editing import PaintSession, SwapCommand
+from app.gui.services.opened import OpenDocument
+from app.gui.services.window_jobs import Jobs
+from app.gui.view.canvas import SpectrogramCanvas
+from app.project.write import EditTracker
+from app.session import time_edit
+from app.session.selection import Selection
+from engine.model.document import Document
+from engine.progress import scaled
+
+SHOWN_MS = 8000
+
+
+def time_span(selection: Selection | None, doc: Document) -> tuple[float, float] | None:
+    """The seconds a selection spans (None: no selection, or one that selects no time)."""
+    if selection is None or selection.inverted:
+        return None
+    t0, t1, _, _ = selection.span()
+    end = doc.length / doc.sample_rate
+    return (max(0.0, t0), min(t1, end)) if min(t1, end) > max(0.0, t0) else None
+
+
+class EditActions:
+    """The verbs on the ``opened`` document, its selection and playhead on ``canvas``
+    (``selection`` sets the selection after an edit)."""
+
+    def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas,
+                 selection: SelectionActions, jobs: Jobs, status: QStatusBar):
+        self.window, self.opened, self.canvas = window, opened, canvas
+        self.selection, self.jobs, self.status = selection, jobs, status
+        self.clipboard: time_edit.TimeClip | None = None
+
+    def build_menu(self, menu: QMenu) -> list:
+        """The entries, in the order and with the keys audio editors use."""
+        return [menu_action(menu, "Cu&t", self.cut, "Ctrl+X"),
+                menu_action(menu, "&Copy", self.copy, "Ctrl+C"),
+                menu_action(menu, "&Paste", self.paste, "Ctrl+V"),
+                menu_action(menu, "Paste &mixed in", lambda: self.paste(mode="add"),
+                            "Ctrl+Shift+V"),
+                menu_action(menu, "&Delete", self.delete, ["Delete", "Backspace"]),
+                menu_action(menu, "&Trim to selection", self.trim, "Ctrl+T"),
+                menu_action(menu, "D&uplicate", self.duplicate, "Ctrl+D"),
+                menu_action(menu, "Insert &silence…", self.ask_silence)]
+
+    # -- the verbs ---------------------------------------------------------------
+    def copy(self) -> None:
+        span = self._span("Copy")
+        if span is not None:
+            doc = self.opened.doc
+            s0, s1 = self._samples(span)
+            self.clipboard = time_edit.copy_range(doc, self.opened.session.synth.waveform(),
+                                                  s0, s1)
+            self.status.showMessage(f"Copied {_seconds(span)} "
+                                    f"({self.clipboard.nbytes / 2**20:.1f} MiB)", SHOWN_MS)
+
+    def cut(self) -> None:
+        span = self._span("Cut")
+        if span is not None:
+            s0, s1 = self._samples(span)
+
+            def make(doc, wave, **work):
+                clip = time_edit.copy_range(doc, wave, s0, s1)
+                return clip, time_edit.delete_range(doc, wave, s0, s1, **work)
+
+            self._run(f"cut {_seconds(span)}", make, lambda doc: self._after(span[0]),
+                      keeps=True)
+
+    def delete(self) -> None:
+        span = self._span("Delete")
+        if span is not None:
+            s0, s1 = self._samples(span)
+            self._run(f"delete {_seconds(span)}",
+                      lambda doc, wave, **work: time_edit.delete_range(doc, wave, s0, s1,
+                                                                       **work),
+                      lambda doc: self._after(span[0]))
+
+    def trim(self) -> None:
+        span = self._span("Trim")
+        if span is not None:
+            s0, s1 = self._samples(span)
+            self._run(f"trim to {_seconds(span)}",
+                      lambda doc, wave, **work: time_edit.trim_to(doc, wave, s0, s1, **work),
+                      lambda doc: self._after(0.0))
+
+    def duplicate(self) -> None:
+        span = self._span("Duplicate")
+        if span is not None:
+            s0, s1 = self._samples(span)
+            self._run(f"duplicate {_seconds(span)}",
+                      lambda doc, wave, **work: time_edit.duplicate_range(doc, wave, s0, s1,
+                                                                          **work),
+                      lambda doc: self._after(span[1], span[1] + span[1] - span[0]))
+
+    def paste(self, mode: str = "insert") -> None:
+        if self.opened.session is None:
+            return
+        clip = self.clipboard
+        if clip is None:
+            self.status.showMessage("Paste: the clipboard is empty; copy or cut a time range "
+                                    "first", SHOWN_MS)
+            return
+        at = self._at()
+        at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
+        self._run(f"paste {clip.seconds:.2f} s" + (" mixed in" if mode == "add" else ""),
+                  lambda doc, wave, **work: time_edit.paste_clip(doc, wave, clip, at_sample,
+                                                                 mode=mode, **work),
+                  lambda doc: self._after(at, at + clip.seconds))
+
+    def ask_silence(self) -> None:
+        """Insert silence…: how long, asked (not blocking); inserted at the playhead."""
+        if self.opened.session is None:
+            return
+        dialog = QInputDialog(self.window)
+        dialog.setObjectName("insert-silence")
+        dialog.setWindowTitle("Insert silence")
+        dialog.setLabelText(f"Seconds of silence to insert at {self._at():.3f} s:")
+        dialog.setInputMode(QInputDialog.InputMode.DoubleInput)
+        dialog.setDoubleRange(0.001, time_edit.MAX_SILENCE_S)
+        dialog.setDoubleDecimals(3)
+        dialog.setDoubleValue(1.0)
+        dialog.doubleValueSelected.connect(self.insert_silence)
+        dialog.open()
+
+    def insert_silence(self, seconds: float) -> None:
+        at = self._at()
+        at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
+        self._run(f"insert {seconds:.3f} s of silence",
+                  lambda doc, wave, **work: time_edit.insert_silence(doc, wave, at_sample,
+                                                                     seconds, **work),
+                  lambda doc: self._after(at, at + seconds))
+
+    # -- how they run ----------------------------------------------------------------
+    def _span(self, verb: str) -> tuple[float, float] | None:
+        if self.opened.session is None or self.jobs.editing_blocked(verb):
+            return None
+        span = time_span(self.canvas.selection, self.opened.doc)
+        if span is None:
+            self.status.showMessage(f"{verb}: select a time range first (the Time select "
+                                    "tool, T)", SHOWN_MS)
+        return span
+
+    def _samples(self, span: tuple[float, float]) -> tuple[int, int]:
+        doc = self.opened.doc
+        return tuple(min(doc.length, round(t * doc.sample_rate)) for t in span)
+
+    def _at(self) -> float:
+        """Where a paste goes: the playhead, else the selection's start, else the start."""
+        if self.canvas.playhead is not None:
+            return self.canvas.playhead
+        span = time_span(self.canvas.selection, self.opened.doc)
+        return span[0] if span else 0.0
+
+    def _run(self, label: str, make: Callable, after: Callable[[Document], None], *,
+             keeps: bool = False) -> None:
+        """``make(doc, wave, progress=, cancel=)`` in a worker (with ``keeps``: a clip
+        for the clipboard and the document), then its document swapped in as one undo
+        step named ``label``, then ``after(doc)``."""
+        if self.jobs.editing_blocked(label):
+            return
+        session, tracker = self.opened.session, self.opened.tracker
+        wave = session.start_reading()  # the splices wait while the worker reads it
+
+        def work(progress, cancel):
+            made = make(session.doc, wave, progress=scaled(progress, 0, 0.6), cancel=cancel)
+            clip, doc = made if keeps else (None, made)
+            return clip, *with_waveform(doc, progress, cancel)
+
+        def done(result):
+            clip, doc, synth = result
+            if clip is not None:
+                self.clipboard = clip
+            stack = self.opened.undo_stack
+            stack.push(SwapCommand(self.window, (session, tracker),
+                                   (PaintSession(doc, stack, synth), EditTracker(doc)), label))
+            after(doc)
+            self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "
+                                    f"{doc.length / doc.sample_rate:.2f} s", SHOWN_MS)
+
+        worker = self.jobs.run(label[0].upper() + label[1:], work, done, blocks_editing=True)
+        if worker is None:
+            session.done_reading()
+        else:
+            worker.finished.connect(session.done_reading)
+
+    def _after(self, at: float, end: float | None = None) -> None:
+        """The playhead at ``at``; what an edit put there selected (a time range)."""
+        doc = self.opened.doc
+        self.canvas.set_playhead(at)
+        self.selection.set_selection(None if end is None else Selection.rect(
+            at, min(end, doc.length / doc.sample_rate), f_lo=0.0, f_hi=doc.sample_rate / 2))
+
+
+def _seconds(span: tuple[float, float]) -> str:
+    return f"{span[0]:.2f}-{span[1]:.2f} s"
+

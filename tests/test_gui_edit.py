@@ -1,0 +1,140 @@
+"""Edit > Cut, Copy, Paste, Paste mixed in, Delete, Trim to selection, Duplicate and
+Insert silence… through the window (issue 48.1): a time range selected with the
+Time select tool's drag, the entries chosen from the menu or by their keys, each
+one undo step undone exactly; a project keeps the edited file; the clipboard
+outlives the file."""
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog
+
+from engine.model.splice import FADE_S
+from tests.dialogs import choose, when_shown
+from tests.gui_input import drag, point
+
+
+def audio(window) -> np.ndarray:
+    window.session.finish_mix()
+    return window.session.synth.waveform().copy()
+
+
+def select_time(qtbot, window, t0: float, t1: float) -> tuple[float, float]:
+    """The Time select tool dragged from ``t0`` to ``t1`` s: the span it selected."""
+    choose(window, "Edit > Time select tool")
+    drag(qtbot, window.canvas, point(window, t0, 3000), point(window, t1, 5000))
+    t0, t1, _, _ = window.canvas.selection.span()
+    return t0, t1
+
+
+def wait_edit(qtbot, window, count: int) -> None:
+    qtbot.waitUntil(lambda: window.undo_stack.count() == count and window.jobs.idle(),
+                    timeout=30000)
+
+
+def test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly(qtbot, window):
+    sr = window.doc.sample_rate
+    source = audio(window)
+    t0, t1 = select_time(qtbot, window, 2.0, 3.0)
+    s0, s1 = round(t0 * sr), round(t1 * sr)
+    reach = round(FADE_S * sr)
+
+    # Edit > Cut, by its key
+    qtbot.keyClick(window.canvas, Qt.Key.Key_X, Qt.KeyboardModifier.ControlModifier)
+    wait_edit(qtbot, window, 1)
+    cut = audio(window)
+    assert cut.shape[1] == source.shape[1] - (s1 - s0)
+    keep = np.r_[0:s0 - reach, s0 + reach:cut.shape[1]]
+    expected = np.concatenate([source[:, :s0], source[:, s1:]], 1)
+    assert np.array_equal(cut[:, keep], expected[:, keep])
+    assert window.canvas.selection is None and window.canvas.playhead == pytest.approx(t0)
+    assert "Undo cut" in window.undo_action.text()
+
+    choose(window, "Edit > Paste")  # at the playhead: where it came from
+    wait_edit(qtbot, window, 2)
+    pasted = audio(window)
+    assert pasted.shape == source.shape
+    outside = np.ones(source.shape[1], bool)
+    for j in (s0, s1):
+        outside[j - reach:j + reach] = False
+    assert np.array_equal(pasted[:, outside], source[:, outside])
+    assert window.canvas.selection.span()[:2] == pytest.approx((t0, t1), abs=1e-3)
+
+    choose(window, "Edit > Undo")
+    assert np.array_equal(audio(window), cut)
+    choose(window, "Edit > Undo")
+    assert np.array_equal(audio(window), source)
+    choose(window, "Edit > Redo")
+    assert np.array_equal(audio(window), cut)
+    choose(window, "Edit > Undo")
+
+    select_time(qtbot, window, 1.0, 1.5)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Delete)  # Edit > Delete
+    wait_edit(qtbot, window, 1)
+    assert audio(window).shape[1] < source.shape[1]
+    choose(window, "Edit > Undo")
+    select_time(qtbot, window, 1.0, 4.0)
+    choose(window, "Edit > Trim to selection")
+    wait_edit(qtbot, window, 1)
+    trimmed = audio(window)
+    assert abs(trimmed.shape[1] - 3 * sr) < 0.05 * sr
+    choose(window, "Edit > Undo")
+    select_time(qtbot, window, 1.0, 2.0)
+    choose(window, "Edit > Duplicate")
+    wait_edit(qtbot, window, 1)
+    span = window.canvas.selection.span()
+    assert audio(window).shape[1] == source.shape[1] + round(span[1] * sr) - round(span[0] * sr)
+    choose(window, "Edit > Undo")
+    assert np.array_equal(audio(window), source)
+
+
+def test_copy_paste_mixed_in_and_insert_silence_at_the_playhead(qtbot, window):
+    sr = window.doc.sample_rate
+    source = audio(window)
+    select_time(qtbot, window, 1.0, 2.0)
+    choose(window, "Edit > Copy")
+    assert window.undo_stack.count() == 0  # a copy changes nothing
+    assert "Copied" in window.statusBar().currentMessage()
+    window.transport.place_playhead(5.0)
+    choose(window, "Edit > Paste mixed in")
+    wait_edit(qtbot, window, 1)
+    mixed = audio(window)
+    assert mixed.shape == source.shape
+    assert not np.array_equal(mixed[:, 5 * sr:6 * sr], source[:, 5 * sr:6 * sr])
+    assert np.array_equal(mixed[:, :5 * sr - 200], source[:, :5 * sr - 200])
+    window.transport.place_playhead(3.0)
+    when_shown(window, QInputDialog, "insert-silence",
+               lambda d: (d.setDoubleValue(0.5), d.accept()))
+    choose(window, "Edit > Insert silence…")
+    wait_edit(qtbot, window, 2)
+    longer = audio(window)
+    assert longer.shape[1] == source.shape[1] + sr // 2
+    assert not longer[:, 3 * sr + 200:3 * sr + sr // 2 - 200].any()
+
+
+def test_a_time_edit_is_kept_by_the_project_and_the_clipboard_outlives_the_file(
+        qtbot, window, tmp_path):
+    from app.assets import DEMO
+    from tests.gui_input import answer_file_dialog
+
+    select_time(qtbot, window, 2.0, 4.0)
+    choose(window, "Edit > Cut")
+    wait_edit(qtbot, window, 1)
+    edited = audio(window)
+    project = tmp_path / "cut.spp"
+    choose(window, "File > Save project as…")
+    answer_file_dialog(qtbot, window, project)
+    qtbot.waitUntil(lambda: project.exists() and window.jobs.idle(), timeout=30000)
+    window.files.open_project(project)
+    qtbot.waitUntil(lambda: window.jobs.idle() and window.opened.project_path == project,
+                    timeout=30000)
+    assert np.array_equal(audio(window), edited)  # the edited file, bit for bit
+
+    window.open_path(DEMO)  # another file: the clipboard stays
+    qtbot.waitUntil(lambda: window.jobs.idle() and window.opened.project_path is None,
+                    timeout=30000)
+    length = window.doc.length
+    window.transport.place_playhead(1.0)
+    choose(window, "Edit > Paste")
+    wait_edit(qtbot, window, 1)
+    assert window.doc.length == length + window.edits.clipboard.frames
