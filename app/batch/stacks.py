@@ -29,7 +29,7 @@ def paint_audio(audio: Audio, settings: Settings) -> np.ndarray:
     audio.notes.extend(editor.warnings)
     audio.metadata.markers[:] = editor.doc.audio.metadata.markers
     wave = editor.audio()
-    editor.synth.close()  # the document and its listener refer to each other: let them go
+    editor.close()  # the documents and their listeners refer to each other: let them go
     return wave
 
 

@@ -54,7 +54,7 @@ class Editor:
         self._doc = doc
         self.history = None if history_limit == 0 else \
             History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
-        self._synth = Resynthesizer(doc)
+        self._synths = {doc: Resynthesizer(doc)}  # the current document's, and the last
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
         self.clipboard: time_edit.TimeClip | None = None  # what cut and copy took
 
@@ -63,13 +63,24 @@ class Editor:
         """The document as it is now: a time edit (and its undo) makes another one."""
         return self._doc if self.history is None else self.history.doc
 
+    def close(self) -> None:
+        """Let the documents go (each and its resynthesizer refer to each other)."""
+        for synth in self._synths.values():
+            synth.close()
+        self._synths.clear()
+
     @property
     def synth(self) -> Resynthesizer:
-        """The current document's resynthesis (made anew when a time edit swapped it)."""
-        if self._synth.doc is not self.doc:
-            self._synth.close()
-            self._synth = Resynthesizer(self.doc)
-        return self._synth
+        """The current document's resynthesis: a time edit swaps the document, and the
+        one before keeps its own, so an undo and redo of it cost no resynthesis."""
+        doc = self.doc
+        synth = self._synths.pop(doc, None)
+        if synth is None:
+            for old in list(self._synths)[:-1]:  # all but the last used
+                self._synths.pop(old).close()
+            synth = Resynthesizer(doc)
+        self._synths[doc] = synth  # the last used, last
+        return synth
 
     @classmethod
     def open(cls, path: str | os.PathLike, **analysis) -> "Editor":
