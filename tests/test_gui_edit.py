@@ -138,3 +138,36 @@ def test_a_time_edit_is_kept_by_the_project_and_the_clipboard_outlives_the_file(
     choose(window, "Edit > Paste")
     wait_edit(qtbot, window, 1)
     assert window.doc.length == length + window.edits.clipboard.frames
+
+
+def test_a_right_click_offers_the_edits_and_pastes_where_it_was_clicked(qtbot, window):
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    def context_menu(seconds: float) -> QMenu:
+        at = point(window, seconds, 2000)
+        qtbot.mouseClick(window.canvas, Qt.MouseButton.RightButton, pos=at)
+        QApplication.sendEvent(window.canvas, QContextMenuEvent(
+            QContextMenuEvent.Reason.Mouse, at, window.canvas.mapToGlobal(at)))
+        qtbot.waitUntil(lambda: any(m.isVisible() for m in window.findChildren(
+            QMenu, "edit-context-menu")))
+        return next(m for m in window.findChildren(QMenu, "edit-context-menu") if m.isVisible())
+
+    def entry(menu: QMenu, text: str):
+        return next(a for a in menu.actions() if a.text().replace("&", "") == text)
+
+    length = window.doc.length
+    t0, t1 = select_time(qtbot, window, 1.0, 2.0)
+    menu = context_menu(1.5)
+    assert not entry(menu, "Paste here").isEnabled()  # nothing copied yet
+    entry(menu, "Cut").trigger()
+    menu.close()
+    wait_edit(qtbot, window, 1)
+    cut = window.doc.length
+    assert cut < length
+    menu = context_menu(6.0)
+    entry(menu, "Paste here").trigger()
+    menu.close()
+    wait_edit(qtbot, window, 2)
+    assert window.doc.length == length
+    assert window.canvas.selection.span()[0] == pytest.approx(6.0, abs=0.05)

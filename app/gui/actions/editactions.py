@@ -6,6 +6,7 @@ The clipboard is the window's: it outlives the file it was copied from."""
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
 
 from app.gui.actions.fileactions import with_waveform
@@ -44,16 +45,39 @@ class EditActions:
         self.clipboard: time_edit.TimeClip | None = None
 
     def build_menu(self, menu: QMenu) -> list:
-        """The entries, in the order and with the keys audio editors use."""
-        return [menu_action(menu, "Cu&t", self.cut, "Ctrl+X"),
-                menu_action(menu, "&Copy", self.copy, "Ctrl+C"),
-                menu_action(menu, "&Paste", self.paste, "Ctrl+V"),
-                menu_action(menu, "Paste &mixed in", lambda: self.paste(mode="add"),
-                            "Ctrl+Shift+V"),
-                menu_action(menu, "&Delete", self.delete, ["Delete", "Backspace"]),
-                menu_action(menu, "&Trim to selection", self.trim, "Ctrl+T"),
-                menu_action(menu, "D&uplicate", self.duplicate, "Ctrl+D"),
-                menu_action(menu, "Insert &silence…", self.ask_silence)]
+        """The entries, in the order and with the keys audio editors use; the canvas
+        shows them on a right-click too, with Paste here (at the pointer)."""
+        self.actions = [menu_action(menu, "Cu&t", self.cut, "Ctrl+X"),
+                        menu_action(menu, "&Copy", self.copy, "Ctrl+C"),
+                        menu_action(menu, "&Paste", self.paste, "Ctrl+V"),
+                        menu_action(menu, "Paste &mixed in", lambda: self.paste(mode="add"),
+                                    "Ctrl+Shift+V"),
+                        menu_action(menu, "&Delete", self.delete, ["Delete", "Backspace"]),
+                        menu_action(menu, "&Trim to selection", self.trim, "Ctrl+T"),
+                        menu_action(menu, "D&uplicate", self.duplicate, "Ctrl+D"),
+                        menu_action(menu, "Insert &silence…", self.ask_silence)]
+        self.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.canvas.customContextMenuRequested.connect(self._context_menu)
+        return self.actions
+
+    def _context_menu(self, at: QPoint) -> None:
+        """The edit entries where the user right-clicked, and Paste here."""
+        if self.opened.session is None:
+            return
+        menu = QMenu(self.canvas)
+        menu.setObjectName("edit-context-menu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.addActions(self.actions[:2])
+        seconds = self.canvas.view.t_of(at.x())
+        here = menu.addAction("Paste here", lambda: self._paste_at(seconds))
+        here.setEnabled(self.clipboard is not None)
+        menu.addActions(self.actions[2:])
+        menu.popup(self.canvas.mapToGlobal(at))
+
+    def _paste_at(self, seconds: float) -> None:
+        doc = self.opened.doc
+        self.canvas.set_playhead(min(max(seconds, 0.0), doc.length / doc.sample_rate))
+        self.paste()
 
     # -- the verbs ---------------------------------------------------------------
     def copy(self) -> None:
