@@ -99,6 +99,25 @@ class Heartbeat:
         self.last, self.worst = time.perf_counter(), 0.0
 
 
+def wait_for(predicate, timeout=120.0):
+    """Run the event loop until ``predicate()`` (checked every 2 ms). Not a loop of
+    processEvents(): spinning holds the GIL and starves the workers (it made
+    opening the 10-minute file look 2x slower than in the app)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    deadline = time.perf_counter() + timeout
+    loop = QEventLoop()
+    poll = QTimer(interval=2)
+    poll.timeout.connect(lambda: (predicate() or time.perf_counter() > deadline)
+                         and loop.quit())
+    poll.start()
+    if not predicate():
+        loop.exec()
+    poll.stop()
+    if not predicate():
+        raise SystemExit("timed out")
+
+
 def collection_time() -> float:
     """Seconds a full pass of the cyclic garbage collector takes, median of 3."""
     times = []
@@ -117,7 +136,7 @@ def main() -> None:
     args = parser.parse_args()
 
     configure_opengl()
-    from PySide6.QtCore import QEventLoop, QPoint, Qt, QTimer
+    from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
@@ -136,22 +155,6 @@ def main() -> None:
     swaps: list[float] = []
     canvas.frameSwapped.connect(lambda: swaps.append(time.perf_counter()))
     beat = Heartbeat()
-
-    def wait_for(predicate, timeout=120.0):
-        """Run the event loop until ``predicate()`` (checked every 2 ms). Not a loop of
-        processEvents(): spinning holds the GIL and starves the workers (it made
-        opening the 10-minute file look 2x slower than in the app)."""
-        deadline = time.perf_counter() + timeout
-        loop = QEventLoop()
-        poll = QTimer(interval=2)
-        poll.timeout.connect(lambda: (predicate() or time.perf_counter() > deadline)
-                             and loop.quit())
-        poll.start()
-        if not predicate():
-            loop.exec()
-        poll.stop()
-        if not predicate():
-            raise SystemExit("timed out")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ten-minutes.wav"
