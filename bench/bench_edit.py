@@ -87,10 +87,11 @@ def sox_rows(x: np.ndarray, runs: int, folder: Path) -> list[tuple[str, float]]:
     out = folder / "out.wav"
     jobs = {"delete at 300 s": ["trim", "0", "=300", "=301"],
             "trim at 300 s": ["trim", "300", "60"]}
-    rows = [(name, median_ms(lambda a=args: subprocess.run(["sox", src, out, *a], check=True),
-                             runs)) for name, args in jobs.items()]
+    rows = [(name, median_ms(lambda a=args: subprocess.run(["sox", "-V1", src, out, *a],
+                                                           check=True), runs))
+            for name, args in jobs.items()]
     rows.append(("paste at 300 s (head + clip + tail)", median_ms(
-        lambda: subprocess.run(["sox", head, clip, tail, out], check=True), runs)))
+        lambda: subprocess.run(["sox", "-V1", head, clip, tail, out], check=True), runs)))
     return rows
 
 

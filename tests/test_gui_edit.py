@@ -112,15 +112,21 @@ def test_copy_paste_mixed_in_and_insert_silence_at_the_playhead(qtbot, window):
     assert not longer[:, 3 * sr + 200:3 * sr + sr // 2 - 200].any()
 
 
-def test_a_time_edit_is_kept_by_the_project_and_the_clipboard_outlives_the_file(
+def test_a_time_edit_is_kept_by_the_project_and_autosave_and_the_clipboard_outlives_the_file(
         qtbot, window, tmp_path):
     from app.assets import DEMO
+    from app.project.write import load_project
     from tests.gui_input import answer_file_dialog
 
     select_time(qtbot, window, 2.0, 4.0)
     choose(window, "Edit > Cut")
     wait_edit(qtbot, window, 1)
     edited = audio(window)
+    window.autosaver.path = tmp_path / "autosave-1.spp"  # what recovery would open
+    window.autosaver.save()
+    assert window.autosaver.idle.wait(30)
+    recovered = load_project(window.autosaver.path, device="cpu").doc
+    assert np.array_equal(recovered.content_samples, edited)
     project = tmp_path / "cut.spp"
     choose(window, "File > Save project as…")
     answer_file_dialog(qtbot, window, project)
