@@ -66,10 +66,19 @@ def test_bad_stroke_scripts(script, words):
 
 
 @pytest.mark.slow
+def test_apply_writes_the_sources_bit_depth_unless_told(tmp_path):
+    """A 16-bit FLAC painted to WAV was written as 32-bit float (issue 50.2)."""
+    out = tmp_path / "out.wav"
+    r = specpaint_here("apply", ROOT / "assets" / "demo.flac", "-o", out, "--preset",
+                       "hard-eraser", "--line", "3.0:6000,8.0:6000")
+    assert r.returncode == 0, r.stderr
+    assert sf.info(out).subtype == "PCM_16"
+
+
 def test_cli_apply_quick_form_equals_the_api(tmp_path):
     out = tmp_path / "out.wav"
     r = specpaint("apply", ROOT / "assets" / "demo.flac", "-o", out, "--preset", "hard-eraser",
-                  "--set", "radius_hz=150", "--line", "3.0:6000,8.0:6000")
+                  "--set", "radius_hz=150", "--line", "3.0:6000,8.0:6000", "--bits", "float")
     assert r.returncode == 0, r.stderr
     assert "painted 1 of 1 stroke(s)" in r.stdout
     ed = Editor.open(ROOT / "assets" / "demo.flac")

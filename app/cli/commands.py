@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--line", help="straight stroke through seconds:Hz points, e.g. "
                    "1.0:1000,2.0:1000")
     p.add_argument("--channel", default=None, help="all, or a channel number")
-    p.add_argument("--bits", default=None, help="16, 24, 32 or float (default per format)")
+    p.add_argument("--bits", default=None,
+                   help="16, 24, 32 or float (default: the input's, where the format has it)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     _clip_args(p)
