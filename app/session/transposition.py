@@ -5,13 +5,15 @@ keep absolute phase (a steady sinusoid at ``f`` advances ``2 pi f hop / sr`` a f
 Each frame's peaks are found; every bin belongs to its nearest peak. A peak's
 frequency is its instantaneous frequency (the phase advance from the frame before);
 its region of bins is translated, as a whole, by the distance in bins between that
-frequency and the new one (a fractional distance through a Lanczos kernel), so the
-peak keeps its shape: a transposed tone is the tone the transform would give at its
-new pitch, on the STFT (whose lobes are the same width in bins everywhere) and on
-the constant-Q (whose lobes are the same width in bins on its log axis). Phases are
-re-accumulated from the first frame at the new frequency, and each bin keeps its
-phase relative to its peak. Stretching in time interpolates magnitudes between
-frames and accumulates the phase advance of the frame the position falls in."""
+frequency and the new one (a fractional distance through a Lanczos kernel), and
+resampled to the width a tone's lobe has there (``Transform.resolution_hz``), so a
+transposed tone is the tone the transform would give at its new pitch: on a
+short-time Fourier transform lobes are as wide in bins everywhere, on the constant-Q
+in its constant-Q part, and wider below it. Phases are re-accumulated from the first
+frame at the new frequency, and each bin keeps its phase relative to its peak
+(both measured about the frame's centre: :func:`centre_phase`). Stretching in time
+interpolates magnitudes between frames and accumulates the phase advance of the
+frame the position falls in."""
 
 import math
 
@@ -71,8 +73,8 @@ def moved(cells: torch.Tensor, *, transform: Transform, bin0: int, ratio: float 
 
 def centre_phase(transform: Transform) -> torch.Tensor:
     """Each bin's phase for an impulse at its frame's centre (float64 ``[bins]``):
-    what a bin's phase is measured from. An STFT's frames start half a window
-    before their centre (``pi k`` in bin ``k``); a constant-Q frame is centred
+    what a bin's phase is measured from. A short-time Fourier frame starts half a
+    window before its centre (``pi k`` in bin ``k``); a constant-Q frame is centred
     (zero). Taken out, a tone's bins share its phase, so its lobe can be moved by a
     fraction of a bin."""
     key = (repr(transform), transform.sample_rate)
@@ -147,9 +149,7 @@ def _splatted(values: torch.Tensor, target: torch.Tensor, scale: torch.Tensor,
 
 def _lobe_bins(transform: Transform) -> torch.Tensor:
     """How many bins a tone's lobe spans at each bin (float64 ``[bins]``): the
-    transform's resolution over the spacing of its bins there. The same everywhere on
-    an STFT; on a constant-Q, the same in its constant-Q part and wider below it, where
-    the bands keep a least width in Hz."""
+    transform's resolution over the spacing of its bins there."""
     key = (repr(transform), transform.sample_rate)
     if key not in _widths:
         hz = transform.bin_frequencies()
