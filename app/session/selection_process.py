@@ -6,8 +6,8 @@ as one undo step (app.session.edit_step).
 Each is a factor per cell: ``g`` (a gain, -1 for invert, a fade's ramp in time
 over the range) blended by the selection's weight ``w`` to ``1 + (g - 1) w``. A
 normalise measures the peak of the selected content alone, resynthesized (its
-cells times their weights, every other cell silent), and gains it to ``peak_db``
-dBFS: up or down, as the user asked."""
+cells times their weights, every other cell silent; the loudest of its channels), and
+gains it to ``peak_db`` dBFS: up or down, as the user asked."""
 
 import math
 

@@ -212,15 +212,18 @@ def _moved_mask(doc: Document, clip: Clip, whole: Rect, *, ratio: float, shift_h
 def _healed(doc: Document, selection: Selection, rect: Rect, channel: int | None) -> Step:
     """The hole at ``rect`` filled by one dab of the heal brush (``replace``: each bin's
     level interpolated across it from both sides in time, the phase running on),
-    round, hard, as large as covers the rect's corners, and limited to the selection."""
+    round, hard, as large as covers the rect's corners (as the brush allows), and
+    limited to the selection."""
     t = doc.transform
     brush = get_brush("heal")
     f_lo, f_hi = doc.hz_of(rect.bin0), doc.hz_of(rect.bin1 - 1)
     t0, t1 = t.seconds_of(rect.frame0), t.seconds_of(rect.frame1 - 1)
+    radius = {"radius_ms": 1000 * HEAL_REACH * (t1 - t0) / 2,
+              "radius_hz": HEAL_REACH * (f_hi - f_lo) / 2}
     values, _ = brush.resolve({"mode": "replace", "hardness": 1.0, "radius_cents": 0.0,
                                "channel": -1 if channel is None else channel,
-                               "radius_ms": max(1.0, 1000 * HEAL_REACH * (t1 - t0) / 2),
-                               "radius_hz": max(1.0, HEAL_REACH * (f_hi - f_lo) / 2)}, "params")
+                               **{name: min(max(r, brush.param(name).min), brush.param(name).max)
+                                  for name, r in radius.items()}}, "params")
     stroke = Stroke(doc, brush, values, curves={}, history=None,
                     limit=lambda r: selection.mask(doc, r))
     stroke.add([StrokePoint((t0 + t1) / 2, (f_lo + f_hi) / 2)])

@@ -20,8 +20,10 @@ import math
 import torch
 
 from engine.transforms.transform import Transform
+from engine.unmix import one_thread
 
 LANCZOS_TAPS = 3  # taps each side of the kernel that moves cells by a fraction of a bin
+SILENT = 1e-7  # cells this far below the loudest are not moved (their frequency is noise)
 MAX_SCALE = 4.0  # the most a lobe is widened or narrowed by (constant-Q: below its Q part)
 
 
@@ -30,9 +32,16 @@ def moved(cells: torch.Tensor, *, transform: Transform, bin0: int, ratio: float 
     """``cells``: complex ``[ch, bins, frames]``, bins ``bin0 ..`` of ``transform``'s.
     Returns the first bin and the cells of the content at ``f * ratio + shift_hz`` and
     ``stretch`` times as long (complex64, on the CPU; what falls off the axis's ends is
-    dropped)."""
+    dropped). On one torch thread: a region's arrays are small, and a second thread
+    took 1.1 s against 37 ms for 1 s x 1 kHz on the constant-Q (2 cores, load 2.2)."""
     if ratio == 1.0 and shift_hz == 0.0 and stretch == 1.0:
         return bin0, cells.cpu().clone()
+    with one_thread(torch.device("cpu")):  # small arrays: a second thread costs more
+        return _moved(cells, transform, bin0, ratio, shift_hz, stretch)
+
+
+def _moved(cells: torch.Tensor, transform: Transform, bin0: int, ratio: float,
+           shift_hz: float, stretch: float) -> tuple[int, torch.Tensor]:
     hz, centred = transform.bin_frequencies(), centre_phase(transform)
     hop, sample_rate = transform.hop, transform.sample_rate
     turn = torch.polar(torch.ones_like(centred), -centred)  # phases about the frame's centre
@@ -121,30 +130,36 @@ def _position(hz: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
 
 def _splatted(values: torch.Tensor, target: torch.Tensor, scale: torch.Tensor,
               n_bins: int) -> tuple[int, torch.Tensor]:
-    """Each cell of ``values`` added at its fractional bin ``target`` through a
-    Lanczos kernel ``scale`` bins wide (its neighbours in the source land ``scale``
-    bins away): every bin reached is interpolated from the cells about it, so a lobe
-    resampled at its new width keeps its height. The first bin and the cells of the
-    bins reached."""
+    """Each cell of ``values`` (``[ch, bins, frames]``) added at its fractional bin
+    ``target`` through a Lanczos kernel ``scale`` bins wide (its neighbours in the
+    source land ``scale`` bins away): every bin reached is interpolated from the cells
+    about it, so a lobe resampled at its new width keeps its height. Cells below
+    ``SILENT`` of the loudest are left out (their frequency is noise). The first bin
+    and the cells of the bins reached."""
+    channels, _, frames = values.shape
+    mag = values.abs()
+    keep = mag > SILENT * mag.max()
+    c, _, j = torch.nonzero(keep, as_tuple=True)
+    values, target, scale = values[keep], target[keep], scale[keep]
+    if not len(values):
+        return 0, torch.zeros((channels, 0, frames), dtype=torch.complex128)
     reach = math.ceil(LANCZOS_TAPS * max(float(scale.max()), 1.0))
     base = target.floor()
     first = max(0, int(base.min()) - reach + 1)
-    last = min(n_bins, int(base.max()) + reach + 1)
-    if last <= first:
-        return first, torch.zeros((values.shape[0], 0, values.shape[-1]), dtype=torch.complex128)
+    size = max(0, min(n_bins, int(base.max()) + reach + 1) - first)
     taps = range(1 - reach, reach + 1)
     weights = [_lanczos((target - (base + q)) / scale) for q in taps]
     # spread over one bin or more: each cell's weights made to add up to its scale
     # exactly (a whole-bin move is a copy); narrower, they interpolate as they are
     norm = torch.where(scale >= 1, scale / sum(weights), 1.0)
-    parts = torch.view_as_real(values.contiguous())  # [..., 2]
-    out = torch.zeros((values.shape[0], last - first, values.shape[-1], 2), dtype=torch.float64)
+    parts = torch.view_as_real(values)  # [cells, 2]
+    out = torch.zeros((channels * size * frames, 2), dtype=torch.float64)
     for q, w in zip(taps, weights, strict=True):
         k = base.long() + q - first
-        inside = (k >= 0) & (k < last - first)
-        add = parts * (w * norm * inside)[..., None]
-        out.scatter_add_(1, k.clamp(0, last - first - 1)[..., None].expand_as(add), add)
-    return first, torch.view_as_complex(out)
+        inside = (k >= 0) & (k < size)
+        where = (c[inside] * size + k[inside]) * frames + j[inside]
+        out.index_add_(0, where, parts[inside] * (w * norm)[inside, None])
+    return first, torch.view_as_complex(out).reshape(channels, size, frames)
 
 
 def _lobe_bins(transform: Transform) -> torch.Tensor:
