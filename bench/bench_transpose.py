@@ -58,14 +58,15 @@ def measured(doc: Document, layer: int, start: float, freq: float) -> tuple[floa
     return 20 * np.log10(level / AMPLITUDE), 20 * np.log10(spectrum[~near].max() / level)
 
 
-def naive_layer(doc: Document, selection: Selection, ratio: float) -> int:
-    """A new layer holding the selection's cells moved the naive way; its id."""
+def naive_layer(doc: Document, selection: Selection, ratio: float, source: int) -> int:
+    """A new layer holding the selection's cells of layer ``source`` moved the naive
+    way; its id."""
     rect = selection.cells(doc)
-    cells = doc.read_complex(rect) * selection.mask(doc, rect)
+    cells = doc.read_complex(rect, layer=source) * selection.mask(doc, rect)
     hz = doc.transform.bin_frequencies()
-    source = [round(doc.bin_of(float(f) / ratio)) - rect.bin0 for f in hz]
-    rows = [k for k, s in enumerate(source) if 0 <= s < rect.shape[0]]
-    out = cells[:, [source[k] for k in rows]]
+    read = [round(doc.bin_of(float(f) / ratio)) - rect.bin0 for f in hz]
+    rows = [k for k, s in enumerate(read) if 0 <= s < rect.shape[0]]
+    out = cells[:, [read[k] for k in rows]]
     new_layer(doc, name="naive")
     doc.write_complex(Rect(rows[0], rows[-1] + 1, rect.frame0, rect.frame1), out)
     return doc.layers.active.id
@@ -106,7 +107,7 @@ def main() -> None:
             clip = copy_clip(doc, selection=selection)
             paste_as_layer(doc, clip, at_s=clip.start_s, semitones=semitones)
             ours = measured(doc, doc.layers.active.id, start, TONE * ratio)
-            naive = measured(doc, naive_layer(doc, selection, ratio), start, TONE * ratio)
+            naive = measured(doc, naive_layer(doc, selection, ratio, base), start, TONE * ratio)
             delete_layer(doc)  # the naive layer, then the pasted one
             delete_layer(doc)
             assert doc.layers.active.id == base

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from app.session.layer_ops import duplicate_layer
 from app.session.selection import Selection
 from app.session.selection_process import process_selection
 from engine.errors import ParameterError
@@ -170,3 +171,16 @@ def test_bad_input_is_a_one_line_error_that_changes_nothing(rng, kind):
         assert "\n" not in str(caught.value)
         assert torch.equal(cells(target), before)
     assert not history.steps
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_layered_document_is_processed_on_its_active_layer_only(rng, kind):
+    doc = noise_doc(rng, kind)
+    bottom = doc.layers.active.id
+    duplicate_layer(doc)
+    below = doc.read_complex(doc.full_rect(), layer=bottom).clone()
+    before, after = applied(doc, "gain", start=0.2, end=0.6, db=6.0)
+    inside = in_range(doc, 0.2, 0.6)
+    torch.testing.assert_close(after[:, :, inside], before[:, :, inside] * 10 ** (6 / 20),
+                               rtol=1e-6, atol=0)
+    assert torch.equal(doc.read_complex(doc.full_rect(), layer=bottom), below)
