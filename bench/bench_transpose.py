@@ -5,12 +5,13 @@ moved by +-12 semitones, on the STFT and the constant-Q.
     .venv/bin/python bench/bench_transpose.py [--minutes 10] [--runs 5]
 
 Time: ``move_selection`` (the cut, the phase-vocoder transposition and the paste, one
-undo step) and its undo, median of ``--runs``. Quality: the clip pasted transposed into
-a new layer, that layer alone resynthesized, the steady middle 0.5 s of it measured
-(Blackman-windowed FFT): the tone's level change in dB against the source, and the
-loudest thing more than 20 Hz from the new pitch in dB below the tone. Beside it, a
-naive magnitude shift: each bin takes the cell of the bin nearest its frequency over
-the ratio, phases as they were.
+undo step) and its undo, median of ``--runs``; and the move of the same region over
+white noise (-26 dBFS, 10 s later), where every cell is moved. Quality: the clip
+pasted transposed into a new layer, that layer alone resynthesized, the steady middle
+0.5 s of it measured (Blackman-windowed FFT): the tone's level change in dB against
+the source, and the loudest thing more than 20 Hz from the new pitch in dB below the
+tone. Beside it, a naive magnitude shift: each bin takes the cell of the bin nearest
+its frequency over the ratio, phases as they were.
 """
 
 import argparse
@@ -39,11 +40,27 @@ TONE, AMPLITUDE = 440.0, 0.3
 START, BAND = 300.0, (100.0, 1100.0)
 
 
-def make_doc(minutes: float, transform: str) -> Document:
+def make_doc(minutes: float, transform: str, noise_at: float) -> Document:
     n = int(minutes * 60 * SR)
     t = np.arange(n, dtype=np.float64) / SR
-    x = (AMPLITUDE * np.sin(2 * np.pi * TONE * t)).astype(np.float32)
-    return Document(Audio(np.stack([x, x]), SR), device="cpu", transform=transform)
+    x = np.stack([AMPLITUDE * np.sin(2 * np.pi * TONE * t)] * 2)
+    span = slice(round(noise_at * SR), round((noise_at + 2) * SR))
+    x[:, span] = np.random.default_rng(0).normal(0, 0.05, x[:, span].shape)
+    return Document(Audio(x.astype(np.float32), SR), device="cpu", transform=transform)
+
+
+def timed_moves(doc: Document, history: History, selection: Selection, semitones: float,
+                runs: int) -> tuple[float, float]:
+    """Median ms of ``runs`` moves and of their undos."""
+    moves, undos = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        move_selection(doc, selection=selection, semitones=semitones, history=history)
+        moves.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        history.undo()
+        undos.append(time.perf_counter() - t0)
+    return 1000 * statistics.median(moves), 1000 * statistics.median(undos)
 
 
 def measured(doc: Document, layer: int, start: float, freq: float) -> tuple[float, float]:
@@ -72,10 +89,6 @@ def naive_layer(doc: Document, selection: Selection, ratio: float, source: int) 
     return doc.layers.active.id
 
 
-def median_ms(times: list[float]) -> float:
-    return 1000 * statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -83,26 +96,21 @@ def main() -> None:
     args = parser.parse_args()
     start = min(START, args.minutes * 60 / 2)
     selection = Selection.rect(start, start + 1.0, f_lo=BAND[0], f_hi=BAND[1])
+    noisy = Selection.rect(start + 10, start + 11.0, f_lo=BAND[0], f_hi=BAND[1])
     print(f"{args.minutes:g}-minute stereo {SR} Hz, a {TONE:g} Hz tone; region 1 s x "
           f"{BAND[0]:g}-{BAND[1]:g} Hz; torch threads {torch.get_num_threads()}")
-    print("| transform | semitones | move ms | undo ms | level dB | spurious dB | "
-          "naive level dB | naive spurious dB |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| transform | semitones | move ms | undo ms | move ms, noise | level dB | "
+          "spurious dB | naive level dB | naive spurious dB |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind in ("stft", "cq"):
         t0 = time.perf_counter()
-        doc = make_doc(args.minutes, kind)
+        doc = make_doc(args.minutes, kind, start + 9.5)
         analysis = time.perf_counter() - t0
         history = History(doc)
         base = doc.layers.active.id
         for semitones in (12.0, -12.0):
-            moves, undos = [], []
-            for _ in range(args.runs):
-                t0 = time.perf_counter()
-                move_selection(doc, selection=selection, semitones=semitones, history=history)
-                moves.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                history.undo()
-                undos.append(time.perf_counter() - t0)
+            move, undo = timed_moves(doc, history, selection, semitones, args.runs)
+            in_noise, _ = timed_moves(doc, history, noisy, semitones, args.runs)
             ratio = 2 ** (semitones / 12)
             clip = copy_clip(doc, selection=selection)
             paste_as_layer(doc, clip, at_s=clip.start_s, semitones=semitones)
@@ -111,7 +119,7 @@ def main() -> None:
             delete_layer(doc)  # the naive layer, then the pasted one
             delete_layer(doc)
             assert doc.layers.active.id == base
-            print(f"| {kind} | {semitones:+g} | {median_ms(moves):.0f} | {median_ms(undos):.0f} "
+            print(f"| {kind} | {semitones:+g} | {move:.0f} | {undo:.0f} | {in_noise:.0f} "
                   f"| {ours[0]:+.2f} | {ours[1]:.1f} | {naive[0]:+.2f} | {naive[1]:.1f} |")
         print(f"(the {kind} document's analysis: {analysis:.1f} s)")
         del doc, history

@@ -14,6 +14,7 @@ from engine.errors import ParameterError
 from engine.model.document import Document
 from engine.model.history import History, Patch, Step
 from engine.region import Rect
+from engine.unmix import one_thread
 
 
 class Recorder:
@@ -25,11 +26,16 @@ class Recorder:
         self._part = StrokeCanvas(doc, channel)
 
     def __enter__(self) -> "Recorder":
+        self._threads = one_thread(self.doc.device)
+        self._threads.__enter__()
         return self
 
     def __exit__(self, kind, error, trace) -> None:
-        if error is not None:
-            self.rollback()  # all or nothing
+        try:
+            if error is not None:
+                self.rollback()  # all or nothing
+        finally:
+            self._threads.__exit__(kind, error, trace)
 
     def read(self, rect: Rect) -> torch.Tensor:
         """The active layer's cells over ``rect``: ``[ch, bins, frames]``."""

@@ -39,20 +39,14 @@ def process_selection(doc: Document, *, op: str, selection: Selection | None = N
     ``end`` seconds (default the file's start and end) of every bin. One undo step;
     a normalise of silence changes nothing and says so in the step's notice."""
     values = _params(op, params)
-    rect, weight, (t0, t1) = _region(doc, selection, start, end)
-    rec = Recorder(doc, channel, f"{op.replace('_', ' ')} selection")
-    if op == "normalize":
-        peak = _peak(doc, rect, weight, channel)
-        if not peak > 0:
-            return rec.finish(history, notice="the selection is silent: nothing to normalise")
-        gain_db = values["peak_db"] - 20 * math.log10(peak)
-        if gain_db > GAIN_DB[1]:
-            raise ParameterError(f"normalising the selection to {values['peak_db']:g} dBFS "
-                                 f"would raise it by {gain_db:.0f} dB, more than "
-                                 f"{GAIN_DB[1]:g} dB: it is all but silent; select what you "
-                                 "mean to hear")
-        values = {"db": gain_db}
-    with rec:
+    with Recorder(doc, channel, f"{op.replace('_', ' ')} selection") as rec:
+        rect, weight, (t0, t1) = _region(doc, selection, start, end)
+        if op == "normalize":
+            peak = _peak(doc, rect, weight, channel)
+            if not peak > 0:
+                return rec.finish(history, notice="the selection is silent: nothing to "
+                                                  "normalise")
+            values = {"db": _raise_db(values["peak_db"], peak)}
         for part in _runs(rect):
             g = _factor(doc, op, values, part, t0, t1)
             if weight is not None:
@@ -60,6 +54,16 @@ def process_selection(doc: Document, *, op: str, selection: Selection | None = N
                 g = 1 + (g - 1) * w
             rec.write(part, rec.read(part) * g)
     return rec.finish(history)
+
+
+def _raise_db(peak_db: float, peak: float) -> float:
+    """The gain that brings ``peak`` to ``peak_db`` dBFS; refused past ``GAIN_DB``."""
+    gain_db = peak_db - 20 * math.log10(peak)
+    if gain_db > GAIN_DB[1]:
+        raise ParameterError(f"normalising the selection to {peak_db:g} dBFS would raise it "
+                             f"by {gain_db:.0f} dB, more than {GAIN_DB[1]:g} dB: it is all but "
+                             "silent; select what you mean to hear")
+    return gain_db
 
 
 def _params(op: str, params: dict) -> dict:

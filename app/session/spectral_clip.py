@@ -72,8 +72,8 @@ def cut_clip(doc: Document, *, selection: Selection, channel: int | None = None,
              history: History | None = None) -> tuple[Clip, Step]:
     """:func:`copy_clip`, and the copied part taken out of the layer (its feathered
     edges in part) as one undo step."""
-    rect, mask = _selected(doc, selection)
     with Recorder(doc, channel, "cut selection") as rec:
+        rect, mask = _selected(doc, selection)
         cells = rec.read(rect)
         rec.write(rect, cells * (1 - mask))
     return _clip(doc, rect, mask, cells), rec.finish(history)
@@ -136,8 +136,8 @@ def move_selection(doc: Document, *, selection: Selection, by_s: float = 0.0,
     if not (isinstance(stretch, int | float) and STRETCH[0] <= stretch <= STRETCH[1]):
         raise ParameterError(f"move stretch {stretch!r} is outside {STRETCH[0]:g} to "
                              f"{STRETCH[1]:g} (1 keeps the length)")
-    rect, mask = _selected(doc, selection)
     with Recorder(doc, channel, "move selection") as rec:
+        rect, mask = _selected(doc, selection)
         cells = rec.read(rect)
         rec.write(rect, cells * (1 - mask))
         if heal:

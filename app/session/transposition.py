@@ -70,11 +70,17 @@ def _moved(cells: torch.Tensor, transform: Transform, bin0: int, ratio: float,
     if ratio == 1.0 and shift_hz == 0.0:
         first = bin0
     else:
-        at, to = _position(hz, old), _position(hz, new)
+        # a peak's lobe: moved from its frequency to the new one, widened or narrowed
+        # as the lobes at its bin and where its bin's centre goes (steady for noise,
+        # whose instantaneous frequencies scatter)
         width = _lobe_bins(transform)
-        scale = (_at(width, to) / _at(width, at)).clamp(1 / MAX_SCALE, MAX_SCALE)
+        rows = centre[:, 0]
+        scale = (_at(width, _position(hz, rows * ratio + shift_hz)) /
+                 width[bin0:bin0 + len(rows)]).clamp(1 / MAX_SCALE, MAX_SCALE)
+        at, to = _position(hz, old), _position(hz, new)
         here = torch.arange(bin0, bin0 + x.shape[1], dtype=torch.float64)[None, :, None]
-        scale, start, to = (torch.gather(v, 1, peak) for v in (scale, at, to))
+        scale = scale[peak]
+        start, to = (torch.gather(v, 1, peak) for v in (at, to))
         first, out = _splatted(out, to + (here - start) * scale, scale, len(hz))
     back = turn[first:first + out.shape[1], None].conj()
     return first, (out * back).to(torch.complex64)
@@ -141,24 +147,26 @@ def _splatted(values: torch.Tensor, target: torch.Tensor, scale: torch.Tensor,
     keep = mag > SILENT * mag.max()
     c, _, j = torch.nonzero(keep, as_tuple=True)
     values, target, scale = values[keep], target[keep], scale[keep]
-    if not len(values):
-        return 0, torch.zeros((channels, 0, frames), dtype=torch.complex128)
-    reach = math.ceil(LANCZOS_TAPS * max(float(scale.max()), 1.0))
+    reach = math.ceil(LANCZOS_TAPS * max(float(scale.max()), 1.0)) if len(values) else 0
     base = target.floor()
-    first = max(0, int(base.min()) - reach + 1)
-    size = max(0, min(n_bins, int(base.max()) + reach + 1) - first)
+    first = max(0, int(base.min()) - reach + 1) if len(values) else 0
+    size = max(0, min(n_bins, int(base.max()) + reach + 1) - first) if len(values) else 0
+    if size == 0:  # silence, or all of it beyond the axis
+        return first, torch.zeros((channels, 0, frames), dtype=torch.complex64)
     taps = range(1 - reach, reach + 1)
-    weights = [_lanczos((target - (base + q)) / scale) for q in taps]
+    target, scale = (v.float() for v in (target - base, scale))
+    weights = [_lanczos((target - q) / scale) for q in taps]
     # spread over one bin or more: each cell's weights made to add up to its scale
     # exactly (a whole-bin move is a copy); narrower, they interpolate as they are
     norm = torch.where(scale >= 1, scale / sum(weights), 1.0)
-    parts = torch.view_as_real(values)  # [cells, 2]
-    out = torch.zeros((channels * size * frames, 2), dtype=torch.float64)
+    parts = torch.view_as_real(values.to(torch.complex64))  # [cells, 2]
+    out = torch.zeros((channels * size * frames, 2))
+    row = base.long() - first
+    cell = c * (size * frames) + j
     for q, w in zip(taps, weights, strict=True):
-        k = base.long() + q - first
-        inside = (k >= 0) & (k < size)
-        where = (c[inside] * size + k[inside]) * frames + j[inside]
-        out.index_add_(0, where, parts[inside] * (w * norm)[inside, None])
+        k = row + q
+        w = w * norm * ((k >= 0) & (k < size))
+        out.index_add_(0, cell + k.clamp(0, size - 1) * frames, parts * w[:, None])
     return first, torch.view_as_complex(out).reshape(channels, size, frames)
 
 
