@@ -8,10 +8,10 @@ Time: ``move_selection`` (the cut, the phase-vocoder transposition and the paste
 undo step) and its undo, median of ``--runs``; and the move of the same region over
 white noise (-26 dBFS, 10 s later), where every cell is moved. Quality: the clip
 pasted transposed into a new layer, that layer alone resynthesized, the steady middle
-0.5 s of it measured (Blackman-windowed FFT): the tone's level change in dB against
-the source, and the loudest thing more than 20 Hz from the new pitch in dB below the
-tone. Beside it, a naive magnitude shift: each bin takes the cell of the bin nearest
-its frequency over the ratio, phases as they were.
+0.5 s of it measured (Blackman-windowed FFT, zero-padded 8 times): the tone's level
+change in dB against the source, and the loudest thing more than 20 Hz from the new
+pitch in dB below the tone. Beside it, a naive magnitude shift: each bin takes the
+cell of the bin nearest its frequency over the ratio, phases as they were.
 """
 
 import argparse
@@ -69,8 +69,8 @@ def measured(doc: Document, layer: int, start: float, freq: float) -> tuple[floa
     s0 = round((start + 0.25) * SR)
     x = layer_audio(doc, layer=layer, sample0=s0, sample1=s0 + SR // 2)[0].astype(np.float64)
     w = np.blackman(len(x))
-    spectrum = np.abs(np.fft.rfft(x * w)) / (w.sum() / 2)
-    near = np.abs(np.fft.rfftfreq(len(x), 1 / SR) - freq) < 20
+    spectrum = np.abs(np.fft.rfft(x * w, 8 * len(x))) / (w.sum() / 2)  # padded: no scalloping
+    near = np.abs(np.fft.rfftfreq(8 * len(x), 1 / SR) - freq) < 20
     level = spectrum[near].max()
     return 20 * np.log10(level / AMPLITUDE), 20 * np.log10(spectrum[~near].max() / level)
 

@@ -25,6 +25,8 @@ from engine.unmix import one_thread
 LANCZOS_TAPS = 3  # taps each side of the kernel that moves cells by a fraction of a bin
 SILENT = 1e-7  # cells this far below the loudest are not moved (their frequency is noise)
 MAX_SCALE = 4.0  # the most a lobe is widened or narrowed by (constant-Q: below its Q part)
+OVERSAMPLE = 8  # positions a bin in the table of a tone's response
+COMB = 4  # bins between the tones measured at once (their lobes barely touch)
 
 
 def moved(cells: torch.Tensor, *, transform: Transform, bin0: int, ratio: float = 1.0,
@@ -81,7 +83,16 @@ def _moved(cells: torch.Tensor, transform: Transform, bin0: int, ratio: float,
         here = torch.arange(bin0, bin0 + x.shape[1], dtype=torch.float64)[None, :, None]
         scale = scale[peak]
         start, to = (torch.gather(v, 1, peak) for v in (at, to))
-        first, out = _splatted(out, to + (here - start) * scale, scale, len(hz))
+        target = to + (here - start) * scale
+        first, moved_once = _splatted(out, target, scale, len(hz))
+        # each peak's cell made what a tone's holds there: where lobes are narrower
+        # than a bin (the constant-Q's from 1 to 2.5 kHz) interpolation cannot say it
+        held = _at(_tone_response(transform), torch.stack([start, to]) * OVERSAMPLE)
+        top = ((to + 0.5).floor().long() - first).clamp(0, max(0, moved_once.shape[1] - 1))
+        made = torch.gather(moved_once.abs(), 1, top) if moved_once.shape[1] else top * 0.0
+        want = torch.gather(mag, 1, peak) * held[1] / held[0]
+        gain = torch.where(made > 0, want / made, 1.0).nan_to_num(1.0).clamp(1 / 4, 4)
+        first, out = _splatted(out * gain, target, scale, len(hz))
     back = turn[first:first + out.shape[1], None].conj()
     return first, (out * back).to(torch.complex64)
 
@@ -104,6 +115,7 @@ def centre_phase(transform: Transform) -> torch.Tensor:
 
 _centres: dict[tuple[str, int], torch.Tensor] = {}
 _widths: dict[tuple[str, int], torch.Tensor] = {}
+_responses: dict[tuple[str, int], torch.Tensor] = {}
 
 
 def _princarg(phase: torch.Tensor) -> torch.Tensor:
@@ -168,6 +180,26 @@ def _splatted(values: torch.Tensor, target: torch.Tensor, scale: torch.Tensor,
         w = w * norm * ((k >= 0) & (k < size))
         out.index_add_(0, cell + k.clamp(0, size - 1) * frames, parts * w[:, None])
     return first, torch.view_as_complex(out).reshape(channels, size, frames)
+
+
+def _tone_response(transform: Transform) -> torch.Tensor:
+    """What the nearest bin holds of a unit cosine at every ``1 / OVERSAMPLE`` of a bin
+    (float64 ``[bins * OVERSAMPLE]``), measured once per analysis: ``COMB`` bins apart,
+    a channel of tones each offset."""
+    key = (repr(transform), transform.sample_rate)
+    if key not in _responses:
+        t = transform.to("cpu")
+        pos = torch.arange(t.n_bins * OVERSAMPLE, dtype=torch.float64) / OVERSAMPLE
+        hz = torch.tensor([t.hz_of(float(p)) for p in pos], dtype=torch.float64)
+        frame = math.ceil(t.reach / t.hop) + 1
+        n = torch.arange(-frame * t.hop, t.reach + 1, dtype=torch.float64)
+        groups = (pos.long() % COMB) * OVERSAMPLE + torch.arange(len(pos)) % OVERSAMPLE
+        x = torch.stack([torch.cos(2 * math.pi / t.sample_rate * hz[groups == g, None] * n)
+                         .sum(0) for g in range(COMB * OVERSAMPLE)])
+        cells = t.forward_frames(x.float(), frame, frame + 1)[..., 0].abs().double()
+        nearest = (pos + 0.5).long().clamp(max=t.n_bins - 1)
+        _responses[key] = cells[groups, nearest]
+    return _responses[key]
 
 
 def _lobe_bins(transform: Transform) -> torch.Tensor:
