@@ -7,7 +7,8 @@ on the active layer (app.session.edit_step).
 A clip holds its cells (times the selection's weights) and what pasting needs: the
 sample rate and analysis it was copied on, its bins' frequencies and its first
 frame's time. It needs no document: a clip copied from one file pastes into another
-opened later with the same sample rate and analysis. Content moved in frequency or
+opened later with the same sample rate; on another analysis (STFT or constant-Q, other
+settings) its sound is resynthesized and analysed as that document is. Content moved in frequency or
 stretched in time is resampled as a phase vocoder does it (app.session.transposition),
 so a moved steady tone stays a steady tone at its level; moved in time only, it is
 copied cell for cell, frame for frame."""
@@ -21,7 +22,7 @@ import torch
 from app.session.edit_step import Recorder
 from app.session.layer_ops import new_layer
 from app.session.selection import Selection
-from app.session.transposition import moved
+from app.session.transposition import SILENT, moved
 from brushes.path import StrokePoint
 from brushes.registry import get_brush
 from brushes.stroke import Stroke
@@ -29,10 +30,13 @@ from engine.errors import ParameterError
 from engine.model.document import Document
 from engine.model.history import History, Step
 from engine.region import Rect
+from engine.transforms import make
+from engine.transforms.transform import Transform
 
 MODES = ("add", "replace")
 SEMITONES = 48.0  # the most a paste or a move transposes by, either way
 STRETCH = (0.25, 4.0)
+AUDIBLE = 1e-3  # a frame's loudest cell over the clip's: one left out is said (-60 dB)
 HEAL_REACH = math.sqrt(2)  # a round dab this many half-spans wide covers the hole's corners
 
 
@@ -48,6 +52,7 @@ class Clip:
     hop: int  # samples between its frames
     settings: dict  # the analysis it was copied on (Transform.settings())
     hz: tuple[float, ...]  # its bins' centre frequencies
+    lead_s: float = 0.0  # how long its first frame comes before what was copied (converted)
 
     @property
     def channels(self) -> int:
@@ -85,9 +90,10 @@ def paste_clip(doc: Document, clip: Clip | None, *, at_s: float, mode: str = "ad
     """``clip`` with its first frame at ``at_s`` seconds, mixed in (``add``) or in place
     of what is there, as far as its weights say (``replace``), transposed by
     ``semitones`` and moved by ``shift_hz``; into ``channel`` or every channel (a
-    one-channel clip goes into each). What runs past the file's end is left out (the
-    step's notice says so). One undo step."""
-    _check_clip(doc, clip, channel)
+    one-channel clip goes into each). A clip copied on another analysis (of the same
+    sample rate) is resynthesized and analysed as this document is. What runs past the
+    file's end is left out (the step's notice says so). One undo step."""
+    clip = _fitted(doc, clip, channel)
     if mode not in MODES:
         raise ParameterError(f"paste mode '{mode}' is unknown; use one of {', '.join(MODES)}")
     if not (isinstance(at_s, int | float) and 0 <= at_s < doc.length / doc.sample_rate):
@@ -95,7 +101,7 @@ def paste_clip(doc: Document, clip: Clip | None, *, at_s: float, mode: str = "ad
                              f"{doc.length / doc.sample_rate:.3f} s)")
     ratio = _ratio(doc, semitones, shift_hz)
     with Recorder(doc, channel, "paste") as rec:
-        notice = _pasted(rec, clip, round(doc.frame_of(at_s)), ratio=ratio,
+        notice = _pasted(rec, clip, round(doc.frame_of(at_s - clip.lead_s)), ratio=ratio,
                          shift_hz=shift_hz, stretch=1.0, replace=mode == "replace")
     return rec.finish(history, notice=notice)
 
@@ -105,7 +111,7 @@ def paste_as_layer(doc: Document, clip: Clip | None, *, at_s: float, semitones: 
                    history: History | None = None) -> Step:
     """:func:`paste_clip` into a new layer above the active one (made active): one undo
     step that adds the layer and paints it."""
-    _check_clip(doc, clip, channel)
+    clip = _fitted(doc, clip, channel)
     step = new_layer(doc, name=name, history=None)
     try:
         pasted = paste_clip(doc, clip, at_s=at_s, semitones=semitones, shift_hz=shift_hz,
@@ -177,6 +183,9 @@ def _pasted(rec: Recorder, clip: Clip, frame0: int, *, ratio: float, shift_hz: f
     if rect.empty:
         return "the clip fell wholly outside the file: nothing was pasted"
     part = (slice(None), *rect.overlap(whole)[1])
+    level = cells.abs().amax(dim=(0, 1))
+    heard = level > AUDIBLE * level.max()  # frames that hold more than atoms' tails
+    lost = int(heard.sum() - heard[part[2]].sum()) * doc.transform.hop / doc.sample_rate
     cells = cells[part].to(doc.device)
     if cells.shape[0] == 1 and len(doc.channel_indices(rec.channel)) > 1:
         cells = cells.expand(len(doc.channel_indices(rec.channel)), -1, -1)
@@ -185,28 +194,65 @@ def _pasted(rec: Recorder, clip: Clip, frame0: int, *, ratio: float, shift_hz: f
         weight = _moved_mask(doc, clip, whole, ratio=ratio, shift_hz=shift_hz, stretch=stretch)
         there = there * (1 - weight[part[1:]].to(doc.device))
     rec.write(rect, there + cells)
-    lost = (whole.shape[1] - rect.shape[1]) * doc.transform.hop / doc.sample_rate
     return (f"the clip ran past the file's ends: {lost:.2f} s of it were left out"
             if lost > 0 else None)
 
 
 def _moved_mask(doc: Document, clip: Clip, whole: Rect, *, ratio: float, shift_hz: float,
                 stretch: float) -> torch.Tensor:
-    """The clip's weights where its content lands (over ``whole``): each bin and frame
-    of it read back at the frequency and time it came from, linearly."""
+    """The clip's weights where its content lands (over ``whole``): read back at the
+    frequency and time each bin and frame of it came from."""
     hz = doc.transform.bin_frequencies()[whole.bin0:whole.bin1]
-    source = ((hz - shift_hz) / ratio).numpy()
-    rows = np.interp(source, np.array(clip.hz), np.arange(len(clip.hz)), left=-1, right=-1)
-    cols = np.minimum(np.arange(whole.shape[1]) / stretch, clip.mask.shape[1] - 1)
+    frames = np.arange(whole.shape[1]) / stretch
+    return _mask_at(clip, ((hz - shift_hz) / ratio).numpy(),
+                    clip.start_s + frames * clip.hop / clip.sample_rate)
+
+
+def _mask_at(clip: Clip, hz: np.ndarray, seconds: np.ndarray) -> torch.Tensor:
+    """The clip's weights at frequencies ``hz`` and times ``seconds`` (bilinear; 0
+    outside it): float32 ``[len(hz), len(seconds)]``."""
     m = clip.mask.double().numpy()
-    inside = rows >= 0
-    r0 = np.clip(np.floor(rows), 0, m.shape[0] - 1).astype(int)
-    r1, a = np.minimum(r0 + 1, m.shape[0] - 1), np.clip(rows - r0, 0, 1)
-    c0 = np.floor(cols).astype(int)
-    c1, b = np.minimum(c0 + 1, m.shape[1] - 1), cols - c0
+    times = clip.start_s + np.arange(m.shape[1]) * clip.hop / clip.sample_rate
+    weights = []
+    for axis, where, at in ((0, np.array(clip.hz), hz), (1, times, seconds)):
+        pos = np.interp(at, where, np.arange(len(where)), left=-1, right=-1)
+        lo = np.clip(np.floor(pos), 0, m.shape[axis] - 1).astype(int)
+        hi, a = np.minimum(lo + 1, m.shape[axis] - 1), np.clip(pos - lo, 0, 1)
+        weights.append((lo, hi, a, pos >= 0))
+    (r0, r1, a, rows), (c0, c1, b, cols) = weights
     by_row = m[r0] * (1 - a)[:, None] + m[r1] * a[:, None]
-    out = (by_row[:, c0] * (1 - b) + by_row[:, c1] * b) * inside[:, None]
+    out = (by_row[:, c0] * (1 - b) + by_row[:, c1] * b) * (rows[:, None] & cols[None, :])
     return torch.from_numpy(out.astype(np.float32))
+
+
+def _converted(clip: Clip, transform: Transform) -> Clip:
+    """``clip`` on another analysis of its sample rate: its sound resynthesized (with
+    silence either side as long as either analysis's atoms reach) and analysed again,
+    over its band and the frames its sound reaches; its weights carried over by time
+    and frequency."""
+    source = make(clip.sample_rate, device="cpu", **clip.settings)
+    target, sr = transform.to("cpu"), clip.sample_rate
+    pad = math.ceil(max(source.reach, target.reach) / source.hop) + 1
+    frames = clip.cells.shape[-1]
+    length = (2 * pad + frames) * source.hop
+    coeffs = torch.zeros((clip.channels, source.n_bins, source.n_frames(length)),
+                         dtype=torch.complex64)
+    coeffs[:, clip.bin0:clip.bin0 + len(clip.hz), pad:pad + frames] = clip.cells
+    cells = target.forward(source.inverse(coeffs, length))
+    origin = clip.start_s - pad * source.hop / sr  # the time of the sound's first sample
+    hz = target.bin_frequencies()
+    margin = max(target.resolution_hz(f) for f in (clip.hz[0], clip.hz[-1]))
+    rows = torch.nonzero((hz >= clip.hz[0] - margin) & (hz <= clip.hz[-1] + margin))[:, 0]
+    level = cells.abs().amax(dim=(0, 1))
+    cols = torch.nonzero(level > SILENT * level.max())[:, 0]
+    if not len(rows) or not len(cols):
+        raise ParameterError("the clip holds nothing audible on this document's analysis")
+    band, span = slice(int(rows[0]), int(rows[-1]) + 1), slice(int(cols[0]), int(cols[-1]) + 1)
+    start = origin + span.start * target.hop / sr
+    times = start + np.arange(span.stop - span.start) * target.hop / sr
+    return Clip(cells[:, band, span].contiguous(), _mask_at(clip, hz[band].numpy(), times),
+                band.start, start, sr, target.hop, target.settings(),
+                tuple(hz[band].tolist()), lead_s=clip.lead_s + clip.start_s - start)
 
 
 def _healed(doc: Document, selection: Selection, rect: Rect, channel: int | None) -> Step:
@@ -231,23 +277,23 @@ def _healed(doc: Document, selection: Selection, rect: Rect, channel: int | None
 
 
 # -- checks ----------------------------------------------------------------------------
-def _check_clip(doc: Document, clip: Clip | None, channel: int | None) -> None:
+def _fitted(doc: Document, clip: Clip | None, channel: int | None) -> Clip:
+    """``clip`` checked against ``doc`` (refused in one line if it cannot be pasted
+    there), on ``doc``'s analysis."""
     if clip is None or clip.cells.numel() == 0:
         raise ParameterError("the clipboard is empty: copy or cut a selection first")
     if clip.sample_rate != doc.sample_rate:
         raise ParameterError(f"the clip was copied at {clip.sample_rate} Hz and this document "
                              f"is at {doc.sample_rate} Hz: paste it into a {clip.sample_rate} Hz "
                              "file, or copy from this one")
-    here = doc.transform.settings()
-    if clip.settings != here:
-        raise ParameterError(f"the clip was copied on the analysis {_shown(clip.settings)} and "
-                             f"this document's is {_shown(here)}: analyse it as the clip was, "
-                             "or copy from this analysis")
     targets = len(doc.channel_indices(channel))
     if clip.channels not in (1, targets):
         raise ParameterError(f"the clip holds {clip.channels} channels and the paste goes "
                              f"into {targets}: paste it into all channels of a "
                              f"{clip.channels}-channel file, or copy one channel")
+    if clip.settings != doc.transform.settings():
+        return _converted(clip, doc.transform)
+    return clip
 
 
 def _ratio(doc: Document, semitones: float, shift_hz: float) -> float:
@@ -258,6 +304,4 @@ def _ratio(doc: Document, semitones: float, shift_hz: float) -> float:
     return 2 ** (semitones / 12)
 
 
-def _shown(settings: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in settings.items())
 
