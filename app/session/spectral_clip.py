@@ -8,10 +8,10 @@ A clip holds its cells (times the selection's weights) and what pasting needs: t
 sample rate and analysis it was copied on, its bins' frequencies and its first
 frame's time. It needs no document: a clip copied from one file pastes into another
 opened later with the same sample rate; on another analysis (another transform, other
-settings) its sound is resynthesized and analysed as that document is. Content moved in frequency or
-stretched in time is resampled as a phase vocoder does it (app.session.transposition),
-so a moved steady tone stays a steady tone at its level; moved in time only, it is
-copied cell for cell, frame for frame."""
+settings) its sound is resynthesized and analysed as that document is. Content moved
+in frequency or stretched in time is resampled as a phase vocoder does it
+(app.session.transposition), so a moved steady tone stays a steady tone at its level;
+moved in time only, it is copied cell for cell, frame for frame."""
 
 import math
 from dataclasses import dataclass
