@@ -221,7 +221,7 @@ def test_a_stroke_script_trims_and_cuts_through_the_command_line(tmp_path):
     ({"edit": "shred", "start": 0, "end": 1}, "strokes[0].edit: 'shred' is not an edit"),
     ({"edit": "delete", "start": 0}, "strokes[0]: the delete step needs end"),
     ({"edit": "paste", "at": 1, "mode": "glue"}, "strokes[0].mode: 'glue'"),
-    ({"edit": "trim", "start": "a", "end": 1}, "strokes[0].start: expected seconds"),
+    ({"edit": "trim", "start": "a", "end": 1}, "strokes[0].start: expected a number >= 0"),
     ({"edit": "paste", "at": 1, "speed": 2}, "unknown key"),
     ({"edit": "paste", "at": 1}, "strokes[0]: paste: the clipboard is empty"),
 ])

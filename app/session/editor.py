@@ -7,9 +7,8 @@
     ed.export("take-clean.wav")
 
 Layers (app.session.editor_layers): ``ed.layers``, ``ed.unmix("hpss")``,
-``ed.export_stems("stems/")``. Time edits (app.session.time_edit): ``ed.cut(start=1.0,
-end=2.5)``, ``ed.paste(at=10.0)``, ``ed.trim(start=0.5, end=30.0)``, ``ed.delete``,
-``ed.copy``, ``ed.insert_silence``, ``ed.duplicate``: each one undo step.
+``ed.export_stems("stems/")``. Editing (app.session.editor_edits): ``ed.cut(start=1.0,
+end=2.5)``, ``ed.paste(at=10.0)``, ``ed.trim``, ``ed.move``, ``ed.gain``, ...
 
 A stroke script is a JSON list of strokes, each
 ``{"preset": NAME | "brush": TYPE, "set": {...}, "inputs": {...},
@@ -25,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.session import time_edit
+from app.session.editor_edits import EditingVerbs
 from app.session.editor_layers import EditorLayers, write_stems
 from app.session.repairs import Report, get_module, put_back, repair, settings_of
 from app.session.script_edits import ScriptEdit, checked_edit
@@ -38,14 +37,14 @@ from brushes.stroke import paint
 from engine.errors import ParameterError
 from engine.io.export import ExportReport, export, same_depth
 from engine.model.document import Document
-from engine.model.history import DEFAULT_LIMIT, History, Swap
+from engine.model.history import DEFAULT_LIMIT, History
 from engine.model.resynth import Resynthesizer
 from engine.region import Rect
 
 MAX_SCRIPT_BYTES = 64 << 20
 
 
-class Editor:
+class Editor(EditingVerbs):
     """A document with undo history and live resynthesis, for scripts."""
 
     def __init__(self, doc: Document, history_limit: int | None = None):
@@ -56,7 +55,7 @@ class Editor:
             History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
         self._synths = {doc: Resynthesizer(doc)}  # the current document's, and the last
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
-        self.clipboard: time_edit.TimeClip | None = None  # what cut and copy took
+        self.clipboard = None  # what cut and copy took: a TimeClip or a spectral Clip
 
     @property
     def doc(self) -> Document:
@@ -166,68 +165,6 @@ class Editor:
         a layer (the active one) is a part of, and the unmix run again. One undo step."""
         separate(self.doc, marks, layer=self.layers.id_of(layer), history=self.history,
                  progress=progress, cancel=cancel)
-
-    # -- time edits (app.session.time_edit) --------------------------------------------
-    def delete(self, *, start: float, end: float, progress=None, cancel=None) -> None:
-        """Take ``[start, end)`` seconds out: the file is that much shorter."""
-        s0, s1 = self._range(start, end, "delete")
-        self._swap("delete", time_edit.delete_range(self.doc, self.audio(), s0, s1,
-                                                    progress=progress, cancel=cancel))
-
-    def copy(self, *, start: float, end: float) -> time_edit.TimeClip:
-        """Put ``[start, end)`` seconds of the edited audio on :attr:`clipboard`."""
-        s0, s1 = self._range(start, end, "copy")
-        self.clipboard = time_edit.copy_range(self.doc, self.audio(), s0, s1)
-        return self.clipboard
-
-    def cut(self, *, start: float, end: float, progress=None,
-            cancel=None) -> time_edit.TimeClip:
-        """Copy ``[start, end)`` seconds, then delete them (one undo step)."""
-        s0, s1 = self._range(start, end, "cut")
-        clip = time_edit.copy_range(self.doc, self.audio(), s0, s1)
-        self._swap("cut", time_edit.delete_range(self.doc, self.audio(), s0, s1,
-                                                 progress=progress, cancel=cancel))
-        self.clipboard = clip  # once the cut is done: one that fails changes nothing
-        return clip
-
-    def paste(self, *, at: float, mode: str = "insert", progress=None, cancel=None) -> None:
-        """Paste :attr:`clipboard` at ``at`` seconds: inserted (``insert``), mixed into
-        what is there (``add``) or over it (``replace``)."""
-        if self.clipboard is None:
-            raise ParameterError("paste: the clipboard is empty; copy or cut a range first")
-        at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings, what="paste")
-        self._swap(f"paste ({mode})", time_edit.paste_clip(
-            self.doc, self.audio(), self.clipboard, at_sample, mode=mode, progress=progress,
-            cancel=cancel))
-
-    def trim(self, *, start: float, end: float, progress=None, cancel=None) -> None:
-        """Keep ``[start, end)`` seconds alone."""
-        s0, s1 = self._range(start, end, "trim")
-        self._swap("trim", time_edit.trim_to(self.doc, self.audio(), s0, s1,
-                                             progress=progress, cancel=cancel))
-
-    def insert_silence(self, *, at: float, seconds: float, progress=None,
-                       cancel=None) -> None:
-        at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings,
-                                        what="insert silence")
-        self._swap("insert silence", time_edit.insert_silence(
-            self.doc, self.audio(), at_sample, seconds, progress=progress, cancel=cancel))
-
-    def duplicate(self, *, start: float, end: float, progress=None, cancel=None) -> None:
-        """``[start, end)`` seconds twice in a row."""
-        s0, s1 = self._range(start, end, "duplicate")
-        self._swap("duplicate", time_edit.duplicate_range(self.doc, self.audio(), s0, s1,
-                                                          progress=progress, cancel=cancel))
-
-    def _range(self, start: float, end: float, what: str) -> tuple[int, int]:
-        return time_edit.sample_range(self.doc, start=start, end=end, warnings=self.warnings,
-                                      what=what)
-
-    def _swap(self, label: str, doc: Document) -> None:
-        if self.history is None:
-            self._doc = doc
-        else:
-            self.history.push(Swap(label, self.doc, doc))
 
     def undo(self) -> Rect | None:
         return self._history().undo()
