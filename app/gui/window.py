@@ -230,6 +230,8 @@ class MainWindow(QMainWindow):
         self.repairs.build_menu(bar)
         self.document_actions += list(self.repairs.repair_actions.values())
         self.document_actions += self.layers.build_menus(bar)
+        self.document_actions += self.edits.spectral.build_process_menu(
+            self.layers.selection_menu)
         self.layers.source_action.triggered.connect(self._source_brush_chosen)
         play, stop = self.transport.play_action, self.transport.stop_action
         self.toolbar = self._toolbar([*self.selection.tool_actions.values()],

@@ -110,6 +110,7 @@ class Document:
         confirm_cost(audio, self.transform, resident=resident, confirm=confirm)
         self._listeners: list[Listener] = []
         self._dirty: Rect | None = None
+        self._held: list | None = None  # marks kept while a worker writes (hold_marks)
         self._written: list[list[tuple[int, int]]] = [[] for _ in range(audio.channels)]
         self._overview = BlockMaxima()
 
@@ -389,8 +390,23 @@ class Document:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
+    def hold_marks(self) -> None:
+        """Keep what writes mark (the written frames, the listeners' news) until
+        :meth:`release_marks`: a worker writes, and the listeners (the view, the
+        resynthesis) hear of it on the GUI thread."""
+        self._held = []
+
+    def release_marks(self) -> None:
+        """Mark what was written since :meth:`hold_marks`, now."""
+        held, self._held = self._held, None
+        for rect, channels in held or ():
+            self._mark(rect, channels)
+
     def _mark(self, rect: Rect, channels: tuple[int, ...]) -> None:
         if rect.empty:
+            return
+        if self._held is not None:
+            self._held.append((rect, channels))
             return
         for c in channels:
             self._written[c] = merged_spans(self._written[c] + [(rect.frame0, rect.frame1)])

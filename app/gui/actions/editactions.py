@@ -1,6 +1,8 @@
 """Edit > Cut, Copy, Paste, Delete, Trim to selection, Insert silence and Duplicate:
-the time-range verbs (app.session.time_edit) on the selection's time span, pasted at
-the playhead. Each runs in a worker (progress, Cancel) and is one undo step that
+the time-range verbs (app.session.time_edit) on a time range (a selection of every
+frequency; Trim, Duplicate: any selection's time span), pasted at the playhead; a
+selection of some band is cut, copied and deleted as a spectral clip
+(app.gui.actions.selectionedits). Each runs in a worker (progress, Cancel) and is one undo step that
 swaps in the document it made (SwapCommand: undo brings the one before back, exact).
 The clipboard is the window's: it outlives the file it was copied from."""
 
@@ -12,6 +14,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
 from app.gui.actions.fileactions import with_waveform
 from app.gui.actions.menuaction import menu_action
 from app.gui.actions.selectionactions import SelectionActions
+from app.gui.actions.selectionedits import SelectionEdits
 from app.gui.services.editing import PaintSession, SwapCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.window_jobs import Jobs
@@ -19,10 +22,20 @@ from app.gui.view.canvas import SpectrogramCanvas
 from app.project.write import EditTracker
 from app.session import time_edit
 from app.session.selection import Selection
+from app.session.spectral_clip import Clip
 from engine.model.document import Document
 from engine.progress import scaled
 
 SHOWN_MS = 8000
+
+
+def is_time_range(selection: Selection | None, doc: Document) -> bool:
+    """Whether ``selection`` is a time range: a rectangle of every frequency (the Time
+    select tool's, Select all's)."""
+    if selection is None or selection.kind != "rect" or selection.inverted:
+        return False
+    _, _, low, high = selection.span()
+    return low <= 0.0 and high >= doc.sample_rate / 2 * (1 - 1e-9)
 
 
 def time_span(selection: Selection | None, doc: Document) -> tuple[float, float] | None:
@@ -42,7 +55,8 @@ class EditActions:
                  selection: SelectionActions, jobs: Jobs, status: QStatusBar):
         self.window, self.opened, self.canvas = window, opened, canvas
         self.selection, self.jobs, self.status = selection, jobs, status
-        self.clipboard: time_edit.TimeClip | None = None
+        self.clipboard: time_edit.TimeClip | Clip | None = None
+        self.spectral = SelectionEdits(self)
 
     def build_menu(self, menu: QMenu) -> list:
         """The entries, in the order and with the keys audio editors use; the canvas
@@ -52,10 +66,13 @@ class EditActions:
                         menu_action(menu, "&Paste", self.paste, "Ctrl+V"),
                         menu_action(menu, "Paste &mixed in", lambda: self.paste(mode="add"),
                                     "Ctrl+Shift+V"),
+                        menu_action(menu, "Paste as new &layer", self.paste_as_layer),
                         menu_action(menu, "&Delete", self.delete, ["Delete", "Backspace"]),
                         menu_action(menu, "&Trim to selection", self.trim, "Ctrl+T"),
                         menu_action(menu, "D&uplicate", self.duplicate, "Ctrl+D"),
-                        menu_action(menu, "Insert &silence…", self.ask_silence)]
+                        menu_action(menu, "Insert &silence…", self.ask_silence),
+                        menu_action(menu, "Trans&form selection…", self.spectral.ask_transform,
+                                    "Ctrl+Shift+T")]
         self.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.canvas.customContextMenuRequested.connect(self._context_menu)
         return self.actions
@@ -81,6 +98,9 @@ class EditActions:
 
     # -- the verbs ---------------------------------------------------------------
     def copy(self) -> None:
+        if self._spectral() is not None:
+            self.spectral.copy(self._spectral())
+            return
         span = self._span("Copy")
         if span is not None:
             doc = self.opened.doc
@@ -91,6 +111,9 @@ class EditActions:
                                     f"({self.clipboard.nbytes / 2**20:.1f} MiB)", SHOWN_MS)
 
     def cut(self) -> None:
+        if self._spectral() is not None:
+            self.spectral.cut(self._spectral())
+            return
         span = self._span("Cut")
         if span is not None:
             s0, s1 = self._samples(span)
@@ -103,6 +126,9 @@ class EditActions:
                       keeps=True)
 
     def delete(self) -> None:
+        if self._spectral() is not None:
+            self.spectral.delete(self._spectral())
+            return
         span = self._span("Delete")
         if span is not None:
             s0, s1 = self._samples(span)
@@ -137,11 +163,24 @@ class EditActions:
                                     "first", SHOWN_MS)
             return
         at = self._at()
+        if isinstance(clip, Clip):
+            self.spectral.paste(clip, at, mode="add")
+            return
         at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
         self._run(f"paste {clip.seconds:.2f} s" + (" mixed in" if mode == "add" else ""),
                   lambda doc, wave, **work: time_edit.paste_clip(doc, wave, clip, at_sample,
                                                                  mode=mode, **work),
                   lambda doc: self._after(at, at + clip.seconds))
+
+    def paste_as_layer(self) -> None:
+        """A spectral clip into a new layer, at the playhead."""
+        if self.opened.session is None:
+            return
+        if not isinstance(self.clipboard, Clip):
+            self.status.showMessage("Paste as new layer: copy a selection of some band "
+                                    "first (a time range pastes into the file)", SHOWN_MS)
+            return
+        self.spectral.paste(self.clipboard, self._at(), as_layer=True)
 
     def ask_silence(self) -> None:
         """Insert silence…: how long, asked (not blocking); inserted at the playhead."""
@@ -167,6 +206,13 @@ class EditActions:
                   lambda doc: self._after(at, at + seconds))
 
     # -- how they run ----------------------------------------------------------------
+    def _spectral(self) -> Selection | None:
+        """The selection, when it is not a time range (a spectral edit's)."""
+        selection = self.canvas.selection
+        if self.opened.session is None or is_time_range(selection, self.opened.doc):
+            return None
+        return selection
+
     def _span(self, verb: str) -> tuple[float, float] | None:
         if self.opened.session is None or self.jobs.editing_blocked(verb):
             return None

@@ -112,7 +112,7 @@ class LayerActions:
         layer.addSeparator()
         needing += [self.source_action,
                     menu_action(layer, "&Export stems…", self.export_stems_dialog)]
-        selection = bar.addMenu("&Selection")
+        selection = self.selection_menu = bar.addMenu("&Selection")
         needing += [menu_action(selection, "&To new layer", lambda: self.from_selection(True),
                                 "Ctrl+Shift+J"),
                     menu_action(selection, "&Copy to new layer",

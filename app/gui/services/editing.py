@@ -242,7 +242,7 @@ class PaintSession:
                 return False
             except StopIteration as done:
                 self._queue.popleft()
-                self._push(done.value, event.label)
+                self.push(done.value, event.label)
                 return True
         if event.phase == PRESS and self.stroke is None:
             name, params, curves = event.settings
@@ -273,10 +273,12 @@ class PaintSession:
             step = done.value
         self._queue.popleft()
         self.stroke = None
-        self._push(step, event.label)
+        self.push(step, event.label)
         return True
 
-    def _push(self, step: Step, label: str | None) -> None:
+    def push(self, step: Step, label: str | None) -> None:
+        """A finished stroke's step, or a step done outside a stroke (a worker's edit),
+        on the stack; what it tells the user shown."""
         if step.notice:
             self.notice(f"{label or step.label}: {step.notice}")
         if step.changed:
