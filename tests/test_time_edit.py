@@ -256,3 +256,36 @@ def test_batch_trims_every_file_as_apply_trims_one(tmp_path):
         source, _ = sf.read(tmp_path / "takes" / f"{name}.wav", dtype="int16")
         assert np.array_equal(batched, applied)
         assert np.array_equal(batched, source[SR // 2:round(1.75 * SR)])  # 16-bit, exact
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transform", ["stft", "cq"])
+def test_every_layer_follows_a_time_edit_and_undo_brings_them_back(transform, tmp_path):
+    """Issue 48: "in every layer". An unmixed take cut and pasted: each layer is its
+    own sound cut as the mix is; the layers add up to the edited mix."""
+    from app.project.write import EditTracker, load_project, save_project, snapshot
+    from engine.model.resynth import Resynthesizer, layer_audio
+
+    x = take(seconds=2.0)
+    ed = editor(x, transform)
+    ed.unmix("hpss:1")
+    before = [layer_audio(ed.doc, layer=layer.id) for layer in ed.doc.layers.state.layers]
+    names = [layer.name for layer in ed.doc.layers.state.layers]
+    mix = ed.audio().copy()
+    s0, s1 = round(0.5 * SR), round(0.9 * SR)
+    ed.delete(start=0.5, end=0.9)
+    assert [layer.name for layer in ed.doc.layers.state.layers] == names
+    for layer, sound in zip(ed.doc.layers.state.layers, before, strict=True):
+        cut = layer_audio(ed.doc, layer=layer.id)
+        expected = np.concatenate([sound[:, :s0], sound[:, s1:]], 1)
+        inside = np.r_[0:s0 - 2 * REACH, s0 + 2 * REACH:expected.shape[1] - 2 * REACH]
+        np.testing.assert_allclose(cut[:, inside], expected[:, inside], atol=2e-4)
+    total = sum(layer_audio(ed.doc, layer=layer.id) for layer in ed.doc.layers.state.layers)
+    np.testing.assert_allclose(ed.audio(), total, atol=2e-4)
+    edited = ed.audio().copy()
+    saved = save_project(tmp_path / "cut.spp", snapshot(ed.doc, EditTracker(ed.doc)), {}).path
+    opened = load_project(saved, device="cpu").doc
+    assert [layer.name for layer in opened.layers.state.layers] == names
+    assert np.array_equal(Resynthesizer(opened).waveform(), edited)  # kept bit for bit
+    ed.undo()
+    assert np.array_equal(ed.audio(), mix)

@@ -182,10 +182,11 @@ def masked_audio(doc: Document, rect: Rect, weight: torch.Tensor, *, sample0: in
 
 
 def layer_audio(doc: Document, *, layer: int | None = None, sample0: int = 0,
-                sample1: int | None = None) -> np.ndarray:
+                sample1: int | None = None, origin: bool = False) -> np.ndarray:
     """Samples ``[sample0, sample1)`` (default: all) of one layer alone (the active one,
     or the one whose id is ``layer``): float32 ``[ch, n]``. The mix's audio is the sum
-    of its audible layers' (each times its gain), the transforms being linear."""
+    of its audible layers' (each times its gain), the transforms being linear.
+    ``origin``: the sound of what restore paints back on that layer instead."""
     t, n = doc.transform, doc.length
     sample1 = n if sample1 is None else sample1
     out = np.empty((doc.channels, sample1 - sample0), np.float32)
@@ -193,7 +194,9 @@ def layer_audio(doc: Document, *, layer: int | None = None, sample0: int = 0,
     for s0 in range(sample0, sample1, step):
         s1 = min(sample1, s0 + step)
         fa, fb = t.frames_needed(s0, s1, n)
-        coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), layer=layer)
+        rect = Rect(0, doc.n_bins, fa, fb)
+        coeffs = doc.original(rect, layer=layer) if origin else \
+            doc.read_complex(rect, layer=layer)
         out[:, s0 - sample0:s1 - sample0] = t.inverse_span(
             coeffs, fa, sample0=s0, sample1=s1, length=n).cpu().numpy()
     return out

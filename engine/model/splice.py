@@ -22,7 +22,8 @@ import numpy as np
 
 from engine.errors import ParameterError
 from engine.model.document import Document
-from engine.progress import CancelFlag, ProgressFn
+from engine.model.splice_layers import follow_layers
+from engine.progress import CancelFlag, ProgressFn, scaled
 
 FADE_S = 0.005  # half a junction's cross-fade: 10 ms in all, centred on the junction
 
@@ -76,10 +77,8 @@ def _crossfade(leaving: np.ndarray, coming: np.ndarray) -> np.ndarray:
 def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None = None,
             cancel: CancelFlag | None = None) -> Document:
     """A new document of ``doc``'s analysis holding ``pieces`` end to end (see
-    :func:`join`); ``doc`` is not changed. Only a document of one layer is spliced."""
-    if not doc.layers.plain:
-        raise ParameterError("time edits work on a document of one layer for now: merge "
-                             "the layers first (Layer > Merge down), or edit before unmixing")
+    :func:`join`); ``doc`` is not changed. Its layers follow
+    (engine.model.splice_layers)."""
     pieces = [p for p in pieces if p.length > 0]
     if not pieces:
         raise ParameterError("this edit would leave no audio; nothing was changed")
@@ -91,8 +90,14 @@ def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None =
     first = _first_change(doc, pieces, starts, fade)
     audio = replace(doc.audio, samples=recording,
                     metadata=_moved_markers(doc.audio.metadata, pieces, starts))
-    return Document(audio, transform=doc.transform, device=doc.device, content=content,
-                    progress=progress, cancel=cancel, reuse=(doc, first))
+    layered = not doc.layers.plain
+    new = Document(audio, transform=doc.transform, device=doc.device, content=content,
+                   progress=scaled(progress, 0, 0.3 if layered else 1.0), cancel=cancel,
+                   reuse=(doc, first))
+    if layered:
+        follow_layers(doc, new, pieces, lambda parts: join(parts, fade=fade)[:2],
+                      progress=scaled(progress, 0.3, 1.0), cancel=cancel)
+    return new
 
 
 def _first_change(doc: Document, pieces: list[Piece], starts: list[int], fade: int) -> int:
