@@ -108,3 +108,13 @@ def test_a_bad_spectral_step_is_one_line_naming_it(tmp_path, step, message):
     assert run.returncode == 2
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out.wav").exists()
+
+
+def test_fade_out_brings_the_end_of_the_range_to_silence_and_fade_names_its_direction():
+    x = tone(440, 0, 4)
+    ed = editor(x)
+    ed.fade(start=3.0, end=4.0, direction="out")
+    out = ed.audio()[0]
+    assert np.abs(out[-SR // 50:]).max() < 0.02 and np.abs(out[:2 * SR]).max() > 0.29
+    with pytest.raises(ParameterError, match="direction 'up'"):
+        ed.fade(start=0, end=1, direction="up")

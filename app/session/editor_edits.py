@@ -155,6 +155,13 @@ class EditingVerbs:
     def fade_out(self, *, start: float, end: float, curve: str = "linear", **where) -> None:
         self._process("fade_out", start, end, where, curve=curve)
 
+    def fade(self, *, start: float, end: float, direction: str = "in",
+             curve: str = "linear", **where) -> None:
+        """:meth:`fade_in` or :meth:`fade_out` (``direction`` "in" or "out")."""
+        if direction not in ("in", "out"):
+            raise ParameterError(f"fade: direction {direction!r}; use 'in' or 'out'")
+        self._process(f"fade_{direction}", start, end, where, curve=curve)
+
     def invert(self, *, start: float, end: float, **where) -> None:
         """Polarity: the selected content times -1."""
         self._process("invert", start, end, where)
