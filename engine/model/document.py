@@ -139,22 +139,26 @@ class Document:
                            device=device)
         self.layers = LayerStack(coef, Computed(self._recording_frames))
         chunk = self.transform.analysis_chunk(channels)
-        for f0 in range(0, frames, chunk):
+        kept = 0 if reuse is None else self._reusable(reuse, chunk, frames)
+        if kept:  # in one copy: a chunk at a time costs twice as much
+            coef[:, :kept] = reuse[0].mix[:, :kept].to(device)
+        for f0 in range(kept, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
-            if reuse is not None and self._reusable(reuse, f0, f1):
-                coef[:, f0:f1] = reuse[0].mix[:, f0:f1].to(device)
-                continue
             coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
             yield
         step(1.0, progress, None)
 
-    def _reusable(self, reuse: "tuple[Document, int]", frame0: int, frame1: int) -> bool:
-        """Whether frames ``[frame0, frame1)`` of ``reuse``'s document are what analysing
-        this one's content gives there (see the constructor)."""
+    def _reusable(self, reuse: "tuple[Document, int]", chunk: int, frames: int) -> int:
+        """How many whole chunks' frames of ``reuse``'s document are what analysing this
+        one's content gives there (see the constructor)."""
         old, same_until = reuse
-        return frame1 <= old.n_frames and self.transform.frame_span(frame0, frame1)[1] <= \
-            min(same_until, old.length, self.length)
+        limit = min(same_until, old.length, self.length)
+        kept = 0
+        while kept + chunk <= min(old.n_frames, frames) and \
+                self.transform.frame_span(kept, kept + chunk)[1] <= limit:
+            kept += chunk
+        return kept
 
     def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,
                    cancel: CancelFlag | None = None, **analysis) -> "Document":
