@@ -158,3 +158,26 @@ def test_a_heal_stroke_that_covers_nothing_changes_nothing(rng, mode):
     paint(doc, "heal", [StrokePoint(0.5, 1000.0), StrokePoint(1.0, 1000.0)],
           params={"opacity": 0.0, "mode": mode}, history=history)
     assert digest(doc) == before
+
+
+def test_a_stroke_on_the_last_frame_of_a_mono_file_undoes_and_redoes_exactly():
+    """A one-frame read of a one-channel document was the live cells themselves
+    (contiguous() returns a contiguous view as it is): undo kept that view as the
+    patch's after, and redo wrote the cells before the stroke back."""
+    from engine.io.audio import Audio
+    from engine.model.document import Document
+
+    rng = np.random.default_rng(3)
+    doc = Document(Audio((0.1 * rng.standard_normal((1, 512 * 64))).astype(np.float32), 8000),
+                   device="cpu")
+    history = History(doc)
+    before = doc.mix.clone()
+    end = doc.length / 8000
+    paint(doc, "gain", [StrokePoint(end, 1000.0, 1.0)], history=history,
+          params={"gain_db": -40.0, "radius_ms": 1.0, "radius_hz": 4000.0, "hardness": 1.0})
+    after = doc.mix.clone()
+    assert not torch.equal(after, before)
+    history.undo()
+    assert torch.equal(doc.mix, before)
+    history.redo()
+    assert torch.equal(doc.mix, after)

@@ -247,8 +247,10 @@ class Document:
         """A copy of a layer's coefficients over ``rect`` (the active layer's, or those
         of the layer whose id is ``layer``): ``[ch, bins, frames]`` complex64."""
         rect = rect.clip(self.n_bins, self.n_frames)
+        # always a copy: contiguous() returns the live cells themselves when the view is
+        # contiguous already (one frame of one channel), and an undo patch kept them
         return self.layers.read(rect, self._channel_slice(channel), layer) \
-            .transpose(1, 2).contiguous()
+            .transpose(1, 2).clone(memory_format=torch.contiguous_format)
 
     def write(self, rect: Rect, magnitude: torch.Tensor, phase: torch.Tensor,
               *, channel: int | None = None) -> Rect:
