@@ -52,7 +52,8 @@ def process_selection(doc: Document, *, op: str, selection: Selection | None = N
             if weight is not None:
                 w = weight[:, part.frame0 - rect.frame0:part.frame1 - rect.frame0]
                 g = 1 + (g - 1) * w
-            rec.write(part, rec.read(part) * g)
+            cells = rec.read(part)
+            rec.write(part, cells * g, before=cells)
     return rec.finish(history)
 
 
