@@ -107,11 +107,14 @@ def test_normalize_brings_the_selected_contents_peak_to_the_target_up_or_down(rn
         pytest.approx(target, abs=0.01)
 
 
-def test_normalize_of_silence_changes_nothing_and_says_so():
+def test_normalize_of_silence_and_a_gain_of_0_db_change_nothing_and_say_so(rng):
     doc = document(np.zeros((1, RATE), np.float32), RATE)
     history = History(doc)
     step = process_selection(doc, op="normalize", start=0.2, end=0.6, history=history)
     assert "silent" in step.notice and not step.patches and not history.steps
+    doc = noise_doc(rng, "stft")
+    step = process_selection(doc, op="gain", db=0.0, history=history)
+    assert "nothing to change" in step.notice and not step.patches and not history.steps
 
 
 @pytest.mark.parametrize("kind", KINDS)
