@@ -99,6 +99,40 @@ def test_a_cut_takes_out_what_the_feathered_mask_weighs(rng, kind):
     undo_redo_exact(history, before, cells(doc))
 
 
+SHAPES = {
+    "lasso": Selection("lasso", ((0.2, 600.0), (0.7, 900.0), (0.5, 3000.0), (0.3, 2000.0)),
+                       feather_hz=100.0),
+    "harmonic": Selection("harmonic", ((0.2, 300.0), (0.8, 360.0)), partials=5,
+                          width_cents=60.0, feather_ms=20.0),
+    "band": Selection.rect(0.0, 1.5, f_lo=2000.0, f_hi=2600.0),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_any_shape_is_cut_and_pasted_by_its_weights(rng, kind, shape):
+    doc = noise_doc(rng, kind)
+    history = History(doc)
+    sel = SHAPES[shape]
+    before = cells(doc)
+    clip, _ = cut_clip(doc, selection=sel, history=history)
+    rect, mask = sel.cells(doc), sel.mask(doc)
+    cut = before.clone()
+    cut[:, rect.bins, rect.frames] *= 1 - mask
+    torch.testing.assert_close(cells(doc), cut, rtol=1e-6, atol=0)
+    paste_clip(doc, clip, at_s=0.0, history=history)
+    pasted = cut.clone()
+    pasted[:, rect.bins, :rect.shape[1]] += before[:, rect.bins, rect.frames] * mask
+    torch.testing.assert_close(cells(doc), pasted, rtol=1e-5, atol=1e-6)
+    after = cells(doc)
+    history.undo()
+    history.undo()
+    assert torch.equal(cells(doc), before)
+    history.redo()
+    history.redo()
+    assert torch.equal(cells(doc), after)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_replace_puts_the_clip_in_place_of_what_is_there_by_its_weights(rng, kind):
     doc = noise_doc(rng, kind)

@@ -37,7 +37,8 @@ def process_selection(doc: Document, *, op: str, selection: Selection | None = N
     """``op`` (gain: ``db``; normalize: ``peak_db``; fade_in, fade_out: ``curve``
     linear or cosine; invert) over ``selection``, or the time range ``start`` to
     ``end`` seconds (default the file's start and end) of every bin. One undo step;
-    a normalise of silence changes nothing and says so in the step's notice."""
+    a normalise of silence, or a gain of 0 dB, changes nothing and says so in the
+    step's notice."""
     values = _params(op, params)
     with Recorder(doc, channel, f"{op.replace('_', ' ')} selection") as rec:
         rect, weight, (t0, t1) = _region(doc, selection, start, end)
@@ -47,12 +48,15 @@ def process_selection(doc: Document, *, op: str, selection: Selection | None = N
                 return rec.finish(history, notice="the selection is silent: nothing to "
                                                   "normalise")
             values = {"db": _raise_db(values["peak_db"], peak)}
+        if values.get("db") == 0:
+            return rec.finish(history, notice=f"{op} of 0 dB: nothing to change")
         for part in _runs(rect):
             g = _factor(doc, op, values, part, t0, t1)
             if weight is not None:
                 w = weight[:, part.frame0 - rect.frame0:part.frame1 - rect.frame0]
                 g = 1 + (g - 1) * w
-            rec.write(part, rec.read(part) * g)
+            cells = rec.read(part)
+            rec.write(part, cells * g, before=cells)
     return rec.finish(history)
 
 

@@ -80,7 +80,7 @@ def cut_clip(doc: Document, *, selection: Selection, channel: int | None = None,
     with Recorder(doc, channel, "cut selection") as rec:
         rect, mask = _selected(doc, selection)
         cells = rec.read(rect)
-        rec.write(rect, cells * (1 - mask))
+        rec.write(rect, cells * (1 - mask), before=cells)
     return _clip(doc, rect, mask, cells), rec.finish(history)
 
 
@@ -145,7 +145,7 @@ def move_selection(doc: Document, *, selection: Selection, by_s: float = 0.0,
     with Recorder(doc, channel, "move selection") as rec:
         rect, mask = _selected(doc, selection)
         cells = rec.read(rect)
-        rec.write(rect, cells * (1 - mask))
+        rec.write(rect, cells * (1 - mask), before=cells)
         if heal:
             rec.add_step(_healed(doc, selection, rect, channel))
         clip = _clip(doc, rect, mask, cells)
@@ -190,10 +190,11 @@ def _pasted(rec: Recorder, clip: Clip, frame0: int, *, ratio: float, shift_hz: f
     if cells.shape[0] == 1 and len(doc.channel_indices(rec.channel)) > 1:
         cells = cells.expand(len(doc.channel_indices(rec.channel)), -1, -1)
     there = rec.read(rect)
+    kept = there
     if replace:
         weight = _moved_mask(doc, clip, whole, ratio=ratio, shift_hz=shift_hz, stretch=stretch)
-        there = there * (1 - weight[part[1:]].to(doc.device))
-    rec.write(rect, there + cells)
+        kept = there * (1 - weight[part[1:]].to(doc.device))
+    rec.write(rect, kept + cells, before=there)
     return (f"the clip ran past the file's ends: {lost:.2f} s of it were left out"
             if lost > 0 else None)
 

@@ -22,7 +22,7 @@ import torch
 from engine.transforms.transform import Transform
 from engine.unmix import one_thread
 
-LANCZOS_TAPS = 3  # taps each side of the kernel that moves cells by a fraction of a bin
+LANCZOS_TAPS = 5  # taps each side of the kernel that moves cells by a fraction of a bin
 SILENT = 1e-7  # cells this far below the loudest are not moved (their frequency is noise)
 MAX_SCALE = 4.0  # the most a lobe is widened or narrowed by (constant-Q: below its Q part)
 OVERSAMPLE = 8  # positions a bin in the table of a tone's response
