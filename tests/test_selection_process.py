@@ -198,10 +198,6 @@ def test_a_layered_document_is_processed_on_its_active_layer_only(rng, kind):
     assert torch.equal(doc.read_complex(doc.full_rect(), layer=bottom), below)
 
 
-@pytest.mark.xfail(strict=True, reason="Document.read_complex returns a view of the live "
-                   "cells for a one-frame rect of a one-channel document, and Step.undo keeps "
-                   "that view as the patch's after: redo writes the cells before (an engine "
-                   "bug; a gain stroke on such a last frame does not undo either)")
 def test_a_range_of_one_frame_at_the_end_of_a_mono_file_undoes_exactly(rng):
     """A one-frame read of a one-channel document is a view of the live cells: kept as
     an undo patch as it is, the next write changes the patch too."""
