@@ -289,3 +289,17 @@ def test_every_layer_follows_a_time_edit_and_undo_brings_them_back(transform, tm
     assert np.array_equal(Resynthesizer(opened).waveform(), edited)  # kept bit for bit
     ed.undo()
     assert np.array_equal(ed.audio(), mix)
+
+
+def test_an_edit_that_fails_after_an_undo_keeps_the_redo():
+    """A time edit lets go of the undone steps' documents before it makes its own (their
+    memory is reused), but only once it is known to be possible."""
+    x = take()
+    ed = editor(x)
+    ed.delete(start=0.5, end=1.0)
+    cut = ed.audio().copy()
+    ed.undo()
+    with pytest.raises(ParameterError, match="no audio"):
+        ed.delete(start=0.0, end=3.0)
+    ed.redo()
+    assert np.array_equal(ed.audio(), cut)

@@ -28,7 +28,6 @@ from app.session.spectral_clip import (
     paste_clip,
 )
 from engine.errors import ParameterError
-from engine.model.document import Document
 from engine.model.history import Swap
 
 
@@ -48,8 +47,7 @@ class EditingVerbs:
             step.label = "delete selection"
             return
         s0, s1 = self._range(start, end, "delete")
-        self._swap("delete", time_edit.delete_range(self.doc, self.audio(), s0, s1,
-                                                    progress=progress, cancel=cancel))
+        self._swap("delete", time_edit.delete_range, s0, s1, progress=progress, cancel=cancel)
 
     def copy(self, *, start: float, end: float, low: float | None = None,
              high: float | None = None, selection: Selection | None = None,
@@ -76,8 +74,8 @@ class EditingVerbs:
         else:
             s0, s1 = self._range(start, end, "cut")
             clip = time_edit.copy_range(self.doc, self.audio(), s0, s1)
-            self._swap("cut", time_edit.delete_range(self.doc, self.audio(), s0, s1,
-                                                     progress=progress, cancel=cancel))
+            self._swap("cut", time_edit.delete_range, s0, s1, progress=progress,
+                       cancel=cancel)
         self.clipboard = clip  # once the cut is done: one that fails changes nothing
         return clip
 
@@ -106,28 +104,26 @@ class EditingVerbs:
                                  "(low and high)")
         at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings, what="paste")
         mode = mode or "insert"
-        self._swap(f"paste ({mode})", time_edit.paste_clip(
-            self.doc, self.audio(), clip, at_sample, mode=mode, progress=progress,
-            cancel=cancel))
+        self._swap(f"paste ({mode})", time_edit.paste_clip, clip, at_sample, mode=mode,
+                   progress=progress, cancel=cancel)
 
     def trim(self, *, start: float, end: float, progress=None, cancel=None) -> None:
         """Keep ``[start, end)`` seconds alone."""
         s0, s1 = self._range(start, end, "trim")
-        self._swap("trim", time_edit.trim_to(self.doc, self.audio(), s0, s1,
-                                             progress=progress, cancel=cancel))
+        self._swap("trim", time_edit.trim_to, s0, s1, progress=progress, cancel=cancel)
 
     def insert_silence(self, *, at: float, seconds: float, progress=None,
                        cancel=None) -> None:
         at_sample = time_edit.sample_at(self.doc, at=at, warnings=self.warnings,
                                         what="insert silence")
-        self._swap("insert silence", time_edit.insert_silence(
-            self.doc, self.audio(), at_sample, seconds, progress=progress, cancel=cancel))
+        self._swap("insert silence", time_edit.insert_silence, at_sample, seconds,
+                   progress=progress, cancel=cancel)
 
     def duplicate(self, *, start: float, end: float, progress=None, cancel=None) -> None:
         """``[start, end)`` seconds twice in a row."""
         s0, s1 = self._range(start, end, "duplicate")
-        self._swap("duplicate", time_edit.duplicate_range(self.doc, self.audio(), s0, s1,
-                                                          progress=progress, cancel=cancel))
+        self._swap("duplicate", time_edit.duplicate_range, s0, s1, progress=progress,
+                   cancel=cancel)
 
     def move(self, *, start: float, end: float, low: float | None = None,
              high: float | None = None, selection: Selection | None = None,
@@ -205,8 +201,13 @@ class EditingVerbs:
         return time_edit.sample_range(self.doc, start=start, end=end, warnings=self.warnings,
                                       what=what)
 
-    def _swap(self, label: str, doc: Document) -> None:
-        """Make ``doc`` (a time edit's) the editor's, as one undo step."""
+    def _swap(self, label: str, verb, *args, **options) -> None:
+        """Make the document ``verb(doc, wave, *args, **options)`` makes (a time edit's)
+        the editor's, as one undo step. The documents the steps undone would redo are
+        let go once the edit is known to be possible: the new one takes their memory
+        (fresh memory costs seconds)."""
+        forget = None if self.history is None else self.history.forget_redo
+        doc = verb(self.doc, self.audio(), *args, ready=forget, **options)
         if self.history is None:
             self._doc = doc
         else:

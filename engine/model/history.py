@@ -142,7 +142,7 @@ class History:
         """Add a done step (a :class:`Swap` makes its document the history's)."""
         if isinstance(step, Swap):
             self.doc = step.after
-        del self.steps[self.position:]
+        self.forget_redo()
         self.steps.append(step)
         self.position = len(self.steps)
         while len(self.steps) > 1 and self.nbytes > self.limit:
@@ -152,6 +152,10 @@ class History:
             warnings.warn(f"undo history is over {self.limit / 2**20:.0f} MiB; the oldest step "
                           f"('{oldest.label}') can no longer be undone", RuntimeWarning,
                           stacklevel=2)
+
+    def forget_redo(self) -> None:
+        """Drop the undone steps (the next push would)."""
+        del self.steps[self.position:]
 
     @property
     def can_undo(self) -> bool:

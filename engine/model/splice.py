@@ -16,6 +16,7 @@ taken when none of the samples its analysis reads changed or was written: then i
 holds exactly what analysing the new content gives).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -75,10 +76,13 @@ def _crossfade(leaving: np.ndarray, coming: np.ndarray) -> np.ndarray:
 
 
 def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None = None,
-            cancel: CancelFlag | None = None) -> Document:
+            cancel: CancelFlag | None = None,
+            ready: Callable[[], None] | None = None) -> Document:
     """A new document of ``doc``'s analysis holding ``pieces`` end to end (see
     :func:`join`); ``doc`` is not changed. Its layers follow
-    (engine.model.splice_layers)."""
+    (engine.model.splice_layers). ``ready()`` is called once the edit is known to be
+    possible, before the new document is made (a history lets go of what it no longer
+    needs)."""
     pieces = [p for p in pieces if p.length > 0]
     if not pieces:
         raise ParameterError("this edit would leave no audio; nothing was changed")
@@ -87,6 +91,8 @@ def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None =
     if content.shape[0] != doc.channels:
         raise ParameterError(f"the audio has {content.shape[0]} channel(s) and the document "
                              f"{doc.channels}; nothing was changed")
+    if ready is not None:
+        ready()
     first = _first_change(doc, pieces, starts, fade)
     audio = replace(doc.audio, samples=recording,
                     metadata=_moved_markers(doc.audio.metadata, pieces, starts))
