@@ -204,8 +204,8 @@ class EditingVerbs:
     def _swap(self, label: str, verb, *args, **options) -> None:
         """Make the document ``verb(doc, wave, *args, **options)`` makes (a time edit's)
         the editor's, as one undo step. The documents the steps undone would redo are
-        let go once the edit is known to be possible: the new one takes their memory
-        (fresh memory costs seconds)."""
+        let go once the edit is known to be possible: an edit after an undo holds two
+        documents, not three."""
         forget = None if self.history is None else self.history.forget_redo
         doc = verb(self.doc, self.audio(), *args, ready=forget, **options)
         if self.history is None:
