@@ -118,3 +118,43 @@ def test_transform_tool_snaps_to_whole_semitones_and_a_click_does_nothing(qtbot,
     drag(qtbot, window.canvas, point(window, 4.5, 6000), point(window, 5.5, 3000))
     assert "select something first" in window.statusBar().currentMessage()
     assert window.undo_stack.count() == 1
+
+
+def test_the_drag_geometry_handles_anchors_snaps_and_keeps_an_axis():
+    """The measures a drag hands to Edit > Transform (no window: pixels and seconds)."""
+    from app.gui.view.transforming import TransformDrag, grab
+    from app.gui.view.viewstate import ViewState
+    from app.session.selection import Selection
+
+    view = ViewState(t0=0.0, t1=10.0, f_lo=0.0, f_hi=10000.0, width=1000, height=500,
+                     duration=10.0, nyquist=22050.0)
+    sel = Selection.rect(2.0, 4.0, f_lo=1000.0, f_hi=2000.0)
+    middle = view.y_of(1500.0)
+    assert [grab(sel, view, x, middle) for x in (195, 203, 300, 397, 407, 500)] == \
+        ["left", "left", "move", "right", None, None]
+    assert grab(sel, view, 300, view.y_of(3000.0)) is None
+
+    def dragged(part, start, end, **keys):
+        d = TransformDrag(sel, part, *start, view)
+        d.move(*end, **keys)
+        return d, d.landed(duration=10.0, nyquist=22050.0).span()
+
+    d, span = dragged("left", (2.0, 1500.0), (1.0, 1500.0))  # the right edge stays
+    assert (d.stretch, d.by_s) == pytest.approx((1.5, -1.0)) and span == (1, 4, 1000, 2000)
+    d, span = dragged("right", (4.0, 1500.0), (20.0, 1500.0))  # at most 4x, within the file
+    assert (d.stretch, d.by_s) == (4.0, 0.0) and span == (2, 10, 1000, 2000)
+    d, span = dragged("move", (3.0, 1500.0), (4.0, 1000.0))  # linear axis: Hz
+    assert d.values() == pytest.approx({"by_s": 1.0, "semitones": 0.0, "shift_hz": -500.0,
+                                        "stretch": 1.0})
+    assert span == pytest.approx((3, 5, 500, 1500)) and d.describe() == "Move +1.000 s, -500 Hz"
+    d, span = dragged("move", (3.0, 1500.0), (3.0, 760.0), snap=True)  # -11.8: -12
+    assert (d.semitones, d.shift_hz) == (-12, 0.0) and span == pytest.approx((2, 4, 500, 1000))
+    d, _ = dragged("move", (3.0, 1500.0), (5.0, 1400.0), keep_axis=True)  # 200 px across
+    assert (d.by_s, d.shift_hz) == (2.0, 0.0)
+    view.log_freq, view.f_lo = True, 20.0
+    d, _ = dragged("move", (3.0, 1500.0), (3.0, 3000.0))  # log axis: semitones
+    assert (d.semitones, d.shift_hz) == (pytest.approx(12.0), 0.0)
+    lasso = Selection("lasso", ((1.0, 100.0), (2.0, 300.0), (3.0, 100.0)))
+    d = TransformDrag(lasso, "right", 3.0, 200.0, view)
+    d.move(5.0, 200.0)  # each point stretched from the left edge
+    assert d.landed(duration=10.0, nyquist=22050.0).points == ((1, 100), (3, 300), (5, 100))

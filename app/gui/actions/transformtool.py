@@ -22,6 +22,7 @@ class TransformTool:
         self.canvas, self.selection, self.edits, self.status = canvas, selection, edits, status
         canvas.transformDropped.connect(self.drop)
         canvas.transformRefused.connect(self.refuse)
+        canvas.transformDragged.connect(lambda drag: status.showMessage(drag.describe(), SHOWN_MS))
 
     def chosen(self) -> None:
         """The tool chosen: with nothing to move, it says so at once."""

@@ -41,6 +41,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     playheadPlaced = Signal(float)  # a click (no drag) at these seconds
     transformDropped = Signal(object)  # the Transform tool's drag released: a TransformDrag
     transformRefused = Signal()  # the Transform tool pressed with no selection to move
+    transformDragged = Signal(object)  # the TransformDrag, at each move of the pointer
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
     def __init__(self, parent=None):
@@ -482,6 +483,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif self._drag == "transform" and self._moved and self._transforming is not None:
             shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
             self._transforming.move(t, f, snap=self._snaps(event.modifiers()), keep_axis=shift)
+            self.transformDragged.emit(self._transforming)
         elif self._drag is None:
             self._hover_transform(pos)
         self._last = pos
@@ -513,7 +515,8 @@ class SpectrogramCanvas(QOpenGLWidget):
             self.selectionChanged.emit(self.selection)
             self.update()
         elif self._drag == "transform" and self._transforming is not None:
-            if self._transforming.changed:
+            # (a selection changed or cleared meanwhile, as Esc does, cancels it)
+            if self._transforming.changed and self.selection == self._transforming.selection:
                 self.transformDropped.emit(self._transforming)
         if self._drag == "transform":
             self._transforming = None

@@ -52,7 +52,7 @@ class TransformDrag:
         """The pointer at (``t``, ``hz``); ``snap``: whole semitones; ``keep_axis``: only
         along the axis the pointer has moved more in (Shift held)."""
         t_p, hz_p = self.pressed
-        hz = max(hz, 1e-3)
+        hz = min(max(hz, 1e-3), self.view.nyquist)  # a pointer past the canvas's top
         if self.part != "move":
             self._stretch(t - t_p)
             return
@@ -75,6 +75,8 @@ class TransformDrag:
     def _stretch(self, dt: float) -> None:
         """The edge dragged by ``dt`` seconds; the opposite edge stays."""
         width = self.t1 - self.t0
+        if width <= 0:  # a typed selection of no time has nothing to stretch
+            return
         grown = width + (dt if self.part == "right" else -dt)
         self.stretch = min(max(grown / width, STRETCH[0]), STRETCH[1])
         # the content is stretched from its start and then moved: a left edge moves it
@@ -83,6 +85,14 @@ class TransformDrag:
     @property
     def changed(self) -> bool:
         return (self.by_s, self.semitones, self.shift_hz, self.stretch) != (0.0, 0.0, 0.0, 1.0)
+
+    def describe(self) -> str:
+        """What the drag does so far, for the status bar."""
+        if self.part != "move":
+            return f"Stretch x{self.stretch:.2f} ({(self.t1 - self.t0) * self.stretch:.3f} s)"
+        pitch = f"{self.semitones:+.2f} st" if self.semitones or not self.shift_hz else \
+            f"{self.shift_hz:+.0f} Hz"
+        return f"Move {self.by_s:+.3f} s, {pitch}"
 
     def values(self) -> dict:
         """The keywords of Edit > Transform (app.session.spectral_clip.move_selection)."""
