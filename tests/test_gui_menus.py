@@ -476,6 +476,8 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
     "test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer": ["Edit > Paste as new layer"],
     "test_transform_selection_moves_the_whistle_an_octave_down_leaving_its_place_empty":
         ["Edit > Transform selection…"],
+    "test_transform_tool_moves_the_whistle_down_and_later_in_one_undo_step":
+        ["Edit > Transform tool"],
     "test_selection_gain_fades_invert_and_normalize":
         [f"Selection > {name}" for name in ("Gain…", "Normalize…", "Fade in", "Fade out",
                                             "Invert polarity")],
@@ -497,12 +499,13 @@ def covered() -> dict:
         test_gui_layers,
         test_gui_repair,
         test_gui_selection,
+        test_gui_transform,
         test_gui_workday,
         test_voice,
     )
 
     found = {**vars(test_gui_selection), **vars(test_gui_workday), **vars(test_gui_repair),
-             **vars(test_gui_edit),
+             **vars(test_gui_edit), **vars(test_gui_transform),
              **vars(test_gui_layers), **vars(test_voice), **globals()}
     return {path: found[name] for name, paths in CHOSEN_IN.items() for path in paths}
 
@@ -526,4 +529,4 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 83
+    assert len(paths) == 84

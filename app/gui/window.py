@@ -26,6 +26,7 @@ from app.gui.actions.menuaction import menu_action
 from app.gui.actions.repairactions import RepairActions
 from app.gui.actions.repairmarks import ClickMarks
 from app.gui.actions.selectionactions import SelectionActions
+from app.gui.actions.transformtool import TransformTool
 from app.gui.actions.transport import Transport
 from app.gui.actions.viewcontrols import ViewControls
 from app.gui.services.autosave import Autosaver
@@ -57,6 +58,7 @@ from engine.model.resynth import Resynthesizer
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
                 "Time select tool": "Time", "Frequency select tool": "Frequency",
                 "Lasso select tool": "Lasso", "Harmonic select tool": "Harmonic",
+                "Transform tool": "Transform",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
 
@@ -146,6 +148,7 @@ class MainWindow(QMainWindow):
                                      view_panel=self.view_panel)
         self.edits = EditActions(self, self.opened, self.canvas, self.selection, self.jobs,
                                  status)
+        self.transform_tool = TransformTool(self.canvas, self.selection, self.edits, status)
         self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel,
                                    self.brush_panel, self.jobs, self.state, status)
 
@@ -217,6 +220,7 @@ class MainWindow(QMainWindow):
         self.document_actions += self.edits.build_menu(e)
         e.addSeparator()
         self.selection.build_tools(e)
+        self.selection.tool_actions["transform"].triggered.connect(self.transform_tool.chosen)
         e.addSeparator()
         self.selection.build_menu(e)
         v = bar.addMenu("&View")

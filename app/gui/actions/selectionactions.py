@@ -1,6 +1,7 @@
 """Selections in the main window: the tools (rectangle, time, frequency, lasso,
-harmonic), Select all, the span typed in the panel, the panel's settings applied to
-the selection, and filling it with the current brush (one undo step)."""
+harmonic; and Transform, which moves what is selected), Select all, the span typed
+in the panel, the panel's settings applied to the selection, and filling it with the
+current brush (one undo step)."""
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMenu, QStatusBar
@@ -15,8 +16,9 @@ from app.session.selection import Selection, filling
 from engine.errors import SpectroPaintError
 
 TOOL_NAMES = {"paint": "Paint", "select": "Rectangle select", "time": "Time select",
-              "band": "Frequency select", "lasso": "Lasso select", "harmonic": "Harmonic select"}
-TOOL_KEYS = ("B", "S", "T", "F", "A", "H")
+              "band": "Frequency select", "lasso": "Lasso select", "harmonic": "Harmonic select",
+              "transform": "Transform"}  # the selection's content (app.gui.actions.transformtool)
+TOOL_KEYS = ("B", "S", "T", "F", "A", "H", "V")
 
 
 class SelectionActions:

@@ -17,6 +17,7 @@ from app.gui.view.glutil import Uniforms, load_program
 from app.gui.view.overlays import OverlayPainter, brush_outline, cross
 from app.gui.view.selecting import TOOLS, SelectionDrag
 from app.gui.view.tiles import TINT_COLOURS, TileCache, level_for
+from app.gui.view.transforming import TransformDrag, grab, handles
 from app.gui.view.viewstate import ViewState
 from app.session.selection import Selection
 from engine.model.document import Document
@@ -27,6 +28,7 @@ PRESS, MOVE, RELEASE = 0, 1, 2
 TILE_BUDGET_S = 0.025  # seconds of tile work per frame; the rest waits for the next frame
 WHEEL_ZOOM = 1.25
 CLICK_PX = 4  # a press released within this many pixels is a click: it paints nothing
+DRAGS = ("paint", "select", "transform")  # drags that stay in their lane and may be clicks
 
 
 class SpectrogramCanvas(QOpenGLWidget):
@@ -37,6 +39,9 @@ class SpectrogramCanvas(QOpenGLWidget):
     sourcePicked = Signal(float, float)  # Alt+click: the clone brush's source, seconds, Hz
     playToggled = Signal()
     playheadPlaced = Signal(float)  # a click (no drag) at these seconds
+    transformDropped = Signal(object)  # the Transform tool's drag released: a TransformDrag
+    transformRefused = Signal()  # the Transform tool pressed with no selection to move
+    transformDragged = Signal(object)  # the TransformDrag, at each move of the pointer
     framePresented = Signal(float)  # perf_counter() when a frame was finished
 
     def __init__(self, parent=None):
@@ -51,7 +56,8 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.doc: Document | None = None
         self.floor_db, self.ceiling_db, self.gamma = -100.0, 0.0, 1.0
         self.colormap = "viridis"
-        self.tool = "paint"  # or a selection tool: "select" (rectangle), "lasso", "harmonic"
+        # or a selection tool: "select" (rectangle), "lasso", "harmonic"; or "transform"
+        self.tool = "paint"
         self.brush_radius = (0.05, 200.0)  # seconds, Hz: the outline under the cursor
         self.brush_cents = 0.0
         self.brush_harmonics = 1  # outlines drawn: the harmonic brush paints at k * f
@@ -62,10 +68,11 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.selection: Selection | None = None
         self.harmonic = (8, 50.0)  # the harmonic tool's partials and width in cents
         self._selecting: SelectionDrag | None = None
+        self._transforming: TransformDrag | None = None
         self.grid, self.show_grid, self.snap = PitchGrid(), False, False
         self._cursor: QPointF | None = None
         self._modifiers = Qt.KeyboardModifier.NoModifier
-        self._drag: str | None = None  # "paint", "pan", "select"
+        self._drag: str | None = None  # "paint", "pan", "select", "transform"
         self._last = self._pressed_at = QPointF()
         # a drag has gone CLICK_PX from where it was pressed (else it is still a click)
         self._moved = False
@@ -181,9 +188,12 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.grid, self.show_grid, self.snap = grid, show, snap
         self.update()
 
+    def _snaps(self, modifiers) -> bool:
+        """Whether the pen snaps to the grid: the View panel's snap, Ctrl the opposite."""
+        return self.snap != bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+
     def _snapped(self, hz: float, modifiers) -> float:
-        held = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        return self.grid.snap(hz) if self.snap != held else hz
+        return self.grid.snap(hz) if self._snaps(modifiers) else hz
 
     # -- what to redraw ------------------------------------------------------------
     def update(self, *args) -> None:
@@ -301,7 +311,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         self.complete = not missing  # every visible tile was drawn, up to date, this frame
         self.overlays.draw(self.view, self.height(), len(self.lanes),
                            self.grid if self.show_grid else None, self.selection,
-                           self.playhead, outline)
+                           self.playhead, outline, self._tool_lines())
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_SCISSOR_TEST)
         self.framePresented.emit(time.perf_counter())
@@ -386,6 +396,14 @@ class SpectrogramCanvas(QOpenGLWidget):
         else:
             u.set("bin_hz", float(transform.hz_of(1)))
 
+    def _tool_lines(self) -> list:
+        """The Transform tool's box and handles around the selection, and while it is
+        dragged the ghost of where the content will land."""
+        if self.tool != "transform" or self.selection is None:
+            return []
+        ghost = self._transforming.lines() if self._transforming and self._moved else []
+        return handles(self.selection, self.view) + ghost
+
     def _outline(self, harmonic: int = 1) -> list[tuple[float, float]]:
         """The brush outline around the pointer, or around its ``harmonic``-th harmonic
         (see :func:`app.gui.view.overlays.brush_outline`)."""
@@ -413,7 +431,7 @@ class SpectrogramCanvas(QOpenGLWidget):
 
     def _at(self, pos: QPointF) -> tuple[float, float]:
         """(seconds, Hz) under ``pos``, in the lane it is in (a drag: its first lane)."""
-        lane = self.press_lane if self._drag in ("paint", "select") else self.lane_at(pos.y())
+        lane = self.press_lane if self._drag in DRAGS else self.lane_at(pos.y())
         y = pos.y() - lane * self.lane_height()
         return self.view.t_of(pos.x()), self.view.f_of(y)
 
@@ -440,6 +458,8 @@ class SpectrogramCanvas(QOpenGLWidget):
                 self._drag = "select"
                 self._selecting = SelectionDrag(self.tool, t, f, *self.harmonic, self.view)
                 self.selection = None
+            elif self.tool == "transform":
+                self._press_transform(event.position(), t, f)
             else:
                 self._drag, self._press_modifiers = "paint", event.modifiers()
         self._repaint_for_drag()
@@ -460,13 +480,19 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif self._drag == "select" and self._moved:
             self._selecting.move(t, f, self.view)
             self.selection = self._selecting.selection()
+        elif self._drag == "transform" and self._moved and self._transforming is not None:
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self._transforming.move(t, f, snap=self._snaps(event.modifiers()), keep_axis=shift)
+            self.transformDragged.emit(self._transforming)
+        elif self._drag is None:
+            self._hover_transform(pos)
         self._last = pos
         self._repaint_for_drag()
 
     def _check_moved(self, pos: QPointF) -> None:
         """A drag that has gone CLICK_PX from its press is no longer a click: a stroke
         begins, where it was pressed."""
-        if self._drag in ("paint", "select") and not self._moved:
+        if self._drag in DRAGS and not self._moved:
             self._moved = (pos - self._pressed_at).manhattanLength() >= CLICK_PX
             if self._moved and self._drag == "paint":
                 t, f = self._at(self._pressed_at)
@@ -474,7 +500,7 @@ class SpectrogramCanvas(QOpenGLWidget):
 
     def mouseReleaseEvent(self, event) -> None:
         self._check_moved(event.position())
-        if self._drag in ("paint", "select") and not self._moved:  # a click
+        if self._drag in DRAGS and not self._moved:  # a click
             self.playheadPlaced.emit(self.view.t_of(self._pressed_at.x()))
             if self._drag == "select":  # and no selection
                 self._selecting = None
@@ -488,8 +514,38 @@ class SpectrogramCanvas(QOpenGLWidget):
             self.selection, self._selecting = self._selecting.selection(), None
             self.selectionChanged.emit(self.selection)
             self.update()
+        elif self._drag == "transform" and self._transforming is not None:
+            # (a selection changed or cleared meanwhile, as Esc does, cancels it)
+            if self._transforming.changed and self.selection == self._transforming.selection:
+                self.transformDropped.emit(self._transforming)
+        if self._drag == "transform":
+            self._transforming = None
+            self.update()
         self._drag = None
         self.repaint_changes()
+
+    def _press_transform(self, pos: QPointF, t: float, hz: float) -> None:
+        """The Transform tool pressed: inside the selection's box or on an edge handle, a
+        drag begins (a click is still a click); with no selection, it says so."""
+        self._drag = "transform"
+        sel = self.selection
+        if sel is None or sel.inverted:
+            self.transformRefused.emit()
+            return
+        part = grab(sel, self.view, pos.x(), pos.y() - self.press_lane * self.lane_height())
+        if part is not None:
+            self._transforming = TransformDrag(sel, part, t, hz, self.view)
+
+    def _hover_transform(self, pos: QPointF) -> None:
+        """The pointer's shape over the Transform tool's box: a move inside, a resize on
+        its edges; an arrow elsewhere and with the other tools."""
+        sel = self.selection if self.tool == "transform" else None
+        part = None if sel is None else grab(
+            sel, self.view, pos.x(), pos.y() - self.lane_at(pos.y()) * self.lane_height())
+        shape = {"move": Qt.CursorShape.SizeAllCursor, "left": Qt.CursorShape.SizeHorCursor,
+                 "right": Qt.CursorShape.SizeHorCursor}.get(part, Qt.CursorShape.ArrowCursor)
+        if self.cursor().shape() != shape:
+            self.setCursor(shape)
 
     def tabletEvent(self, event) -> None:
         """Pen input with pressure; the mouse events Qt synthesizes are then ignored."""
@@ -517,7 +573,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     def _repaint_for_drag(self) -> None:
         """A pan or a selection changes what every pixel shows; painting and hovering,
         only the edited cells and the outline."""
-        if self._drag in ("pan", "select"):
+        if self._drag in ("pan", "select", "transform"):
             self.update()
         else:
             self.repaint_changes()

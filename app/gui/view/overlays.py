@@ -1,5 +1,6 @@
 """What the canvas draws over its tiles, as GL lines: the pitch grid, the selection's
-outline, the lanes' dividers, the playhead and the brush outline. The grid is solid
+outline, the Transform tool's box, handles and ghost, the lanes' dividers, the
+playhead and the brush outline. The grid is solid
 and thinned with the zoom; a selection is dashed light and dark, so the two never
 look alike."""
 
@@ -32,9 +33,12 @@ class OverlayPainter:
         self.vao, self.vbo = vao, vbo
 
     def draw(self, view: ViewState, height: float, lanes: int, grid: PitchGrid | None,
-             selection: Selection | None, playhead: float | None, outline: list | None) -> None:
-        """Every lane's grid (``grid`` None: not shown), selection and divider; then the
-        playhead across all lanes and the brush ``outline`` (loops of canvas pixels)."""
+             selection: Selection | None, playhead: float | None, outline: list | None,
+             tool: list = ()) -> None:
+        """Every lane's grid (``grid`` None: not shown), selection, ``tool``'s lines
+        ((lane pixels, closed?, colour, dashed?): the Transform tool's box, handles and
+        ghost) and divider; then the playhead across all lanes and the brush ``outline``
+        (loops of canvas pixels)."""
         GL.glUseProgram(self.program)
         self.uniforms.set("viewport", (float(view.width), float(height)))
         GL.glBindVertexArray(self.vao)
@@ -46,9 +50,13 @@ class OverlayPainter:
                 self._grid(view, grid, dy)
             if selection is not None:
                 for points, closed, colour in outlines(selection, view):
-                    light, dark = dashes(thin(points), closed)
-                    self._lines(dark, DASH_DARK, GL.GL_LINES, dy)
-                    self._lines(light, colour, GL.GL_LINES, dy)
+                    self._dashed(thin(points), closed, colour, dy)
+            for points, closed, colour, dashed in tool:
+                if dashed:
+                    self._dashed(points, closed, colour, dy)
+                else:
+                    self._lines(points, colour, GL.GL_LINE_LOOP if closed else GL.GL_LINE_STRIP,
+                                dy)
             if lane:
                 self._lines([(0, dy), (view.width, dy)], DIVIDER, GL.GL_LINES)
         if playhead is not None:
@@ -63,6 +71,11 @@ class OverlayPainter:
             if rows:
                 self._lines([(x, y) for y in rows for x in (0, view.width)], colour,
                             GL.GL_LINES, dy)
+
+    def _dashed(self, points: list, closed: bool, colour, dy: float) -> None:
+        light, dark = dashes(points, closed)
+        self._lines(dark, DASH_DARK, GL.GL_LINES, dy)
+        self._lines(light, colour, GL.GL_LINES, dy)
 
     def _lines(self, points, colour, mode, dy: float = 0.0) -> None:
         """``points`` in a lane's pixels; ``dy``: the lane's top. Opaque colours: the
