@@ -59,7 +59,7 @@ def test_transform_tool_moves_the_whistle_down_and_later_in_one_undo_step(qtbot,
     t0, t1, f_lo, f_hi = window.canvas.selection.span()  # the selection followed it
     assert (t0, t1) == pytest.approx((5.0, 6.0), abs=0.05)
     assert (f_lo, f_hi) == pytest.approx((2500, 3500), abs=60)
-    assert "Undo move selection" in window.undo_action.text()
+    assert "Undo transform selection" in window.undo_action.text()
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
 

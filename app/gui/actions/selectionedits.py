@@ -118,9 +118,16 @@ class SelectionEdits:
         dialog.accepted.connect(lambda: self.transform(selection, **dialog.values()))
         dialog.open()
 
-    def transform(self, selection: Selection, **values) -> None:
-        self._run("transform selection",
-                  lambda doc: (None, move_selection(doc, selection=selection, **values)))
+    def transform(self, selection: Selection, *, then: Callable[[], None] | None = None,
+                  **values) -> None:
+        """Move what ``selection`` holds (``values``: move_selection's); ``then()`` once
+        it has landed (the Transform tool moves the selection with it)."""
+        def op(doc):
+            step = move_selection(doc, selection=selection, **values)
+            step.label = "transform selection"
+            return None, step
+
+        self._run("transform selection", op, then)
 
     def ask_gain(self) -> None:
         self._ask("gain", "Gain (dB) for the selection, or the whole file:", -120.0, 48.0,
@@ -158,9 +165,9 @@ class SelectionEdits:
             self.edits.status.showMessage(f"{verb}: select something first", SHOWN_MS)
         return selection
 
-    def _run(self, label: str, op: Callable) -> None:
+    def _run(self, label: str, op: Callable, then: Callable[[], None] | None = None) -> None:
         """``op(doc) -> (clip or None, step or None)`` in a worker; the clip onto the
-        clipboard, the step onto the undo stack."""
+        clipboard, the step onto the undo stack, then ``then()``."""
         edits = self.edits
         session = edits.opened.session
         if session is None or edits.jobs.editing_blocked(label.capitalize()):
@@ -184,6 +191,8 @@ class SelectionEdits:
                                          SHOWN_MS)
             if step is not None:
                 session.push(step, step.label)
+            if then is not None:
+                then()
 
         worker = edits.jobs.run(label.capitalize(), work, landed, blocks_editing=True)
         if worker is None:

@@ -10,7 +10,6 @@ from app.gui.view.canvas import SpectrogramCanvas
 from app.gui.view.transforming import TransformDrag
 
 SHOWN_MS = 8000
-LABEL = "Transform selection"  # the worker's (SelectionEdits.transform's) label
 
 
 class TransformTool:
@@ -42,11 +41,7 @@ class TransformTool:
     def drop(self, drag: TransformDrag) -> None:
         """The drag released: the content transformed in a worker, then the selection
         set where it landed (left as it was if the transform fails or is not run)."""
-        jobs, doc = self.edits.jobs, self.edits.opened.doc
-        before = jobs.worker
-        self.edits.spectral.transform(drag.selection, **drag.values())
-        worker = jobs.worker
-        if worker is before or worker.label != LABEL:
-            return  # not started (the status bar says why)
+        doc = self.edits.opened.doc
         landed = drag.landed(duration=doc.length / doc.sample_rate, nyquist=doc.sample_rate / 2)
-        worker.done.connect(lambda _: self.selection.set_selection(landed))
+        self.edits.spectral.transform(drag.selection, **drag.values(),
+                                      then=lambda: self.selection.set_selection(landed))
