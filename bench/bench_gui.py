@@ -118,6 +118,17 @@ def wait_for(predicate, timeout=120.0):
         raise SystemExit("timed out")
 
 
+def drawn(canvas, swaps: list[float]) -> None:
+    """Draw ``canvas`` until a frame is complete (every tile in); ``swaps``: the times
+    of its frameSwapped signals."""
+    for _ in range(200):
+        canvas.update()
+        n = len(swaps)
+        wait_for(lambda n=n: len(swaps) > n)
+        if canvas.complete:
+            return
+
+
 def collection_time() -> float:
     """Seconds a full pass of the cyclic garbage collector takes, median of 3."""
     times = []
@@ -159,25 +170,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ten-minutes.wav"
         make_file(path, args.minutes)
-        def settle():
-            for _ in range(200):
-                canvas.update()
-                n = len(swaps)
-                wait_for(lambda n=n: len(swaps) > n)
-                if canvas.complete:
-                    return
-
         beat.reset()
         opened = time.perf_counter()
         window.open_path(path)
         wait_for(lambda: window.session is not None)
-        settle()
+        drawn(canvas, swaps)
         first_frame = time.perf_counter() - opened
         wait_for(lambda: window.jobs.worker is not None and not window.jobs.worker.isRunning())
         opening = {"first complete frame": first_frame,
                    "audio ready": time.perf_counter() - opened}
         stalls["open (worker)"] = beat.worst
-        settle()
+        drawn(canvas, swaps)
         window.brush_panel.preset_box.setCurrentText("soft-eraser")
         view = canvas.view
         latencies = []
@@ -185,7 +188,7 @@ def main() -> None:
         for run in range(args.runs):
             t = 30.0 + 60.0 * run
             view.t0, view.t1 = t - 5.0, t + 25.0  # a 30 s window, as when editing
-            settle()
+            drawn(canvas, swaps)
             start = QPoint(round(view.x_of(t)), round(view.y_of(2000)))
             QTest.mousePress(canvas, Qt.MouseButton.LeftButton, pos=start)
             for i in range(1, 61):
@@ -198,7 +201,7 @@ def main() -> None:
         stalls["painting"] = beat.worst
 
         view.t0, view.t1 = 0.0, args.minutes * 60  # zoomed out: the whole file
-        settle()
+        drawn(canvas, swaps)
         beat.reset()
         y = round(view.y_of(3000))
         started = time.perf_counter()
@@ -213,7 +216,7 @@ def main() -> None:
 
         frame_times = []
         view.t0, view.t1 = 100.0, 130.0
-        settle()
+        drawn(canvas, swaps)
         at = QPoint(800, 400)
         QTest.mousePress(canvas, Qt.MouseButton.MiddleButton, pos=at)
         for i in range(1, 121):

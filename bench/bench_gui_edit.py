@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.gui.start import configure_opengl  # noqa: E402
 from bench.bench_engine import make_file  # noqa: E402
-from bench.bench_gui import Heartbeat, wait_for  # noqa: E402
+from bench.bench_gui import Heartbeat, drawn, wait_for  # noqa: E402
 
 
 def main() -> None:
@@ -41,20 +41,12 @@ def main() -> None:
     swaps: list[float] = []
     canvas.frameSwapped.connect(lambda: swaps.append(time.perf_counter()))
 
-    def drawn() -> None:
-        for _ in range(200):
-            canvas.update()
-            n = len(swaps)
-            wait_for(lambda n=n: len(swaps) > n)
-            if canvas.complete:
-                return
-
     def timed(do, count: int) -> tuple[float, float]:
         beat = Heartbeat()
         start = time.perf_counter()
         do()
         wait_for(lambda: stack.index() == count and window.jobs.idle())
-        drawn()
+        drawn(canvas, swaps)
         took = time.perf_counter() - start
         beat.timer.stop()
         return took, beat.worst
@@ -66,7 +58,7 @@ def main() -> None:
         window.open_path(path)
         wait_for(lambda: window.session is not None and window.jobs.idle())
         canvas.view.t0, canvas.view.t1 = 290.0, 320.0
-        drawn()
+        drawn(canvas, swaps)
         nyquist = window.doc.sample_rate / 2
         for _ in range(args.runs):
             window.selection.set_selection(Selection.rect(300.0, 301.0, f_lo=0, f_hi=nyquist))

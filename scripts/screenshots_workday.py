@@ -7,61 +7,23 @@ dialog's overs row.
     xvfb-run -a -s "-screen 0 1920x1080x24" .venv/bin/python scripts/screenshots_workday.py
 """
 
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from app.gui.start import configure_opengl  # noqa: E402
-
-DOCS = ROOT / "docs"
+from shots import DOCS, Shots
 
 
 def main() -> None:
-    configure_opengl()
-    from PySide6.QtCore import QPoint, QSettings, Qt
+    shots = Shots()
+    from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication, QFileDialog
+    from PySide6.QtWidgets import QFileDialog
 
     from app.assets import DEMO
-    from app.gui.window import MainWindow
     from app.session.selection import Selection
 
-    app = QApplication([])
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope,
-                      tempfile.mkdtemp())  # the first-run layout
-    QSettings("SpectroPaint", "SpectroPaint").setValue("demoHintDismissed", True)
-
-    def wait(condition, seconds=60.0):
-        start = time.time()
-        while not condition() and time.time() - start < seconds:
-            app.processEvents()
-
-    def pause(seconds: float) -> None:
-        wait(lambda: False, seconds)
-
-    def opened(path) -> MainWindow:
-        window = MainWindow("cpu", autosave_folder=Path(tempfile.mkdtemp()))
-        window.resize(1400, 860)
-        window.show()
-        window.open_path(path)
-        wait(lambda: window.session is not None and not window.jobs.worker.isRunning())
-        wait(lambda: window.area.overview.peaks is not None)
-        return window
-
-    def save(window, name: str) -> None:
-        for _ in range(60):
-            app.processEvents()
-            window.canvas.repaint()
-            if window.canvas.complete:
-                break
-        window.grab().save(str(DOCS / name))
-        print("wrote docs/" + name)
+    wait, pause, opened, save = shots.wait, shots.pause, shots.opened, shots.save
 
     def at(window, seconds, hz) -> QPoint:
         v = window.canvas.view

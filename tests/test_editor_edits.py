@@ -93,23 +93,6 @@ def test_gain_fades_normalize_and_invert_through_a_stroke_script(tmp_path):
     assert 20 * np.log10(np.abs(top).max()) == pytest.approx(-3, abs=0.25)  # part 0.7 dB under)
 
 
-@pytest.mark.parametrize("step, message", [
-    ({"edit": "gain", "start": 0, "end": 1}, "the gain step needs db"),
-    ({"edit": "move", "start": 0, "end": 1, "heal": "yes"}, "strokes[0].heal: expected true"),
-    ({"edit": "fade_in", "start": 0, "end": 1, "curve": "s"}, "strokes[0].curve: 's'"),
-    ({"edit": "copy", "start": 0, "end": 1, "low": -5}, "strokes[0].low: expected a number"),
-    ({"edit": "move", "start": 0, "end": 1, "stretch": 9}, "move stretch 9 is outside"),
-])
-def test_a_bad_spectral_step_is_one_line_naming_it(tmp_path, step, message):
-    sf.write(tmp_path / "take.wav", tone(440, 0, 2).T, SR)
-    (tmp_path / "bad.json").write_text(json.dumps([step]))
-    run = specpaint_here("apply", tmp_path / "take.wav", "-o", tmp_path / "out.wav",
-                         "--strokes", tmp_path / "bad.json")
-    assert run.returncode == 2
-    assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "out.wav").exists()
-
-
 def test_fade_out_brings_the_end_of_the_range_to_silence_and_fade_names_its_direction():
     x = tone(440, 0, 4)
     ed = editor(x)

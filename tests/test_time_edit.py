@@ -224,6 +224,11 @@ def test_a_stroke_script_trims_and_cuts_through_the_command_line(tmp_path):
     ({"edit": "trim", "start": "a", "end": 1}, "strokes[0].start: expected a number >= 0"),
     ({"edit": "paste", "at": 1, "speed": 2}, "unknown key"),
     ({"edit": "paste", "at": 1}, "strokes[0]: paste: the clipboard is empty"),
+    ({"edit": "gain", "start": 0, "end": 1}, "the gain step needs db"),
+    ({"edit": "move", "start": 0, "end": 1, "heal": "yes"}, "strokes[0].heal: expected true"),
+    ({"edit": "fade_in", "start": 0, "end": 1, "curve": "s"}, "strokes[0].curve: 's'"),
+    ({"edit": "copy", "start": 0, "end": 1, "low": -5}, "strokes[0].low: expected a number"),
+    ({"edit": "move", "start": 0, "end": 1, "stretch": 9}, "move stretch 9 is outside"),
 ])
 def test_a_bad_edit_step_is_one_line_naming_it(tmp_path, step, message):
     sf.write(tmp_path / "take.wav", take().T, SR)
