@@ -28,7 +28,8 @@ def select_time(qtbot, window, t0: float, t1: float) -> tuple[float, float]:
 
 
 def wait_edit(qtbot, window, count: int) -> None:
-    qtbot.waitUntil(lambda: window.undo_stack.count() == count and window.jobs.idle(),
+    stack = window.undo_stack  # the edit landed: the count-th step, the last, done
+    qtbot.waitUntil(lambda: stack.count() == count == stack.index() and window.jobs.idle(),
                     timeout=30000)
 
 
@@ -90,7 +91,7 @@ def test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly(qtbot, win
     assert np.array_equal(audio(window), source)
 
 
-def test_copy_paste_mixed_in_and_insert_silence_at_the_playhead(qtbot, window):
+def test_copy_paste_mixed_in_or_replacing_and_insert_silence_at_the_playhead(qtbot, window):
     sr = window.doc.sample_rate
     source = audio(window)
     select_time(qtbot, window, 1.0, 2.0)
@@ -104,6 +105,13 @@ def test_copy_paste_mixed_in_and_insert_silence_at_the_playhead(qtbot, window):
     assert mixed.shape == source.shape
     assert not np.array_equal(mixed[:, 5 * sr:6 * sr], source[:, 5 * sr:6 * sr])
     assert np.array_equal(mixed[:, :5 * sr - 200], source[:, :5 * sr - 200])
+    choose(window, "Edit > Paste replacing")  # over what is at the playhead
+    wait_edit(qtbot, window, 2)
+    replaced = audio(window)
+    assert replaced.shape == source.shape
+    inside = slice(5 * sr + 200, 6 * sr - 200)
+    assert np.array_equal(replaced[:, inside], source[:, sr + 200:2 * sr - 200])
+    choose(window, "Edit > Undo")
     window.transport.place_playhead(3.0)
     when_shown(window, QInputDialog, "insert-silence",
                lambda d: (d.setDoubleValue(0.5), d.accept()))

@@ -471,8 +471,9 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
     "test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly":
         [f"Edit > {name}" for name in ("Cut", "Paste", "Delete", "Trim to selection",
                                        "Duplicate")],
-    "test_copy_paste_mixed_in_and_insert_silence_at_the_playhead":
-        ["Edit > Copy", "Edit > Paste mixed in", "Edit > Insert silence…"],
+    "test_copy_paste_mixed_in_or_replacing_and_insert_silence_at_the_playhead":
+        ["Edit > Copy", "Edit > Paste mixed in", "Edit > Paste replacing",
+         "Edit > Insert silence…"],
     "test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer": ["Edit > Paste as new layer"],
     "test_transform_selection_moves_the_whistle_an_octave_down_leaving_its_place_empty":
         ["Edit > Transform selection…"],
@@ -529,4 +530,4 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 84
+    assert len(paths) == 85

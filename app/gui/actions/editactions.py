@@ -66,6 +66,8 @@ class EditActions:
                         menu_action(menu, "&Paste", self.paste, "Ctrl+V"),
                         menu_action(menu, "Paste &mixed in", lambda: self.paste(mode="add"),
                                     "Ctrl+Shift+V"),
+                        menu_action(menu, "Paste &replacing", lambda: self.paste(
+                            mode="replace"), "Ctrl+Alt+V"),
                         menu_action(menu, "Paste as new &layer", self.paste_as_layer),
                         menu_action(menu, "&Delete", self.delete, ["Delete", "Backspace"]),
                         menu_action(menu, "&Trim to selection", self.trim, "Ctrl+T"),
@@ -164,10 +166,11 @@ class EditActions:
             return
         at = self._at()
         if isinstance(clip, Clip):
-            self.spectral.paste(clip, at, mode="add")
+            self.spectral.paste(clip, at, mode="replace" if mode == "replace" else "add")
             return
         at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
-        self._run(f"paste {clip.seconds:.2f} s" + (" mixed in" if mode == "add" else ""),
+        how = {"insert": "", "add": " mixed in", "replace": " replacing"}[mode]
+        self._run(f"paste {clip.seconds:.2f} s{how}",
                   lambda doc, wave, **work: time_edit.paste_clip(doc, wave, clip, at_sample,
                                                                  mode=mode, **work),
                   lambda doc: self._after(at, at + clip.seconds))
