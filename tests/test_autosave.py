@@ -284,3 +284,22 @@ def test_a_recovered_project_keeps_its_name_and_its_history(tmp_path):
     assert lines["title"] == "SpectroPaint — mix.spp*"
     assert lines["history"] == f"{strokes} {strokes} True" and strokes == 6
     assert lines["undone"] == "True"  # every stroke undone: the file as it was
+
+
+@pytest.mark.slow
+def test_no_autosave_is_taken_while_a_worker_writes_the_document(qtbot, window, tmp_path):
+    """A selection's edit writes the document in a worker (app.gui.actions.selectionedits):
+    an autosave then would keep half of it; it waits, and is taken after."""
+    import threading
+
+    stroke(window, 1.0)
+    saver = window.autosaver
+    saver.path = tmp_path / "autosave-1.spp"
+    writing = threading.Event()
+    window.jobs.run("Writing", lambda progress, cancel: writing.wait(30), lambda _: None,
+                    blocks_editing=True)
+    saver.save()
+    assert saver.idle.wait(5) and not saver.path.exists()  # not while it writes
+    writing.set()
+    qtbot.waitUntil(window.jobs.idle)
+    qtbot.waitUntil(saver.path.exists, timeout=30000)  # the timer tried again

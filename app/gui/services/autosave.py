@@ -94,8 +94,11 @@ class Autosaver:
             self.error = None
         if opened.session is None or not opened.modified:
             return
-        if not self.idle.is_set() or opened.session.stroke is not None:
-            # one at a time, and never half a stroke: try again later
+        jobs = w.jobs
+        if not self.idle.is_set() or opened.session.stroke is not None or (
+                jobs.running() and jobs.worker.blocks_editing):
+            # one at a time, never half a stroke, nor half an edit a worker is writing
+            # (app.gui.actions.selectionedits): try again later
             self.timer.start()
             return
         doc = opened.doc
