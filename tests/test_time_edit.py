@@ -308,3 +308,16 @@ def test_an_edit_that_fails_after_an_undo_keeps_the_redo():
         ed.delete(start=0.0, end=3.0)
     ed.redo()
     assert np.array_equal(ed.audio(), cut)
+
+
+def test_the_overview_after_a_time_edit_is_what_a_fresh_document_draws():
+    """The edited document takes the old overview's blocks of the frames it copied."""
+    x = take(seconds=30.0, channels=1)
+    ed = editor(x)
+    ed.doc.prepare_overview()
+    ed.delete(start=25.0, end=25.5)
+    assert ed.doc._overview._stale[0][0] > 0  # taken, up to the first junction's frames
+    fresh = Document(ed.doc.audio, transform="stft", device="cpu",
+                     content=ed.doc.content_samples)
+    fresh.prepare_overview()
+    assert torch.equal(ed.doc._overview.get(ed.doc.mix), fresh._overview.get(fresh.mix))

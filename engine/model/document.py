@@ -142,6 +142,7 @@ class Document:
         kept = 0 if reuse is None else self._reusable(reuse, chunk, frames)
         if kept:  # in one copy: a chunk at a time costs twice as much
             coef[:, :kept] = reuse[0].mix[:, :kept].to(device)
+            self._overview.adopt(reuse[0]._overview, kept, coef)
         for f0 in range(kept, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)

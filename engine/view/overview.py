@@ -22,6 +22,17 @@ class BlockMaxima:
         if self._blocks is not None:
             self._stale.append((frame0, frame1, bin0, bin1))
 
+    def adopt(self, other: "BlockMaxima", frames: int, store: torch.Tensor) -> None:
+        """Take ``other``'s blocks of the first ``frames`` frames, whose cells ``store``
+        holds too (a time edit's copied frames); the rest is computed when asked."""
+        whole = frames // BLOCK
+        if other._blocks is None or other._stale or whole == 0:
+            return
+        count = -(-store.shape[1] // BLOCK)
+        self._blocks = torch.empty(store.shape[0], count, store.shape[2], device=store.device)
+        self._blocks[:, :whole] = other._blocks[:, :whole]
+        self._stale = [(whole * BLOCK, store.shape[1], 0, store.shape[2])]
+
     def get(self, store: torch.Tensor) -> torch.Tensor:
         """``[ch, ceil(frames / BLOCK), bins]`` float32 of the ``[ch, frames, bins]``
         complex ``store``, up to date."""
