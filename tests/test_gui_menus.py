@@ -475,6 +475,8 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
         ["Edit > Copy", "Edit > Paste mixed in", "Edit > Paste replacing",
          "Edit > Insert silence…"],
     "test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer": ["Edit > Paste as new layer"],
+    "test_with_heal_on_the_hole_a_move_leaves_is_healed_from_around_it":
+        ["Edit > Heal the hole a move leaves"],
     "test_transform_selection_moves_the_whistle_an_octave_down_leaving_its_place_empty":
         ["Edit > Transform selection…"],
     "test_transform_tool_moves_the_whistle_down_and_later_in_one_undo_step":
@@ -530,4 +532,4 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 85
+    assert len(paths) == 86

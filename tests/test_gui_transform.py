@@ -158,3 +158,16 @@ def test_the_drag_geometry_handles_anchors_snaps_and_keeps_an_axis():
     d = TransformDrag(lasso, "right", 3.0, 200.0, view)
     d.move(5.0, 200.0)  # each point stretched from the left edge
     assert d.landed(duration=10.0, nyquist=22050.0).points == ((1, 100), (3, 300), (5, 100))
+
+
+def test_with_heal_on_the_hole_a_move_leaves_is_healed_from_around_it(qtbot, window):
+    """The whistle goes on either side of the box moved: healed, its place gets it back."""
+    whistle = band_db(window, 4.2, 4.8, 6000)
+    choose(window, "Edit > Heal the hole a move leaves")
+    assert window.edits.heal_action.isChecked()
+    select_band(qtbot, window, 4.0, 5.0, 5500, 6500)
+    choose(window, "Edit > Transform tool")
+    drag(qtbot, window.canvas, point(window, 4.5, 6000), point(window, 5.5, 3000))
+    wait_edit(qtbot, window, 1)
+    assert band_db(window, 5.2, 5.8, 3000) > whistle - 3  # moved
+    assert band_db(window, 4.2, 4.8, 6000) > whistle - 10  # and its place healed

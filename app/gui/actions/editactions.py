@@ -75,6 +75,9 @@ class EditActions:
                         menu_action(menu, "Insert &silence…", self.ask_silence),
                         menu_action(menu, "Trans&form selection…", self.spectral.ask_transform,
                                     "Ctrl+Shift+T")]
+        self.heal_action = menu_action(menu, "&Heal the hole a move leaves", lambda: None,
+                                       checkable=True)
+        self.actions.append(self.heal_action)
         self.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.canvas.customContextMenuRequested.connect(self._context_menu)
         return self.actions

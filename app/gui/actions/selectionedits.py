@@ -115,6 +115,7 @@ class SelectionEdits:
         if selection is None:
             return
         dialog = TransformDialog(self.edits.window)
+        dialog.heal.setChecked(self.edits.heal_action.isChecked())
         dialog.accepted.connect(lambda: self.transform(selection, **dialog.values()))
         dialog.open()
 

@@ -1,7 +1,8 @@
 """The Transform tool (Edit > Transform tool, V) in the window: a drag of the
 selection's box on the canvas (app.gui.view.transforming) becomes one Edit >
 Transform of the selection's content (app.gui.actions.selectionedits), one undo
-step; once it has landed, the selection follows the content."""
+step; once it has landed, the selection follows the content. Edit > Heal the hole a move
+leaves says whether the place the content left is healed from around it."""
 
 from PySide6.QtWidgets import QStatusBar
 
@@ -44,4 +45,5 @@ class TransformTool:
         doc = self.edits.opened.doc
         landed = drag.landed(duration=doc.length / doc.sample_rate, nyquist=doc.sample_rate / 2)
         self.edits.spectral.transform(drag.selection, **drag.values(),
+                                      heal=self.edits.heal_action.isChecked(),
                                       then=lambda: self.selection.set_selection(landed))
