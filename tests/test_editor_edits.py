@@ -36,6 +36,7 @@ def editor(x: np.ndarray, transform: str = "stft") -> Editor:
     return Editor(Document(Audio(x, SR), transform=transform, device="cpu"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_a_band_copied_pastes_an_octave_up_at_its_level_and_undoes_exactly(transform):
     x = tone(440, 0.5, 1.5)

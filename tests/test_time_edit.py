@@ -57,6 +57,7 @@ def test_delete_takes_the_range_out_and_keeps_every_other_sample(transform):
     assert torch.equal(fresh.mix, ed.doc.mix)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transform", ["stft", "cq"])
 def test_each_time_edit_is_one_undo_step_bit_exact_both_ways(transform):
     x = take()
