@@ -58,7 +58,6 @@ from engine.model.resynth import Resynthesizer
 SHORT_LABELS = {"Paint tool": "Paint", "Rectangle select tool": "Rectangle",
                 "Time select tool": "Time", "Frequency select tool": "Frequency",
                 "Lasso select tool": "Lasso", "Harmonic select tool": "Harmonic",
-                "Transform tool": "Transform",
                 "Play / pause": "Play", "Fit to window": "Fit"}
 
 
@@ -238,7 +237,10 @@ class MainWindow(QMainWindow):
             self.layers.selection_menu)
         self.layers.source_action.triggered.connect(self._source_brush_chosen)
         play, stop = self.transport.play_action, self.transport.stop_action
-        self.toolbar = self._toolbar([*self.selection.tool_actions.values()],
+        tools = [a for name, a in self.selection.tool_actions.items() if name != "transform"]
+        # (the Transform tool is in the Edit menu, V: one more button pushed the level
+        # meter off a 1280-pixel window)
+        self.toolbar = self._toolbar(tools,
                                      [self.undo_action, self.redo_action], [play, stop], zoom)
         self.pointer_bar = pointer_toolbar(self, self.readout, self.level_meter)
         for panel in (*self.docks, self.toolbar, self.pointer_bar):  # shown or hidden
