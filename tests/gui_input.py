@@ -1,5 +1,6 @@
 """The user's hands on the window: points in seconds and Hz, drags, a lasso, a brush
-chosen, the file dialog answered; and the canvas's pixels as drawn."""
+chosen, the file dialog answered, a time range or a band selected, an edit waited
+for; and the canvas's pixels and the edited audio as they are."""
 
 import math
 
@@ -7,6 +8,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QFileDialog
+
+from tests.dialogs import choose
 
 
 def pixels(window):
@@ -72,3 +75,38 @@ def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, step
     for p in at[1:]:
         qtbot.mouseMove(canvas, p)
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=at[-1])
+
+
+# -- edits (tests/test_gui_edit.py, test_gui_transform.py) --------------------------
+def audio(window) -> np.ndarray:
+    window.session.finish_mix()
+    return window.session.synth.waveform().copy()
+
+
+def select_time(qtbot, window, t0: float, t1: float) -> tuple[float, float]:
+    """The Time select tool dragged from ``t0`` to ``t1`` s: the span it selected."""
+    choose(window, "Edit > Time select tool")
+    drag(qtbot, window.canvas, point(window, t0, 3000), point(window, t1, 5000))
+    t0, t1, _, _ = window.canvas.selection.span()
+    return t0, t1
+
+
+def wait_edit(qtbot, window, count: int) -> None:
+    stack = window.undo_stack  # the edit landed: the count-th step, the last, done
+    qtbot.waitUntil(lambda: stack.count() == count == stack.index() and window.jobs.idle(),
+                    timeout=30000)
+
+
+def band_db(window, t0: float, t1: float, hz: float) -> float:
+    """The level of ``hz`` over ``t0``-``t1`` s of the edited audio (loudest channel)."""
+    sr = window.doc.sample_rate
+    x = audio(window)[:, round(t0 * sr):round(t1 * sr)]
+    w = np.hanning(x.shape[1])
+    spectrum = np.abs(np.fft.rfft(x * w, axis=1)) * 2 / w.sum()
+    k = round(hz * x.shape[1] / sr)
+    return float(20 * np.log10(spectrum[:, k - 3:k + 4].max() + 1e-12))
+
+
+def select_band(qtbot, window, t0, t1, f0, f1) -> None:
+    choose(window, "Edit > Rectangle select tool")
+    drag(qtbot, window.canvas, point(window, t0, f1), point(window, t1, f0))

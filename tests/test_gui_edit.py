@@ -11,26 +11,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from engine.model.splice import FADE_S
 from tests.dialogs import choose, when_shown
-from tests.gui_input import drag, point
-
-
-def audio(window) -> np.ndarray:
-    window.session.finish_mix()
-    return window.session.synth.waveform().copy()
-
-
-def select_time(qtbot, window, t0: float, t1: float) -> tuple[float, float]:
-    """The Time select tool dragged from ``t0`` to ``t1`` s: the span it selected."""
-    choose(window, "Edit > Time select tool")
-    drag(qtbot, window.canvas, point(window, t0, 3000), point(window, t1, 5000))
-    t0, t1, _, _ = window.canvas.selection.span()
-    return t0, t1
-
-
-def wait_edit(qtbot, window, count: int) -> None:
-    stack = window.undo_stack  # the edit landed: the count-th step, the last, done
-    qtbot.waitUntil(lambda: stack.count() == count == stack.index() and window.jobs.idle(),
-                    timeout=30000)
+from tests.gui_input import audio, band_db, point, select_band, select_time, wait_edit
 
 
 def test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly(qtbot, window):
@@ -189,19 +170,8 @@ def test_a_right_click_offers_the_edits_and_pastes_where_it_was_clicked(qtbot, w
     assert window.canvas.selection.span()[0] == pytest.approx(6.0, abs=0.05)
 
 
-def band_db(window, t0: float, t1: float, hz: float) -> float:
-    """The level of ``hz`` over ``t0``-``t1`` s of the edited audio (loudest channel)."""
-    sr = window.doc.sample_rate
-    x = audio(window)[:, round(t0 * sr):round(t1 * sr)]
-    w = np.hanning(x.shape[1])
-    spectrum = np.abs(np.fft.rfft(x * w, axis=1)) * 2 / w.sum()
-    k = round(hz * x.shape[1] / sr)
-    return float(20 * np.log10(spectrum[:, k - 3:k + 4].max() + 1e-12))
 
 
-def select_band(qtbot, window, t0, t1, f0, f1) -> None:
-    choose(window, "Edit > Rectangle select tool")
-    drag(qtbot, window.canvas, point(window, t0, f1), point(window, t1, f0))
 
 
 def test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer(qtbot, window):

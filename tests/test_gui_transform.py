@@ -10,8 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from app.gui.view.transforming import GHOST
 from tests.dialogs import choose
-from tests.gui_input import drag, pixels, point
-from tests.test_gui_edit import audio, band_db, select_band, wait_edit
+from tests.gui_input import audio, band_db, drag, pixels, point, select_band, wait_edit
 
 
 def mid_edge(window, side: str) -> QPoint:
