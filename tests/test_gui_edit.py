@@ -185,6 +185,8 @@ def test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer(qtbot, window):
     choose(window, "Edit > Paste")  # a spectral clip mixes in at the playhead
     wait_edit(qtbot, window, 1)
     assert band_db(window, 9.5, 10.5, 6000) > whistle - 3
+    t0, _, low, high = window.canvas.selection.span()  # what was pasted, selected
+    assert t0 == pytest.approx(9.0) and low < 6000 < high < 8000
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
 

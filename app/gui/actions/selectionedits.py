@@ -104,10 +104,21 @@ class SelectionEdits:
 
     def paste(self, clip: Clip, at: float, *, mode: str = "add",
               as_layer: bool = False) -> None:
+        """``clip`` at ``at`` seconds; what was pasted then selected (a rectangle around
+        it), so the Transform tool can move or transpose it next."""
+        def select() -> None:
+            doc = self.edits.opened.doc
+            end = min(at + clip.duration_s, doc.length / doc.sample_rate)
+            if end > at:
+                self.edits.selection.set_selection(Selection.rect(
+                    at, end, f_lo=min(clip.hz), f_hi=min(max(clip.hz), doc.sample_rate / 2)))
+
         if as_layer:
-            self._run("paste as layer", lambda doc: (None, paste_as_layer(doc, clip, at_s=at)))
+            self._run("paste as layer", lambda doc: (None, paste_as_layer(doc, clip, at_s=at)),
+                      select)
         else:
-            self._run("paste", lambda doc: (None, paste_clip(doc, clip, at_s=at, mode=mode)))
+            self._run("paste", lambda doc: (None, paste_clip(doc, clip, at_s=at, mode=mode)),
+                      select)
 
     # -- transform and process -------------------------------------------------------
     def ask_transform(self) -> None:
