@@ -351,3 +351,26 @@ def test_a_long_document_gets_layers_without_stalling_the_window(qtbot, window, 
     choose(window, "Edit > Undo")
     settle(qtbot, window)
     assert doc.layers.plain and digest(doc) == opened
+
+
+def test_the_unmix_dialog_says_what_each_method_is_for(qtbot, window):
+    """Issue 50.11: HPSS put voiced speech in "percussive" and nothing said which method
+    is for what. The dialog says it under the method chosen (docs/layers.md too)."""
+    from PySide6.QtWidgets import QLabel
+
+    said = {}
+
+    def read(dialog):
+        method = dialog.findChild(QComboBox, "unmix-method")
+        for i in range(method.count()):
+            method.setCurrentIndex(i)
+            said[method.itemData(i)] = dialog.findChild(QLabel, "unmix-purpose").text()
+        dialog.reject()
+
+    when_shown(window, UnmixDialog, "unmix-dialog", read)
+    choose(window, "Layer > Unmix…")
+    qtbot.waitUntil(lambda: len(said) == 5)
+    assert "Not for speech" in said["hpss"] and "percussive" in said["hpss"]
+    assert "Dialogue" in said["voice"] and "Source brush" in said["nmf"]
+    assert "hiss" in said["tonal-noise"]
+    assert len(window.doc.layers.state.layers) == 1  # cancelled: nothing done

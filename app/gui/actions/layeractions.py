@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QInputDialog,
+    QLabel,
     QMenuBar,
     QSpinBox,
     QStatusBar,
@@ -33,6 +34,15 @@ from engine.errors import SpectroPaintError
 METHODS = (("Harmonic, percussive and residual (HPSS)", "hpss"),
            ("Harmonic and percussive (HPSS)", "hpss:1"), ("Tonal and noise", "tonal-noise"),
            ("Components (NMF)", "nmf"), ("Voice and background", "voice"))
+HPSS_FOR = ("For music: drums and clicks apart from held notes. Not for speech: a voice's "
+            "pitch moves, so much of it lands in percussive (use Voice and background).")
+FOR = {"hpss": HPSS_FOR, "hpss:1": HPSS_FOR,
+       "tonal-noise": "A steady tone, whistle or hum apart from the hiss around it (HPSS "
+                      "would call a steady hiss harmonic).",
+       "nmf": "A few sources of different timbre (two instruments), found blind; then mark "
+              "which is which with the Source brush (U) to separate them better.",
+       "voice": "Dialogue apart from its background (a neural model, DeepFilterNet3); "
+                "where it finds no voice it changes nothing."}
 SHOWN_MS = 10000
 
 
@@ -56,16 +66,24 @@ class UnmixDialog(QDialog):
         self.count.setObjectName("unmix-components")
         self.count.setRange(2, 16)
         self.count.setValue(2)
+        self.purpose = QLabel(wordWrap=True)
+        self.purpose.setObjectName("unmix-purpose")
         form.addRow("Into", self.method)
+        form.addRow("", self.purpose)
         form.addRow("Components", self.count)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
                                    QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
-        self.method.currentIndexChanged.connect(
-            lambda _: self.count.setEnabled(self.method.currentData() == "nmf"))
-        self.count.setEnabled(False)
+        self.method.currentIndexChanged.connect(lambda _: self._chose())
+        self._chose()
+
+    def _chose(self) -> None:
+        """What the method chosen is for, and its components box for NMF only."""
+        method = self.method.currentData()
+        self.count.setEnabled(method == "nmf")
+        self.purpose.setText(FOR[method])
 
     def chosen(self) -> str:
         method = self.method.currentData()
