@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from app.batch.wavread import plain_audio
-from engine.errors import ParameterError, SpectroPaintError
+from engine.errors import AudioError, ParameterError, SpectroPaintError
 from engine.io.atomic import write_bytes
 from engine.io.audio import READ_SUFFIXES, Audio, load, not_a_file
-from engine.io.export import FORMATS, export, same_depth
+from engine.io.export import FORMATS, check_quality, export, same_depth
 from engine.measure.metrics import si_sdr_and_snr_db
 
 STACK = 8  # files painted as one document at most (app.batch.stacks)
@@ -48,6 +48,7 @@ class Settings:
     analysis: dict = field(default_factory=dict)  # transform and its settings, device
     bits: str | None = None  # None: the input's depth where the format has it
     dither: bool = True
+    quality: float | None = None  # Ogg Vorbis and MP3 outputs: 0 to 10 (None: the default)
     stacks: bool = False  # short files may be painted stacked (check_settings decides)
     stack: int = STACK  # files a stack holds at most: halved when one runs out of GPU memory
 
@@ -119,10 +120,11 @@ def _readable(paths: list[Path], skipped: list[str] | None) -> list[Path]:
     return out
 
 
-def check_outputs(jobs: list[Job], bits: str | None) -> None:
+def check_outputs(jobs: list[Job], bits: str | None, quality: float | None = None) -> None:
     """Refuse, before any file, outputs that cannot be written, which would otherwise
     fail each file after its painting: an input format SpectroPaint reads but does not
-    write (Opus) without ``--format``, or ``--bits`` a format cannot hold."""
+    write (Opus) without ``--format``, ``--bits`` a format cannot hold, or ``--quality``
+    for a lossless format (or out of its range)."""
     by_suffix: dict[str, list[Job]] = {}
     for job in jobs:
         by_suffix.setdefault(job.output.suffix.lower(), []).append(job)
@@ -134,6 +136,11 @@ def check_outputs(jobs: list[Job], bits: str | None) -> None:
                                  f"them; give --format ({', '.join(_WRITTEN)}) to write "
                                  "them as that")
         name, depths, _ = FORMATS[suffix]
+        try:
+            check_quality(some[0].output, quality)
+        except AudioError as e:
+            raise ParameterError(f"--quality: {str(e).split(': ', 1)[1]} ({which}; or give "
+                                 "--format ogg or mp3)") from e
         if bits is None or str(bits) in depths:
             continue
         lossy = {"vorbis": f"{name} Vorbis", "mp3": name}.get(next(iter(depths)))
@@ -161,7 +168,8 @@ def write_output(job: Job, audio: Audio, wave: np.ndarray, settings: Settings) -
     job.output.parent.mkdir(parents=True, exist_ok=True)
     depth = settings.bits or same_depth(audio.subtype, job.output)
     report = export(wave, audio.sample_rate, job.output, bit_depth=depth, source=job.input,
-                    dither=settings.dither, metadata=audio.metadata, layout=audio.layout)
+                    dither=settings.dither, metadata=audio.metadata, layout=audio.layout,
+                    quality=settings.quality)
     notes = [f"not kept: {lost}" for lost in report.not_kept]
     if report.cleared:  # temporary files of a killed run in its folder
         notes.append(report.cleared)
@@ -290,7 +298,7 @@ def keep_settings(outdir: Path, settings: Settings, suffix: str | None, resume: 
     batch skips them: a changed preset or --format would leave OUTDIR half one, half the
     other). Where no such file is (an older batch), resume as asked."""
     now = {"strokes": settings.strokes, "bits": settings.bits, "dither": settings.dither,
-           "format": suffix,
+           "quality": settings.quality, "format": suffix,
            "analysis": {k: v for k, v in settings.analysis.items() if k != "device"}}
     now = json.loads(json.dumps(now), parse_constant=_infinity_as_text)  # as it reads back
     path = outdir / SETTINGS

@@ -34,6 +34,12 @@ def _clip_args(p: argparse.ArgumentParser) -> None:
     group.add_argument("--limit", action="store_true", help="soft-limit overs below 0 dBFS")
 
 
+def quality_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quality", type=float, default=None, metavar="Q",
+                   help="Ogg Vorbis and MP3: 0 (smallest) to 10 (best), as oggenc counts "
+                        "it (default: libsndfile's)")
+
+
 def _clip_mode(args) -> str:
     return "normalize" if args.normalize else "limit" if args.limit else "report"
 
@@ -97,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     _clip_args(p)
+    quality_arg(p)
     _analysis_args(p)
 
     p = sub.add_parser("apply", help="paint strokes on a file and export the result")
@@ -115,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
     _clip_args(p)
+    quality_arg(p)
     _analysis_args(p)
 
     sub.add_parser("presets", help="list built-in and user presets with their parameters")
@@ -124,10 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="render and round-trip the bundled demo into out/")
     p.add_argument("-o", "--output-dir", default="out")
-    cli_batch.add_parser(sub, _analysis_args)
+    cli_batch.add_parser(sub, _analysis_args, quality_arg)
     cli_compare.add_parser(sub)
     cli_features.add_parser(sub)
-    cli_repair.add_parser(sub, _analysis_args)
+    cli_repair.add_parser(sub, _analysis_args, quality_arg)
     cli_unmix.add_parser(sub, _analysis_args)
     return parser
 
@@ -230,7 +238,7 @@ def cmd_roundtrip(args) -> None:
     document is built."""
     from engine.io import stream
     from engine.io.audio import load
-    from engine.io.export import check_destination, export
+    from engine.io.export import check_destination, check_quality, export
     from engine.model.document import check_fits
     from engine.runtime.cost import confirm_cost
     from engine.runtime.device import pick_device
@@ -239,6 +247,7 @@ def cmd_roundtrip(args) -> None:
 
     clip = _clip_mode(args)
     check_destination(Path(args.output), Path(args.file), args.force)
+    check_quality(Path(args.output), args.quality)
     audio = load(args.file, allow_truncated=args.allow_truncated,
                  progress=TerminalProgress("reading"))
     for note in audio.notes:
@@ -250,6 +259,7 @@ def cmd_roundtrip(args) -> None:
     wave, snr = stream.roundtrip(audio.samples, transform, progress=progress)
     report = export(wave, audio.sample_rate, args.output, bit_depth=args.bits,
                     source=args.file, force=args.force, clip=clip, dither=not args.no_dither,
+                    quality=args.quality,
                     metadata=audio.metadata, layout=audio.layout,
                     progress=TerminalProgress("writing"))
     _print_report(report)
@@ -291,9 +301,10 @@ def _quick_stroke(args) -> dict:
 def cmd_apply(args) -> None:
     from app.session.editor import Editor, load_stroke_script
     from engine.errors import ParameterError
-    from engine.io.export import check_destination
+    from engine.io.export import check_destination, check_quality
 
     check_destination(Path(args.output), Path(args.file), args.force)
+    check_quality(Path(args.output), args.quality)
     strokes = load_stroke_script(args.strokes) if args.strokes else [_quick_stroke(args)]
     editor = Editor(_open(args))
     try:
@@ -303,6 +314,7 @@ def cmd_apply(args) -> None:
     for warning in editor.warnings:
         print(f"specpaint: warning: {args.strokes or 'command line'}: {warning}", file=sys.stderr)
     report = editor.export(args.output, bit_depth=args.bits, force=args.force,
+                           quality=args.quality,
                            dither=not args.no_dither, clip=_clip_mode(args),
                            progress=TerminalProgress("writing"))
     painted = f"painted {count} of {len(strokes)} stroke(s)" if count else \

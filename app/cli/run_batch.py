@@ -18,7 +18,7 @@ from pathlib import Path
 EXIT_SOME_FAILED, EXIT_CANCELLED = 1, 130
 
 
-def add_parser(sub, analysis_args) -> None:
+def add_parser(sub, analysis_args, quality_arg) -> None:
     p = sub.add_parser(
         "batch", help="paint the same strokes on many files",
         description="Paint a stroke script (or one --line stroke) on every file given: files, "
@@ -43,6 +43,7 @@ def add_parser(sub, analysis_args) -> None:
                                                   "(default: the input's format)")
     p.add_argument("--bits", default=None, help="16, 24, 32 or float (default: the input's)")
     p.add_argument("--no-dither", action="store_true", help="no TPDF dither for 16-bit output")
+    quality_arg(p)
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes painting at once (default: what --device auto "
                         "chooses and says: one per CPU core as the memory allows, or one "
@@ -109,7 +110,8 @@ def cmd_batch(args, quick_stroke) -> int:
         strokes = with_presets_resolved(strokes)
     except ParameterError as e:
         raise ParameterError(f"{args.strokes or 'command line'}: {e}") from e
-    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither)
+    settings = Settings(strokes, analysis(args), args.bits, not args.no_dither,
+                        quality=args.quality)
     checked_script(settings.strokes)  # its mistakes first, before the files are looked for
     outdir = Path(args.output_dir)
     suffix = output_suffix(args.format)
@@ -118,7 +120,7 @@ def cmd_batch(args, quick_stroke) -> int:
     if skipped:
         print(f"specpaint: skipped {skipped[0]}" + (f" and {len(skipped) - 1} more" if
               len(skipped) > 1 else "") + " (not files; listed in the report)", file=sys.stderr)
-    check_outputs(jobs, args.bits)
+    check_outputs(jobs, args.bits, args.quality)
     plan = None if args.scheduler else _plan(args, settings, jobs)
     with contextlib.ExitStack() as running:
         pool = running.enter_context(worker_pool(plan.workers)) \

@@ -19,7 +19,7 @@ def flag(name: str) -> str:
     return "--" + name.removesuffix("_db").replace("_", "-")
 
 
-def add_parser(sub, analysis_args) -> None:
+def add_parser(sub, analysis_args, quality_arg) -> None:
     from app.session.repairs import MODULES
 
     p = sub.add_parser(
@@ -59,6 +59,7 @@ def add_parser(sub, analysis_args) -> None:
                    help="no TPDF dither for 16-bit output given by --bits (at the source's "
                         "depth there is none)")
     p.add_argument("--force", action="store_true", help="allow overwriting the source file")
+    quality_arg(p)
     analysis_args(p)
 
 
@@ -79,9 +80,10 @@ def cmd_repair(args, open_document, progress) -> None:
     from app.session.editor import Editor
     from app.session.repairs import MODULES
     from engine.errors import ParameterError
-    from engine.io.export import check_destination, same_depth
+    from engine.io.export import check_destination, check_quality, same_depth
 
     check_destination(Path(args.output), Path(args.file), args.force)
+    check_quality(Path(args.output), args.quality)
     module = MODULES[args.module]
     given = {p.name for m in MODULES.values() for p in m.params
              if getattr(args, p.name) is not None}
@@ -101,7 +103,7 @@ def cmd_repair(args, open_document, progress) -> None:
     # the source's depth unless told: what the repair left alone comes back as it was
     # (the source's own samples, on the grid of its depth: dither takes only the rest)
     depth = args.bits or same_depth(editor.doc.audio.subtype, Path(args.output))
-    written = editor.export(args.output, bit_depth=depth, force=args.force,
+    written = editor.export(args.output, bit_depth=depth, force=args.force, quality=args.quality,
                             dither=not args.no_dither, progress=progress("writing"))
     if args.json:
         print(json.dumps({"module": report.module, "changed": report.changed,

@@ -43,6 +43,9 @@ FORMATS: dict[str, tuple[str, dict[str, str], str]] = {
     ".mp3": ("MP3", {"mp3": "MPEG_LAYER_III"}, "mp3"),  # libsndfile 1.1 and later
 }
 MP3_RATES = (8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000)  # MPEG 1, 2, 2.5
+LOSSY = ("OGG", "MP3")  # the formats a quality is given for
+QUALITY_RANGE = (0.0, 10.0)  # as oggenc counts it: 10 the best (the most bits)
+SMALLEST = 0.99  # the compression level of quality 0 (libsndfile's MP3 refuses 1.0)
 CLIP_MODES = ("report", "normalize", "limit")
 CEILING = 10 ** (-0.1 / 20)  # -0.1 dBFS: the peak after normalizing or limiting
 LIMIT_KNEE = 10 ** (-1.0 / 20)  # soft limiting starts at -1 dBFS
@@ -98,6 +101,27 @@ def _check_mp3(path: Path, sample_rate: int, channels: int) -> None:
     if channels > 2:
         raise AudioError(f"{path}: MP3 holds one or two channels, not {channels}; export "
                          "FLAC or WAV instead")
+
+
+def check_quality(path: Path, quality: float | None) -> None:
+    """Refuse, before any work, a ``quality`` that ``path``'s format cannot take."""
+    fmt = FORMATS.get(path.suffix.lower(), ("",))[0]
+    compression_of(path, fmt, quality)
+
+
+def compression_of(path: Path, fmt: str, quality: float | None) -> float | None:
+    """libsndfile's compression level (0 the best, 1 the smallest) for ``quality`` (0 to
+    10, 10 the best; None: libsndfile's default); only Ogg Vorbis and MP3 take one."""
+    if quality is None:
+        return None
+    if fmt not in LOSSY:
+        raise AudioError(f"{path}: a quality is for Ogg Vorbis and MP3 files; "
+                         f"{fmt or path.suffix or 'these'} files are lossless: leave it out")
+    if isinstance(quality, bool) or not isinstance(quality, int | float) or \
+            not QUALITY_RANGE[0] <= quality <= QUALITY_RANGE[1]:
+        raise AudioError(f"{path}: quality {quality!r}; give a number from "
+                         f"{QUALITY_RANGE[0]:g} (smallest) to {QUALITY_RANGE[1]:g} (best)")
+    return SMALLEST * (1.0 - quality / QUALITY_RANGE[1])
 
 
 def depths_of(path: Path) -> dict[str, str]:
@@ -230,7 +254,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
            bit_depth: str | int | None = None, source: str | os.PathLike | None = None,
            force: bool = False, clip: str = "report", dither: bool = True,
            block_frames: int = WRITE_BLOCK, metadata: Metadata | None = None,
-           layout: tuple[str, ...] = (), progress: ProgressFn | None = None,
+           layout: tuple[str, ...] = (), quality: float | None = None,
+           progress: ProgressFn | None = None,
            cancel: CancelFlag | None = None) -> ExportReport:
     """Write float ``[channels, frames]`` samples to ``path`` (format from the extension).
 
@@ -246,7 +271,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     as its format can hold it; the report names what it could not. So does the speaker
     ``layout`` (the source's channel names, ``Audio.layout``): WAV and RF64 files
     get its WAVE_FORMAT_EXTENSIBLE channel mask, FLAC keeps it when it is FLAC's own
-    order for the channel count.
+    order for the channel count. ``quality`` (Ogg Vorbis and MP3 only): 0 (smallest) to
+    10 (best), as oggenc counts it; None: libsndfile's default.
     Audio holding NaN or infinite samples is refused (an integer file would get
     garbage, a float file samples no player takes).
     Raises AudioError naming the path on any problem; then the destination
@@ -261,6 +287,7 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
     if fmt == "MP3":
         _check_mp3(path, sample_rate, samples.shape[0])
     check_destination(path, Path(source) if source is not None else None, force)
+    compression = compression_of(path, fmt, quality)
 
     peak, over = overs(samples)
     if not np.isfinite(peak):  # max and min carry a NaN or an infinity through
@@ -292,7 +319,8 @@ def export(samples: np.ndarray, sample_rate: int, path: str | os.PathLike, *,
         raise AudioError(f"{path}: cannot write here ({e.strerror or e}); nothing was "
                          "written") from e
     try:
-        with sf.SoundFile(str(tmp), "w", sample_rate, channels, subtype, format=fmt) as f:
+        with sf.SoundFile(str(tmp), "w", sample_rate, channels, subtype, format=fmt,
+                          compression_level=compression) as f:
             not_kept = write_metadata(f, metadata)
             for start in range(0, frames, block_frames):
                 step(start / frames, progress, cancel)
