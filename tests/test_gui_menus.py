@@ -225,6 +225,28 @@ def test_file_export_bit_depth_each_choice_is_the_depth_written(qtbot, window, t
         assert sf.info(out).subtype == subtype, label
 
 
+QUALITIES = {"Format default": None, "10 (best)": 10.0, "8": 8.0, "6": 6.0, "4": 4.0,
+             "2 (smallest)": 2.0}
+
+
+def test_file_export_quality_each_choice_sizes_the_ogg_written(qtbot, window, tmp_path):
+    """Issue 50.12: a quality for Ogg Vorbis and MP3 exports; a better one is a larger
+    file, and a WAV export takes none (written as before)."""
+    sizes = {}
+    for i, label in enumerate(QUALITIES):
+        choose(window, f"File > Export quality (Ogg, MP3) > {label}")
+        assert menu_action(window, f"File > Export quality (Ogg, MP3) > {label}").isChecked()
+        out = tmp_path / f"quality-{i}.ogg"
+        save_as(window, out)
+        choose(window, "File > Export audio…")
+        run_until(lambda out=out: out.name in window.statusBar().currentMessage())
+        sizes[QUALITIES[label]] = out.stat().st_size
+    assert sizes[2.0] < sizes[4.0] < sizes[6.0] < sizes[8.0] < sizes[10.0]
+    save_as(window, tmp_path / "lossless.wav")
+    choose(window, "File > Export audio…")
+    run_until(lambda: "lossless.wav" in window.statusBar().currentMessage())
+
+
 def test_file_import_image_as_sound_adds_it_as_one_step(qtbot, window, tmp_path):
     from engine.io.png import write_png
 
@@ -437,6 +459,8 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
         ["File > Save project"],
     "test_file_export_bit_depth_each_choice_is_the_depth_written":
         [f"File > Export bit depth > {label}" for label in DEPTHS],
+    "test_file_export_quality_each_choice_sizes_the_ogg_written":
+        [f"File > Export quality (Ogg, MP3) > {label}" for label in QUALITIES],
     "test_file_export_spectrogram_image_writes_the_png_chosen":
         ["File > Export spectrogram image…"],
     "test_file_import_image_as_sound_adds_it_as_one_step": ["File > Import image as sound…"],
@@ -526,10 +550,10 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
         source = inspect.getsource(test)
         name = path.rsplit(" > ", 1)[1].removesuffix("…").removesuffix(" tool")
         walked = any(re.search(rf"\b{listed}\b", source) and name in values
-                     for listed, values in (("DEPTHS", DEPTHS), ("PANELS", PANELS),
-                                            ("PLAYING", PLAYING)))
+                     for listed, values in (("DEPTHS", DEPTHS), ("QUALITIES", QUALITIES),
+                                            ("PANELS", PANELS), ("PLAYING", PLAYING)))
         helper = path == "File > Open audio…" and "open_file(" in source or \
             name.endswith("repaired click") and "event_actions" in source or \
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
-    assert len(paths) == 86
+    assert len(paths) == 92

@@ -199,6 +199,7 @@ class MainWindow(QMainWindow):
             menu_action(f, "Save project &as…", files.save_project_dialog),
             menu_action(f, "&Export audio…", files.export_dialog, "Ctrl+E")]
         f.addMenu(files.depth_menu)
+        f.addMenu(files.quality_menu)
         self.document_actions += [
             menu_action(f, "Export spectrogram &image…", images.export_png_dialog),
             menu_action(f, "&Import image as sound…", images.import_image_dialog)]

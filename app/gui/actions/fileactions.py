@@ -23,7 +23,7 @@ from app.project.write import SAVED_TILE, EditTracker, load_project, save_projec
 from brushes.presets import Preset, save_preset, user_dir
 from engine.errors import TruncatedAudio
 from engine.io.audio import READ_SUFFIXES
-from engine.io.export import FORMATS, depths_of, export, overs, same_depth
+from engine.io.export import FORMATS, LOSSY, depths_of, export, overs, same_depth
 from engine.model.document import Document
 from engine.model.resynth import Resynthesizer
 from engine.progress import scaled
@@ -73,20 +73,34 @@ class FileActions:
         self.settings, self.status, self.device = settings, status, device
         self.analysis_panel, self.brush_panel = analysis_panel, brush_panel
         self.recent_menu = QMenu("Open &recent", window)
-        self.depth_menu = QMenu("Export &bit depth", window)
-        self.depth_actions = {}
         self.export_depth: str | None = SAME_AS_SOURCE
-        for label, depth in (("Same as source", SAME_AS_SOURCE),
-                             ("Format default (WAV float, FLAC/AIFF 24)", None),
-                             ("16-bit", "16"), ("24-bit", "24"), ("32-bit float", "float")):
-            action = self.depth_menu.addAction(label)
-            action.setCheckable(True)
-            action.triggered.connect(lambda _=False, d=depth: self.set_depth(d))
-            self.depth_actions[depth] = action
+        self.depth_menu, self.depth_actions = self._choices(
+            "Export &bit depth", self.set_depth,
+            (("Same as source", SAME_AS_SOURCE),
+             ("Format default (WAV float, FLAC/AIFF 24)", None),
+             ("16-bit", "16"), ("24-bit", "24"), ("32-bit float", "float")))
         saved = settings.value("exportDepth", SAME_AS_SOURCE, str)
         self.set_depth(None if saved == "default" else
                        saved if saved in self.depth_actions else SAME_AS_SOURCE)
+        self.export_quality: float | None = None
+        self.quality_menu, self.quality_actions = self._choices(
+            "Export &quality (Ogg, MP3)", self.set_quality,
+            (("Format default", None), ("10 (best)", 10.0), ("8", 8.0), ("6", 6.0),
+             ("4", 4.0), ("2 (smallest)", 2.0)))
+        saved = settings.value("exportQuality", "default", str)
+        self.set_quality(next((q for q in self.quality_actions if str(q) == saved), None))
         self._refresh_recent()
+
+    def _choices(self, title: str, choose, choices) -> tuple[QMenu, dict]:
+        """A submenu of checkable ``(label, value)`` entries, each calling ``choose(value)``;
+        the menu and its actions by value."""
+        menu, actions = QMenu(title, self.window), {}
+        for label, value in choices:
+            action = menu.addAction(label)
+            action.setCheckable(True)
+            action.triggered.connect(lambda _=False, v=value: choose(v))
+            actions[value] = action
+        return menu, actions
 
     def _ask(self, question: str, then, buttons=None, *, names=None) -> None:
         ask(self.window, question, then, buttons, names=names)
@@ -285,6 +299,8 @@ class FileActions:
             depth = same_depth(audio.subtype, path) if audio.subtype else None
         elif depth not in depths_of(path):
             depth = None  # a depth the format has not (float FLAC, 16-bit Ogg): its default
+        lossy = FORMATS.get(path.suffix.lower(), ("",))[0] in LOSSY
+        quality = self.export_quality if lossy else None  # a lossless file has none
 
         def work(**kw):
             if clip == "ask":
@@ -293,7 +309,7 @@ class FileActions:
                     return _Overs(peak, count)  # nothing written: the user chooses first
             return export(samples, rate, path, bit_depth=depth, source=source, force=force,
                           clip="report" if clip == "ask" else clip, metadata=metadata,
-                          layout=layout, **kw)
+                          layout=layout, quality=quality, **kw)
 
         def done(result):
             if isinstance(result, _Overs):
@@ -314,6 +330,13 @@ class FileActions:
         self.settings.setValue("exportDepth", depth or "default")
         for d, action in self.depth_actions.items():
             action.setChecked(d == depth)
+
+    def set_quality(self, quality: float | None) -> None:
+        """Ogg Vorbis and MP3 exports' quality (0-10; None: libsndfile's default)."""
+        self.export_quality = quality
+        self.settings.setValue("exportQuality", str(quality) if quality else "default")
+        for q, action in self.quality_actions.items():
+            action.setChecked(q == quality)
 
     def reanalyze(self, analysis: dict, *, flatten: bool = False) -> None:
         """Analyze the edited audio again with ``analysis`` (transform and settings):
