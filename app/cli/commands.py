@@ -364,7 +364,7 @@ def cmd_demo(args) -> None:
                                   db_range=90.0, log_freq=True))
     cmd_roundtrip(argparse.Namespace(**common, output=str(out / "demo-roundtrip.wav"),
                                      bits=None, force=False, normalize=False, limit=False,
-                                     no_dither=False))
+                                     no_dither=False, quality=None))
 
 
 def _one_line_warnings(message, category, filename, lineno, file=None, line=None):
