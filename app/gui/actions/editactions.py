@@ -103,8 +103,9 @@ class EditActions:
 
     # -- the verbs ---------------------------------------------------------------
     def copy(self) -> None:
-        if self._spectral() is not None:
-            self.spectral.copy(self._spectral())
+        spectral = self._spectral()
+        if spectral is not None:
+            self.spectral.copy(spectral)
             return
         span = self._span("Copy")
         if span is not None:
@@ -116,48 +117,41 @@ class EditActions:
                                     f"({self.clipboard.nbytes / 2**20:.1f} MiB)", SHOWN_MS)
 
     def cut(self) -> None:
-        if self._spectral() is not None:
-            self.spectral.cut(self._spectral())
+        spectral = self._spectral()
+        if spectral is not None:
+            self.spectral.cut(spectral)
             return
         span = self._span("Cut")
         if span is not None:
             s0, s1 = self._samples(span)
-
-            def make(doc, wave, **work):
-                clip = time_edit.copy_range(doc, wave, s0, s1)
-                return clip, time_edit.delete_range(doc, wave, s0, s1, **work)
-
-            self._run(f"cut {_seconds(span)}", make, lambda doc: self._after(span[0]),
-                      keeps=True)
+            self._run(f"cut {_seconds(span)}", time_edit.delete_range, s0, s1,
+                      after=lambda: self._after(span[0]),
+                      keep=lambda doc, wave: time_edit.copy_range(doc, wave, s0, s1))
 
     def delete(self) -> None:
-        if self._spectral() is not None:
-            self.spectral.delete(self._spectral())
+        spectral = self._spectral()
+        if spectral is not None:
+            self.spectral.delete(spectral)
             return
         span = self._span("Delete")
         if span is not None:
             s0, s1 = self._samples(span)
-            self._run(f"delete {_seconds(span)}",
-                      lambda doc, wave, **work: time_edit.delete_range(doc, wave, s0, s1,
-                                                                       **work),
-                      lambda doc: self._after(span[0]))
+            self._run(f"delete {_seconds(span)}", time_edit.delete_range, s0, s1,
+                      after=lambda: self._after(span[0]))
 
     def trim(self) -> None:
         span = self._span("Trim")
         if span is not None:
             s0, s1 = self._samples(span)
-            self._run(f"trim to {_seconds(span)}",
-                      lambda doc, wave, **work: time_edit.trim_to(doc, wave, s0, s1, **work),
-                      lambda doc: self._after(0.0))
+            self._run(f"trim to {_seconds(span)}", time_edit.trim_to, s0, s1,
+                      after=lambda: self._after(0.0))
 
     def duplicate(self) -> None:
         span = self._span("Duplicate")
         if span is not None:
             s0, s1 = self._samples(span)
-            self._run(f"duplicate {_seconds(span)}",
-                      lambda doc, wave, **work: time_edit.duplicate_range(doc, wave, s0, s1,
-                                                                          **work),
-                      lambda doc: self._after(span[1], span[1] + span[1] - span[0]))
+            self._run(f"duplicate {_seconds(span)}", time_edit.duplicate_range, s0, s1,
+                      after=lambda: self._after(span[1], span[1] + span[1] - span[0]))
 
     def paste(self, mode: str = "insert") -> None:
         if self.opened.session is None:
@@ -173,10 +167,8 @@ class EditActions:
             return
         at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
         how = {"insert": "", "add": " mixed in", "replace": " replacing"}[mode]
-        self._run(f"paste {clip.seconds:.2f} s{how}",
-                  lambda doc, wave, **work: time_edit.paste_clip(doc, wave, clip, at_sample,
-                                                                 mode=mode, **work),
-                  lambda doc: self._after(at, at + clip.seconds))
+        self._run(f"paste {clip.seconds:.2f} s{how}", time_edit.paste_clip, clip, at_sample,
+                  mode=mode, after=lambda: self._after(at, at + clip.seconds))
 
     def paste_as_layer(self) -> None:
         """A spectral clip into a new layer, at the playhead."""
@@ -206,10 +198,8 @@ class EditActions:
     def insert_silence(self, seconds: float) -> None:
         at = self._at()
         at_sample = min(self.opened.doc.length, round(at * self.opened.doc.sample_rate))
-        self._run(f"insert {seconds:.3f} s of silence",
-                  lambda doc, wave, **work: time_edit.insert_silence(doc, wave, at_sample,
-                                                                     seconds, **work),
-                  lambda doc: self._after(at, at + seconds))
+        self._run(f"insert {seconds:.3f} s of silence", time_edit.insert_silence, at_sample,
+                  seconds, after=lambda: self._after(at, at + seconds))
 
     # -- how they run ----------------------------------------------------------------
     def _spectral(self) -> Selection | None:
@@ -239,19 +229,20 @@ class EditActions:
         span = time_span(self.canvas.selection, self.opened.doc)
         return span[0] if span else 0.0
 
-    def _run(self, label: str, make: Callable, after: Callable[[Document], None], *,
-             keeps: bool = False) -> None:
-        """``make(doc, wave, progress=, cancel=)`` in a worker (with ``keeps``: a clip
-        for the clipboard and the document), then its document swapped in as one undo
-        step named ``label``, then ``after(doc)``."""
+    def _run(self, label: str, verb: Callable, *args, after: Callable[[], None],
+             keep: Callable | None = None, **options) -> None:
+        """The document ``verb(doc, wave, *args, **options)`` makes (app.session.time_edit)
+        in a worker (and ``keep(doc, wave)``'s clip for the clipboard), then swapped in as
+        one undo step named ``label``, then ``after()``."""
         if self.jobs.editing_blocked(label):
             return
         session, tracker = self.opened.session, self.opened.tracker
         wave = session.start_reading()  # the splices wait while the worker reads it
 
         def work(progress, cancel):
-            made = make(session.doc, wave, progress=scaled(progress, 0, 0.6), cancel=cancel)
-            clip, doc = made if keeps else (None, made)
+            clip = None if keep is None else keep(session.doc, wave)
+            doc = verb(session.doc, wave, *args, progress=scaled(progress, 0, 0.6),
+                       cancel=cancel, **options)
             return clip, *with_waveform(doc, progress, cancel)
 
         def done(result):
@@ -261,7 +252,7 @@ class EditActions:
             stack = self.opened.undo_stack
             stack.push(SwapCommand(self.window, (session, tracker),
                                    (PaintSession(doc, stack, synth), EditTracker(doc)), label))
-            after(doc)
+            after()
             self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "
                                     f"{doc.length / doc.sample_rate:.2f} s", SHOWN_MS)
 
