@@ -263,11 +263,8 @@ class EditActions:
             worker.finished.connect(session.done_reading)
 
     def _after(self, at: float, end: float | None = None) -> None:
-        """The playhead at ``at``; what an edit put there selected (a time range); the
-        whole file shown when the view lay past its new end (a trim, a long cut)."""
+        """The playhead at ``at``; what an edit put there selected (a time range)."""
         doc = self.opened.doc
-        if self.canvas.view.t0 >= doc.length / doc.sample_rate:
-            self.canvas.fit()
         self.canvas.set_playhead(at)
         self.selection.set_selection(None if end is None else Selection.rect(
             at, min(end, doc.length / doc.sample_rate), f_lo=0.0, f_hi=doc.sample_rate / 2))

@@ -110,6 +110,8 @@ class SpectrogramCanvas(QOpenGLWidget):
             self.view.nyquist = doc.sample_rate / 2
             if fit:
                 self.view.fit()
+            else:  # a view past a shorter file's end drew nothing (and crashed llvmpipe)
+                self.view.keep_inside()
         self.update()
 
     def set_view_channel(self, channel) -> None:

@@ -56,6 +56,14 @@ class ViewState:
         self.f_lo = LOG_FLOOR_HZ if self.log_freq else 0.0
         self.f_hi = min(self.nyquist, self.content_hz or self.nyquist)
 
+    def keep_inside(self) -> None:
+        """The time shown moved within the file (its length changed: a time edit); the
+        whole file when the view was wider than zooming out allows (5 % past its end)."""
+        if self.t1 - self.t0 > max(self.duration, 1e-3) * 1.05:
+            self.t0, self.t1 = 0.0, max(self.duration, 1e-3)
+        else:
+            self._clamp_time()
+
     def set_log(self, log_freq: bool) -> None:
         self.log_freq = log_freq
         self.f_lo = max(self.f_lo, LOG_FLOOR_HZ) if log_freq else self.f_lo
