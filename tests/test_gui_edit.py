@@ -250,3 +250,36 @@ def test_selection_gain_fades_invert_and_normalize(qtbot, window):
     for _ in range(5):
         choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
+
+
+def test_a_stereo_file_with_no_selection_then_a_time_range(qtbot, window, tmp_path):
+    """The workflow across steps on a stereo file: Selection > Gain… with nothing selected
+    acts on every channel of the whole file; Cut with nothing selected says what to do and
+    changes nothing; a time range then deleted shortens both channels; undo takes it all
+    back."""
+    import soundfile as sf
+
+    sr = 16000
+    t = np.arange(4 * sr) / sr
+    x = np.stack([0.3 * np.sin(2 * np.pi * 440 * t), 0.2 * np.sin(2 * np.pi * 660 * t)])
+    sf.write(tmp_path / "stereo.wav", x.T, sr, subtype="FLOAT")
+    window.open_path(tmp_path / "stereo.wav")
+    qtbot.waitUntil(lambda: window.jobs.idle() and window.doc.channels == 2, timeout=30000)
+    source = audio(window)
+    when_shown(window, QInputDialog, "gain-dialog",
+               lambda d: (d.setDoubleValue(-6.0), d.accept()))
+    choose(window, "Selection > Gain…")
+    wait_edit(qtbot, window, 1)
+    steady = slice(sr, 3 * sr)
+    ratio = np.abs(audio(window)[:, steady]).max(axis=1) / np.abs(source[:, steady]).max(axis=1)
+    np.testing.assert_allclose(20 * np.log10(ratio), [-6, -6], atol=0.1)  # both channels
+    choose(window, "Edit > Cut")
+    assert "select a time range first" in window.statusBar().currentMessage()
+    assert window.undo_stack.count() == 1
+    select_time(qtbot, window, 1.0, 2.0)
+    choose(window, "Edit > Delete")
+    wait_edit(qtbot, window, 2)
+    assert audio(window).shape[0] == 2 and audio(window).shape[1] < source.shape[1]
+    choose(window, "Edit > Undo")
+    choose(window, "Edit > Undo")
+    assert np.array_equal(audio(window), source)
