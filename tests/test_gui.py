@@ -195,7 +195,7 @@ def test_project_save_and_open_restore_the_document_bit_exactly(qtbot, window, t
 
 
 def test_playback_moves_the_playhead_without_an_audio_device(qtbot, window):
-    window.canvas.selection = Selection.rect(1.0, 3.0, f_lo=500.0, f_hi=2000.0)
+    window.selection.set_selection(Selection.rect(1.0, 3.0, f_lo=500.0, f_hi=2000.0))
     window.transport.band_action.setChecked(True)
     window.transport.play_selection()
     qtbot.waitUntil(lambda: window.canvas.playhead is not None and window.canvas.playhead > 1.05,

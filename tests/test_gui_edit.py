@@ -134,7 +134,7 @@ def test_a_time_edit_is_kept_by_the_project_and_autosave_and_the_clipboard_outli
     window.transport.place_playhead(1.0)
     choose(window, "Edit > Paste")
     wait_edit(qtbot, window, 1)
-    assert window.doc.length == length + window.edits.clipboard.frames
+    assert window.doc.length == length + window.opened.clipboard.frames
 
 
 def test_a_right_click_offers_the_edits_and_pastes_where_it_was_clicked(qtbot, window):
@@ -179,7 +179,7 @@ def test_a_band_is_cut_copied_pasted_and_pasted_as_a_layer(qtbot, window):
     whistle = band_db(window, 4.0, 5.0, 6000)
     select_band(qtbot, window, 3.5, 5.5, 5500, 6500)
     choose(window, "Edit > Copy")
-    qtbot.waitUntil(lambda: window.jobs.idle() and window.edits.clipboard is not None)
+    qtbot.waitUntil(lambda: window.jobs.idle() and window.opened.clipboard is not None)
     assert window.undo_stack.count() == 0
     window.transport.place_playhead(9.0)
     choose(window, "Edit > Paste")  # a spectral clip mixes in at the playhead

@@ -69,7 +69,7 @@ def test_an_image_is_imported_as_sound_into_the_selection(qtbot, window, tmp_pat
     line[30, :, :3] = 255  # a white line a third of the way down
     path = tmp_path / "line.png"
     write_png(line, path)
-    window.canvas.selection = Selection.rect(2.0, 4.0, f_lo=1000.0, f_hi=3000.0)
+    window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=1000.0, f_hi=3000.0))
     before = doc.coefficients(0, doc.n_frames).clone()
     audio = window.session.synth.waveform().copy()
     window.images.import_image(path)

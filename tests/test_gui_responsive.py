@@ -235,7 +235,7 @@ def test_filling_a_selection_on_constant_q_goes_on_over_turns_with_the_same_resu
     settle(qtbot, window)
     window.brush_panel.preset_box.setCurrentText("hard-eraser")
     session, doc = window.session, window.doc
-    window.canvas.selection = Selection.rect(1.0, 5.0, f_lo=20.0, f_hi=400.0)
+    window.selection.set_selection(Selection.rect(1.0, 5.0, f_lo=20.0, f_hi=400.0))
     original = doc.coefficients(0, doc.n_frames).clone()
     steps = window.undo_stack.count()
     turns = []

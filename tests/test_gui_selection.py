@@ -115,7 +115,7 @@ def test_feather_and_invert_apply_to_the_selection(qtbot, window):
 def test_the_selection_is_saved_in_the_project(qtbot, window, tmp_path):
     sel = Selection("harmonic", ((1.0, 300.0), (2.0, 330.0)), partials=5, width_cents=30.0,
                     feather_ms=20.0)
-    window.canvas.selection = sel
+    window.selection.set_selection(sel)
     project = tmp_path / "take.spp"
     window.files.save_project(path=project)
     qtbot.waitUntil(lambda: project.exists() and window.jobs.idle(), timeout=20000)

@@ -51,6 +51,7 @@ from app.gui.widgets.selectionpanel import SelectionPanel
 from app.gui.widgets.spectrumview import SpectrumView
 from app.project.saved_history import Kept
 from app.project.write import EditTracker
+from app.session.session import BrushSettings
 from engine.io.layout import channel_names
 from engine.model.document import Document
 from engine.model.resynth import Resynthesizer
@@ -133,24 +134,26 @@ class MainWindow(QMainWindow):
         self.compare = CompareActions(self.opened, status)
         self.transport = Transport(self.player, self.canvas, self.opened, self.compare,
                                    self.level_meter, status)
-        self.selection = SelectionActions(self.canvas, self.selection_panel, self.brush_panel,
-                                          self.opened, self.jobs, self.paint_channel, status)
+        self.selection = SelectionActions(self.canvas, self.selection_panel, self.opened,
+                                          self.jobs, status)
         self.files = FileActions(self, self.opened, self.jobs, self.state, self.settings,
                                  self.analysis_panel, self.brush_panel, status, self.device)
         self.images = ImageActions(self, self.opened, self.canvas, self.view_panel, self.state,
-                                   self.jobs, self.paint_channel, status)
+                                   self.jobs, status)
         self.view_controls = ViewControls(self.area, self.view_panel, self.selection,
                                           self.opened, self.readout, self.spectrum)
         marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
-                                     self.paint_channel, marks, status,
-                                     view_panel=self.view_panel)
-        self.edits = EditActions(self, self.opened, self.canvas, self.selection, self.jobs,
-                                 status)
-        self.transform_tool = TransformTool(self.canvas, self.selection, self.edits, status)
-        self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel,
-                                   self.brush_panel, self.jobs, self.state, status)
+                                     marks, status, view_panel=self.view_panel)
+        self.edits = EditActions(self, self.opened, self.canvas, self.jobs, status)
+        self.transform_tool = TransformTool(self.canvas, self.edits, status)
+        self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel, self.jobs,
+                                   self.state, status)
 
+        self.opened.events.subscribe("brush", self._show_brush)
+        for signal in (self.canvas.lanePressed, self.canvas.selectionChanged,
+                       self.view_panel.paintChannelChanged, self.view_panel.viewChannelChanged):
+            signal.connect(self._follow_channel)  # "the lane it began in" follows the press
         self.canvas.strokePoint.connect(self._pen)
         self.canvas.playToggled.connect(self.transport.toggle_play)
         self.area.time_ruler.scrubbed.connect(self.transport.scrub)
@@ -338,6 +341,7 @@ class MainWindow(QMainWindow):
         self.area.overview.set_session(session)
         self.layers.refresh()
         self.view_controls.lanes_changed()
+        self._follow_channel()
         self.area.view_changed()
         self.analysis_view.schedule()
 
@@ -369,9 +373,9 @@ class MainWindow(QMainWindow):
             return
         if phase == PRESS:
             self.clone_source.stroke_starts(seconds, hz)  # an Alt+clicked source: its offset
-        channel = self.paint_channel()
-        self.session.pen(seconds, hz, pressure, phase, self.brush_panel.current(), channel,
-                         self.brush_panel.label())
+        brush = self.opened.brush
+        self.session.pen(seconds, hz, pressure, phase, (brush.brush, brush.params, brush.curves),
+                         self.opened.channel, brush.label)
 
     def _source_brush_chosen(self) -> None:
         """The source brush is painted with: it brings the paint tool (a selection tool
@@ -407,7 +411,13 @@ class MainWindow(QMainWindow):
         self.update_title()
 
     def _brush_changed(self) -> None:
-        _, params, _ = self.brush_panel.current()
+        """The panel's settings are the session's brush."""
+        brush, params, curves = self.brush_panel.current()
+        self.opened.use_brush(BrushSettings(brush, params, curves, self.brush_panel.label()))
+
+    def _show_brush(self, brush: BrushSettings) -> None:
+        """The pointer shows the session's brush's size."""
+        params = brush.params
         self.canvas.brush_harmonics = params.get("harmonics", 1)  # declared by the harmonic brush
         self.canvas.brush_radius = (params.get("radius_ms", 50.0) / 1000,
                                     params.get("radius_hz", 200.0))
@@ -417,8 +427,13 @@ class MainWindow(QMainWindow):
     def paint_channel(self) -> int | None:
         """Where a stroke goes: the lane it began in, all channels, or one chosen."""
         if self.view_panel.paint_channel.currentData() == "lane":
-            return self.canvas.lanes[self.canvas.press_lane]
+            return self.canvas.lanes[min(self.canvas.press_lane, len(self.canvas.lanes) - 1)]
         return self.view_panel.channel(self.view_panel.paint_channel)
+
+    def _follow_channel(self, *_) -> None:
+        """The session's paint channel, as the view panel's choice and the last press
+        on the canvas make it."""
+        self.opened.paint_on(self.paint_channel())
 
     def view_state(self) -> dict:
         """The view as a project and an autosave keep it."""

@@ -28,6 +28,7 @@ from app.session.editor_edits import EditingVerbs
 from app.session.editor_layers import EditorLayers, write_stems
 from app.session.repairs import Report, get_module, put_back, repair, settings_of
 from app.session.script_edits import ScriptEdit, checked_edit
+from app.session.session import Session
 from app.session.unmixing import separate, unmix
 from brushes.params import Curve
 from brushes.path import StrokePoint
@@ -44,18 +45,20 @@ from engine.region import Rect
 MAX_SCRIPT_BYTES = 64 << 20
 
 
-class Editor(EditingVerbs):
-    """A document with undo history and live resynthesis, for scripts."""
+class Editor(EditingVerbs, Session):
+    """The scripts' face of an editing session (app.session.session: the selection,
+    the paint channel, the clipboard): a document with undo history and live
+    resynthesis."""
 
     def __init__(self, doc: Document, history_limit: int | None = None):
         """``history_limit``: bytes of undo kept (default 1 GiB); 0 keeps no history
         (a batch: nothing to undo, nothing to hold)."""
+        super().__init__()
         self._doc = doc
         self.history = None if history_limit == 0 else \
             History(doc, DEFAULT_LIMIT if history_limit is None else history_limit)
         self._synths = {doc: Resynthesizer(doc)}  # the current document's, and the last
         self.warnings: list[str] = []  # what was painted other than asked (clipped strokes)
-        self.clipboard = None  # what cut and copy took: a TimeClip or a spectral Clip
 
     @property
     def doc(self) -> Document:
@@ -90,8 +93,10 @@ class Editor(EditingVerbs):
               **overrides) -> Rect | None:
         """Paint one stroke with ``preset`` (or a bare ``brush`` type) along
         ``points``: ``(seconds, Hz)`` or ``(seconds, Hz, pressure)``.
-        ``overrides`` set parameters; returns the rect changed."""
+        ``overrides`` set parameters; ``channel``: the session's paint channel unless
+        given (every channel unless set: :meth:`paint_on`); returns the rect changed."""
         name, params, curves = _brush_settings(preset, brush, overrides, inputs, "paint")
+        channel = self.channel if channel is None else channel
         if channel is not None:
             params["channel"] = channel
         step = paint(self.doc, name, self._inside(_points(points, "points"), "points"),
@@ -125,10 +130,12 @@ class Editor(EditingVerbs):
                channel: int | None = None, profile: tuple[float, float] | None = None,
                progress=None, cancel=None, **settings) -> Report:
         """Run the restoration module ``name`` (denoise, declick, dehum, declip) over the
-        region (seconds, Hz; the whole file by default) as one undo step; the report
-        says what it did. One that finds nothing changes nothing and adds a warning."""
+        region (seconds, Hz; the whole file by default) as one undo step, on ``channel``
+        (the session's paint channel unless given); the report says what it did. One
+        that finds nothing changes nothing and adds a warning."""
         report = repair(self.doc, self.audio(), name, history=self.history, start=start,
-                        end=end, low=low, high=high, channel=channel, profile=profile,
+                        end=end, low=low, high=high,
+                        channel=self.channel if channel is None else channel, profile=profile,
                         settings=settings, progress=progress, cancel=cancel)
         if not report.changed:
             self.warnings.append(report.line())

@@ -4,7 +4,8 @@ frequency; Trim, Duplicate: any selection's time span), pasted at the playhead; 
 selection of some band is cut, copied and deleted as a spectral clip
 (app.gui.actions.selectionedits). Each runs in a worker (progress, Cancel) and is one undo step that
 swaps in the document it made (SwapCommand: undo brings the one before back, exact).
-The clipboard is the window's: it outlives the file it was copied from."""
+The clipboard is the session's (app.gui.services.opened): it outlives the file it was
+copied from."""
 
 from collections.abc import Callable
 
@@ -13,7 +14,6 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
 
 from app.gui.actions.fileactions import with_waveform
 from app.gui.actions.menuaction import menu_action
-from app.gui.actions.selectionactions import SelectionActions
 from app.gui.actions.selectionedits import SelectionEdits
 from app.gui.services.editing import PaintSession, SwapCommand
 from app.gui.services.opened import OpenDocument
@@ -22,40 +22,21 @@ from app.gui.view.canvas import SpectrogramCanvas
 from app.project.write import EditTracker
 from app.session import time_edit
 from app.session.selection import Selection
+from app.session.session import is_time_range, time_span
 from app.session.spectral_clip import Clip
-from engine.model.document import Document
 from engine.progress import scaled
 
 SHOWN_MS = 8000
 
 
-def is_time_range(selection: Selection | None, doc: Document) -> bool:
-    """Whether ``selection`` is a time range: a rectangle of every frequency (the Time
-    select tool's, Select all's)."""
-    if selection is None or selection.kind != "rect" or selection.inverted:
-        return False
-    _, _, low, high = selection.span()
-    return low <= 0.0 and high >= doc.sample_rate / 2 * (1 - 1e-9)
-
-
-def time_span(selection: Selection | None, doc: Document) -> tuple[float, float] | None:
-    """The seconds a selection spans (None: no selection, or one that selects no time)."""
-    if selection is None or selection.inverted:
-        return None
-    t0, t1, _, _ = selection.span()
-    end = doc.length / doc.sample_rate
-    return (max(0.0, t0), min(t1, end)) if min(t1, end) > max(0.0, t0) else None
-
-
 class EditActions:
-    """The verbs on the ``opened`` document, its selection and playhead on ``canvas``
-    (``selection`` sets the selection after an edit)."""
+    """The verbs on the ``opened`` session: its document, selection and clipboard; the
+    playhead on ``canvas``."""
 
-    def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas,
-                 selection: SelectionActions, jobs: Jobs, status: QStatusBar):
+    def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas, jobs: Jobs,
+                 status: QStatusBar):
         self.window, self.opened, self.canvas = window, opened, canvas
-        self.selection, self.jobs, self.status = selection, jobs, status
-        self.clipboard: time_edit.TimeClip | Clip | None = None
+        self.jobs, self.status = jobs, status
         self.spectral = SelectionEdits(self)
 
     def build_menu(self, menu: QMenu) -> list:
@@ -92,7 +73,7 @@ class EditActions:
         menu.addActions(self.actions[:2])
         seconds = self.canvas.view.t_of(at.x())
         here = menu.addAction("Paste here", lambda: self._paste_at(seconds))
-        here.setEnabled(self.clipboard is not None)
+        here.setEnabled(self.opened.clipboard is not None)
         menu.addActions(self.actions[2:])
         menu.popup(self.canvas.mapToGlobal(at))
 
@@ -111,10 +92,10 @@ class EditActions:
         if span is not None:
             doc = self.opened.doc
             s0, s1 = self._samples(span)
-            self.clipboard = time_edit.copy_range(doc, self.opened.session.synth.waveform(),
-                                                  s0, s1)
-            self.status.showMessage(f"Copied {_seconds(span)} "
-                                    f"({self.clipboard.nbytes / 2**20:.1f} MiB)", SHOWN_MS)
+            clip = time_edit.copy_range(doc, self.opened.session.synth.waveform(), s0, s1)
+            self.opened.keep(clip)
+            self.status.showMessage(f"Copied {_seconds(span)} ({clip.nbytes / 2**20:.1f} MiB)",
+                                    SHOWN_MS)
 
     def cut(self) -> None:
         spectral = self._spectral()
@@ -156,7 +137,7 @@ class EditActions:
     def paste(self, mode: str = "insert") -> None:
         if self.opened.session is None:
             return
-        clip = self.clipboard
+        clip = self.opened.clipboard
         if clip is None:
             self.status.showMessage("Paste: the clipboard is empty; copy or cut a time range "
                                     "first", SHOWN_MS)
@@ -174,11 +155,11 @@ class EditActions:
         """A spectral clip into a new layer, at the playhead."""
         if self.opened.session is None:
             return
-        if not isinstance(self.clipboard, Clip):
+        if not isinstance(self.opened.clipboard, Clip):
             self.status.showMessage("Paste as new layer: copy a selection of some band "
                                     "first (a time range pastes into the file)", SHOWN_MS)
             return
-        self.spectral.paste(self.clipboard, self._at(), as_layer=True)
+        self.spectral.paste(self.opened.clipboard, self._at(), as_layer=True)
 
     def ask_silence(self) -> None:
         """Insert silence…: how long, asked (not blocking); inserted at the playhead."""
@@ -204,7 +185,7 @@ class EditActions:
     # -- how they run ----------------------------------------------------------------
     def _spectral(self) -> Selection | None:
         """The selection, when it is not a time range (a spectral edit's)."""
-        selection = self.canvas.selection
+        selection = self.opened.selection
         if self.opened.session is None or is_time_range(selection, self.opened.doc):
             return None
         return selection
@@ -212,7 +193,7 @@ class EditActions:
     def _span(self, verb: str) -> tuple[float, float] | None:
         if self.opened.session is None or self.jobs.editing_blocked(verb):
             return None
-        span = time_span(self.canvas.selection, self.opened.doc)
+        span = time_span(self.opened.selection, self.opened.doc)
         if span is None:
             self.status.showMessage(f"{verb}: select a time range first (the Time select "
                                     "tool, T)", SHOWN_MS)
@@ -226,7 +207,7 @@ class EditActions:
         """Where a paste goes: the playhead, else the selection's start, else the start."""
         if self.canvas.playhead is not None:
             return self.canvas.playhead
-        span = time_span(self.canvas.selection, self.opened.doc)
+        span = time_span(self.opened.selection, self.opened.doc)
         return span[0] if span else 0.0
 
     def _run(self, label: str, verb: Callable, *args, after: Callable[[], None],
@@ -248,7 +229,7 @@ class EditActions:
         def done(result):
             clip, doc, synth = result
             if clip is not None:
-                self.clipboard = clip
+                self.opened.keep(clip)
             stack = self.opened.undo_stack
             stack.push(SwapCommand(self.window, (session, tracker),
                                    (PaintSession(doc, stack, synth), EditTracker(doc)), label))
@@ -266,7 +247,7 @@ class EditActions:
         """The playhead at ``at``; what an edit put there selected (a time range)."""
         doc = self.opened.doc
         self.canvas.set_playhead(at)
-        self.selection.set_selection(None if end is None else Selection.rect(
+        self.opened.select(None if end is None else Selection.rect(
             at, min(end, doc.length / doc.sample_rate), f_lo=0.0, f_hi=doc.sample_rate / 2))
 
 

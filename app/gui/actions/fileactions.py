@@ -397,14 +397,16 @@ class FileActions:
         dialog.open()
 
     def save_preset_as(self, name: str) -> None:
-        """The brush panel's settings as a user preset (replacing one of that name)."""
+        """The session's brush (the brush panel's settings) as a user preset (replacing
+        one of that name)."""
         name = name.strip()
         if not name or "/" in name or name.startswith("."):
             self.jobs.show_error(f"'{name}' cannot be a preset name; use letters, digits and "
                                  "dashes")
             return
-        brush, params, curves = self.brush_panel.current()
-        preset = Preset(name, brush, params, curves, "saved from the brush panel")
+        brush = self.opened.brush
+        preset = Preset(name, brush.brush, brush.params, brush.curves,
+                        "saved from the brush panel")
         save_preset(preset, user_dir() / f"{name}.json")
         self.brush_panel.reload_presets(select=name)
 

@@ -77,16 +77,16 @@ class ImageActions:
     document as ``canvas`` and ``view_panel`` show it; dialogs over ``parent``."""
 
     def __init__(self, parent: QWidget, opened: OpenDocument, canvas: SpectrogramCanvas,
-                 view_panel: ViewPanel, state: WindowState, jobs: Jobs, paint_channel,
+                 view_panel: ViewPanel, state: WindowState, jobs: Jobs,
                  status: QStatusBar):
         self.parent, self.opened, self.canvas, self.view_panel = parent, opened, canvas, view_panel
-        self.state, self.jobs, self.paint_channel, self.status = state, jobs, paint_channel, status
+        self.state, self.jobs, self.status = state, jobs, status
 
 
     def export_png_dialog(self) -> None:
         if self.opened.session is None:
             return
-        dialog = PictureDialog(self.parent, self.canvas.selection is not None)
+        dialog = PictureDialog(self.parent, self.opened.selection is not None)
         dialog.accepted.connect(lambda: self._ask_picture_path(self.picture(*dialog.choice())))
         dialog.open()
 
@@ -102,8 +102,8 @@ class ImageActions:
         """A Picture of the document in the view's style: the whole file, the
         selection or the visible area."""
         doc, view, panel = self.opened.doc, self.canvas.view, self.view_panel
-        if scope == "Selection" and self.canvas.selection is not None:
-            t0, t1, f_lo, f_hi = self.canvas.selection.span()
+        if scope == "Selection" and self.opened.selection is not None:
+            t0, t1, f_lo, f_hi = self.opened.selection.span()
         elif scope == "Visible area":
             t0, t1, f_lo, f_hi = view.t0, view.t1, view.f_lo, view.f_hi
         else:
@@ -141,13 +141,13 @@ class ImageActions:
             image.height(), image.bytesPerLine() // 4, 4)[:, :image.width()].copy()
         doc, view = self.opened.doc, self.canvas.view
         if placement is None:
-            sel = self.canvas.selection
+            sel = self.opened.selection
             t0, t1, f_lo, f_hi = sel.span() if sel else (view.t0, view.t1, view.f_lo, view.f_hi)
             seconds, nyquist = doc.length / doc.sample_rate, doc.sample_rate / 2
             placement = Placement(max(t0, 0.0), min(t1, seconds),
                                   max(f_lo, 20.0 if view.log_freq else 1.0),
                                   min(f_hi, nyquist), log=view.log_freq)
-        channel = self.paint_channel()
+        channel = self.opened.channel
         session = self.opened.session
 
         def done(made):

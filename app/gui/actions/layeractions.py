@@ -25,7 +25,6 @@ from app.gui.services.prompts import file_dialog
 from app.gui.services.window_jobs import Jobs
 from app.gui.view.canvas import PRESS, RELEASE, SpectrogramCanvas
 from app.gui.widgets.layerspanel import LayersPanel
-from app.gui.widgets.panels import BrushPanel
 from app.session import layer_ops as ops
 from app.session.editor_layers import write_stems
 from app.session.unmixing import apply, separated, unmixed, unmixed_parts
@@ -92,13 +91,12 @@ class UnmixDialog(QDialog):
 
 class LayerActions:
     """Layers of the ``opened`` document, shown in ``panel`` and on ``canvas``; the
-    source brush's size is ``brush_panel``'s."""
+    source brush's size is the session's brush's."""
 
     def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas,
-                 panel: LayersPanel, brush_panel: BrushPanel, jobs: Jobs, state,
-                 status: QStatusBar):
+                 panel: LayersPanel, jobs: Jobs, state, status: QStatusBar):
         self.window, self.opened, self.canvas, self.panel = window, opened, canvas, panel
-        self.brush_panel, self.jobs, self.state, self.status = brush_panel, jobs, state, status
+        self.jobs, self.state, self.status = jobs, state, status
         self.view: str | None = None  # the panel's choice: None (mix), "layer", "tinted"
         self.source_action = None  # Layer > Source brush (made by build_menus)
         self._mark: list | None = None  # the source brush's points so far
@@ -209,12 +207,12 @@ class LayerActions:
         dialog.open()
 
     def from_selection(self, move: bool) -> None:
-        sel = self.canvas.selection
+        sel = self.opened.selection
         if self.opened.session is not None and sel is None:
             self.status.showMessage("To new layer: draw a selection first (S, A or H)", 5000)
             return
         self._do(lambda d: ops.selection_to_layer(d, sel, move=move,
-                                                  channel=self.window.paint_channel()))
+                                                  channel=self.opened.channel))
 
     def unmix_dialog(self) -> None:
         if self.opened.session is None:
@@ -295,7 +293,7 @@ class LayerActions:
         except SpectroPaintError as e:
             self.jobs.show_error(str(e))
             return
-        _, params, _ = self.brush_panel.current()
+        params = self.opened.brush.params
         part = [x.id for x in group].index(doc.layers.active.id)
         marks = [{"part": part, "points": points,
                   "radius_ms": min(max(params.get("radius_ms", 50.0), 1.0), 5000.0),

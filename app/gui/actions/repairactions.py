@@ -34,15 +34,16 @@ SHOWN_MS = 30000  # how long the status bar shows a report
 
 
 class RepairActions:
-    """The Repair menu over the ``opened`` document: dialogs over ``window``, the
-    region from ``canvas``'s selection, ``paint_channel()`` and ``view_panel``'s
-    Paint channel, work through ``jobs``, previews through ``transport``."""
+    """The Repair menu over the ``opened`` session's document: dialogs over
+    ``window``, the region from the session's selection and paint channel (and
+    ``view_panel``'s Paint channel), work through ``jobs``, previews through
+    ``transport``."""
 
     def __init__(self, window: QMainWindow, opened: OpenDocument, canvas: SpectrogramCanvas,
-                 jobs: Jobs, transport: Transport, paint_channel, click_marks: ClickMarks,
+                 jobs: Jobs, transport: Transport, click_marks: ClickMarks,
                  status: QStatusBar, *, view_panel: ViewPanel):
         self.window, self.opened, self.canvas, self.jobs = window, opened, canvas, jobs
-        self.transport, self.paint_channel, self.status = transport, paint_channel, status
+        self.transport, self.status = transport, status
         self.click_marks, self.view_panel = click_marks, view_panel
         self.repair_dialog: RepairDialog | None = None
         self.preview_dialog: RepairDialog | None = None  # the dialog whose preview plays
@@ -80,10 +81,11 @@ class RepairActions:
         dialog.previewToggled.connect(lambda on: self.preview_repair(dialog, on))
         dialog.learnRequested.connect(lambda: self.learn_profile(dialog))
         refresh = lambda *_: self.refresh(dialog)  # noqa: E731
-        dialog.activated.connect(refresh)  # (a menu's Clear or Select all tells it nothing)
-        self.canvas.selectionChanged.connect(refresh)
+        dialog.activated.connect(refresh)
+        unsubscribe = [self.opened.events.subscribe(event, refresh)
+                       for event in ("selection", "channel")]
         self.view_panel.paintChannelChanged.connect(refresh)
-        dialog.finished.connect(lambda _: self._dialog_closed(dialog, refresh))
+        dialog.finished.connect(lambda _: self._dialog_closed(dialog, refresh, unsubscribe))
         dialog.show()
         return dialog
 
@@ -93,8 +95,9 @@ class RepairActions:
         if dialog.module.learns:
             dialog.show_profile(self.profile())
 
-    def _dialog_closed(self, dialog: RepairDialog, refresh) -> None:
-        self.canvas.selectionChanged.disconnect(refresh)
+    def _dialog_closed(self, dialog: RepairDialog, refresh, unsubscribe: list) -> None:
+        for stop in unsubscribe:
+            stop()
         self.view_panel.paintChannelChanged.disconnect(refresh)
         if self.preview_dialog is dialog:
             self.transport.stop()
@@ -105,10 +108,10 @@ class RepairActions:
         """Where a repair acts: the selection's time range, band and the paint channel
         (the lane it was drawn in); with none (or an inverted one) the whole file, on
         every channel unless the Paint channel names one."""
-        doc, sel = self.opened.doc, self.canvas.selection
+        doc, sel = self.opened.doc, self.opened.selection
         if sel is None or sel.inverted:
             return {"channel": self.view_panel.channel(self.view_panel.paint_channel)}
-        region = {"channel": self.paint_channel()}
+        region = {"channel": self.opened.channel}
         t0, t1, f_lo, f_hi = sel.span()
         region["start"], region["end"] = max(t0, 0.0), min(t1, doc.length / doc.sample_rate)
         if f_lo > 1.0:
@@ -137,7 +140,7 @@ class RepairActions:
     def learn_profile(self, dialog: RepairDialog) -> None:
         """De-noise learns the noise from the selection's time range (RX's Learn); the
         document keeps it (a dialog opened later shows it) until another is learnt."""
-        sel = self.canvas.selection
+        sel = self.opened.selection
         if sel is None or sel.inverted:
             self.status.showMessage(f"{dialog.module.title}: select a stretch of noise alone "
                                     "first, then learn it", 8000)

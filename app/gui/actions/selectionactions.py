@@ -10,7 +10,6 @@ from app.gui.actions.menuaction import menu_action
 from app.gui.services.opened import OpenDocument
 from app.gui.services.window_jobs import Jobs
 from app.gui.view.canvas import SpectrogramCanvas
-from app.gui.widgets.panels import BrushPanel
 from app.gui.widgets.selectionpanel import SelectionPanel
 from app.session.selection import Selection, filling
 from engine.errors import SpectroPaintError
@@ -22,15 +21,16 @@ TOOL_KEYS = ("B", "S", "T", "F", "A", "H", "V")
 
 
 class SelectionActions:
-    """The tool and the selection on ``canvas``, as numbers in ``panel``; filling it
-    paints the ``opened`` document with ``brush_panel``'s brush on ``paint_channel()``."""
+    """The tool on ``canvas``; the session's (``opened``'s) selection, drawn on the
+    canvas and typed in ``panel``, shown on both; filling it paints the document with
+    the session's brush on its paint channel."""
 
-    def __init__(self, canvas: SpectrogramCanvas, panel: SelectionPanel, brush_panel: BrushPanel,
-                 opened: OpenDocument, jobs: Jobs, paint_channel, status: QStatusBar):
-        self.canvas, self.panel, self.brush_panel = canvas, panel, brush_panel
-        self.opened, self.jobs, self.paint_channel, self.status = (opened, jobs, paint_channel,
-                                                                   status)
+    def __init__(self, canvas: SpectrogramCanvas, panel: SelectionPanel,
+                 opened: OpenDocument, jobs: Jobs, status: QStatusBar):
+        self.canvas, self.panel = canvas, panel
+        self.opened, self.jobs, self.status = opened, jobs, status
         self.tool_actions: dict[str, QAction] = {}  # made by build_tools
+        opened.events.subscribe("selection", self._show)
         canvas.selectionChanged.connect(self._selection_drawn)
         panel.changed.connect(self._harmonic_changed)
         panel.spanTyped.connect(self._span_typed)
@@ -58,7 +58,10 @@ class SelectionActions:
         self.canvas.update()
 
     def set_selection(self, selection: Selection | None) -> None:
-        """The selection, shown on the canvas and as numbers in the panel."""
+        self.opened.select(selection)
+
+    def _show(self, selection: Selection | None) -> None:
+        """The session's selection, on the canvas and as numbers in the panel."""
         self.canvas.selection = selection
         doc = self.opened.doc
         if doc is not None:
@@ -96,7 +99,7 @@ class SelectionActions:
         self.set_selection(selection)
 
     def _selection_settings_changed(self) -> None:
-        sel = self.canvas.selection
+        sel = self.opened.selection
         if sel is None:
             return
         changes = self.panel.options()
@@ -107,31 +110,30 @@ class SelectionActions:
     def fill_selection(self) -> None:
         """The current brush over the whole selection, weighted by its mask: one step
         in the history ("fill selection: hard-eraser")."""
-        sel = self.canvas.selection
+        sel = self.opened.selection
         if self.opened.session is None or sel is None:
             self.status.showMessage("Fill: draw a selection first (S, A or H)", 5000)
             return
         if self.jobs.editing_blocked("Fill"):
             return
-        brush, params, _ = self.brush_panel.current()
-        label = f"fill selection: {self.brush_panel.label()}"
+        brush = self.opened.brush
+        label = f"fill selection: {brush.label or brush.brush}"
         try:
-            steps = filling(self.opened.doc, sel, brush, params=params,
-                            channel=self.paint_channel(),
-                            label=label)
+            steps = filling(self.opened.doc, sel, brush.brush, params=brush.params,
+                            channel=self.opened.channel, label=label)
         except SpectroPaintError as e:
             self.jobs.show_error(str(e))
             return
         # a step a turn, like a stroke: long on a constant-Q document (its end is
         # confined: seconds for a minute of a band), never a freeze
-        self.opened.session.run(steps, brush, label)
+        self.opened.session.run(steps, brush.brush, label)
 
     def selection_state(self) -> dict | None:
-        sel = self.canvas.selection
+        sel = self.opened.selection
         return None if sel is None else sel.to_json()
 
     def restore_selection(self, data) -> None:
         """A project's saved selection (checked when the project was read)."""
         self.set_selection(None if data is None else Selection.from_json(data))
-        if self.canvas.selection is not None:
-            self.panel.show_selection(self.canvas.selection)
+        if self.opened.selection is not None:
+            self.panel.show_selection(self.opened.selection)

@@ -110,7 +110,7 @@ class SelectionEdits:
             doc = self.edits.opened.doc
             end = min(at + clip.duration_s, doc.length / doc.sample_rate)
             if end > at:
-                self.edits.selection.set_selection(Selection.rect(
+                self.edits.opened.select(Selection.rect(
                     at, end, f_lo=min(clip.hz), f_hi=min(max(clip.hz), doc.sample_rate / 2)))
 
         if as_layer:
@@ -151,7 +151,7 @@ class SelectionEdits:
 
     def process(self, op: str, **params) -> None:
         """``op`` over the selection (every channel), or the whole file."""
-        selection = self.edits.canvas.selection
+        selection = self.edits.opened.selection
         self._run(op.replace("_", " "), lambda doc: (None, process_selection(
             doc, op=op, selection=selection, **params)))
 
@@ -172,7 +172,7 @@ class SelectionEdits:
 
     # -- how they run ------------------------------------------------------------------
     def _selection(self, verb: str) -> Selection | None:
-        selection = self.edits.canvas.selection
+        selection = self.edits.opened.selection
         if selection is None and self.edits.opened.session is not None:
             self.edits.status.showMessage(f"{verb}: select something first", SHOWN_MS)
         return selection
@@ -198,7 +198,7 @@ class SelectionEdits:
                 return
             clip, step = result
             if clip is not None:
-                edits.clipboard = clip
+                edits.opened.keep(clip)
                 edits.status.showMessage(f"Copied the selection ({clip.nbytes / 2**20:.1f} MiB)",
                                          SHOWN_MS)
             if step is not None:

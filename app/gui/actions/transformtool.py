@@ -6,7 +6,6 @@ leaves says whether the place the content left is healed from around it."""
 
 from PySide6.QtWidgets import QStatusBar
 
-from app.gui.actions.selectionactions import SelectionActions
 from app.gui.view.canvas import SpectrogramCanvas
 from app.gui.view.transforming import TransformDrag
 
@@ -15,24 +14,25 @@ SHOWN_MS = 8000
 
 class TransformTool:
     """Drags of the Transform tool on ``canvas`` transformed by ``edits``
-    (app.gui.actions.editactions.EditActions); ``selection`` is then moved with it."""
+    (app.gui.actions.editactions.EditActions); the session's selection is then moved
+    with it."""
 
-    def __init__(self, canvas: SpectrogramCanvas, selection: SelectionActions, edits,
-                 status: QStatusBar):
-        self.canvas, self.selection, self.edits, self.status = canvas, selection, edits, status
+    def __init__(self, canvas: SpectrogramCanvas, edits, status: QStatusBar):
+        self.canvas, self.edits, self.status = canvas, edits, status
         canvas.transformDropped.connect(self.drop)
         canvas.transformRefused.connect(self.refuse)
         canvas.transformDragged.connect(lambda drag: status.showMessage(drag.describe(), SHOWN_MS))
 
     def chosen(self) -> None:
         """The tool chosen: with nothing to move, it says so at once."""
-        if self.canvas.selection is None or self.canvas.selection.inverted:
+        selection = self.edits.opened.selection
+        if selection is None or selection.inverted:
             self.refuse()
 
     def refuse(self) -> None:
         if self.edits.opened.session is None:
             return
-        if self.canvas.selection is not None:  # inverted: everything but a shape
+        if self.edits.opened.selection is not None:  # inverted: everything but a shape
             self.status.showMessage("Transform: the selection is inverted; invert it back "
                                     "(Ctrl+I) to move what it holds", SHOWN_MS)
         else:
@@ -46,4 +46,4 @@ class TransformTool:
         landed = drag.landed(duration=doc.length / doc.sample_rate, nyquist=doc.sample_rate / 2)
         self.edits.spectral.transform(drag.selection, **drag.values(),
                                       heal=self.edits.heal_action.isChecked(),
-                                      then=lambda: self.selection.set_selection(landed))
+                                      then=lambda: self.edits.opened.select(landed))

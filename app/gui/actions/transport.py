@@ -52,7 +52,7 @@ class Transport(QObject):
     def toggle_play(self) -> None:
         if self.player.playing:
             self.stop()
-        elif self.canvas.selection is not None:
+        elif self.opened.selection is not None:
             self.play_selection()
         else:
             at = self.canvas.playhead
@@ -83,7 +83,7 @@ class Transport(QObject):
         """The selection's time span (an inverted one: the whole file), looped if Play >
         Loop selection is on; ``alone`` (default: Play > Selected band only): only what
         the selection holds, through its mask."""
-        sel, session = self.canvas.selection, self.opened.session
+        sel, session = self.opened.selection, self.opened.session
         if session is None or sel is None:
             return
         doc = session.doc

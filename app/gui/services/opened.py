@@ -1,6 +1,9 @@
-"""The document the window shows and paints on, shared by its controllers: the paint
-session, its edit tracker, and the files it came from. MainWindow swaps it
-(``set_document``, ``install``); the controllers read it."""
+"""The window's editing session, shared by its controllers: what edits act with (the
+selection, the brush, the paint channel and the clipboard: app.session.session, as
+the scripts' Editor has them), and the document the window shows and paints on, its
+paint session, edit tracker and the files it came from. MainWindow swaps the
+document (``set_document``, ``install``); the controllers read the session and
+change it, and the canvas and panels show what its events say."""
 
 from pathlib import Path
 
@@ -8,11 +11,13 @@ from PySide6.QtGui import QUndoStack
 
 from app.gui.services.editing import PaintSession
 from app.project.write import EditTracker
+from app.session.session import Session
 from engine.model.document import Document
 
 
-class OpenDocument:
+class OpenDocument(Session):
     def __init__(self, undo_stack: QUndoStack):
+        super().__init__()
         self.undo_stack = undo_stack
         self.session: PaintSession | None = None  # None: nothing open
         self.tracker: EditTracker | None = None

@@ -40,6 +40,7 @@ class SpectrogramCanvas(QOpenGLWidget):
     playToggled = Signal()
     playheadPlaced = Signal(float)  # a click (no drag) at these seconds
     transformDropped = Signal(object)  # the Transform tool's drag released: a TransformDrag
+    lanePressed = Signal(int)  # the index of the lane a left press landed in
     transformRefused = Signal()  # the Transform tool pressed with no selection to move
     transformDragged = Signal(object)  # the TransformDrag, at each move of the pointer
     framePresented = Signal(float)  # perf_counter() when a frame was finished
@@ -454,6 +455,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         elif button == Qt.MouseButton.LeftButton and self.doc is not None:
             t, f = self._at(event.position())
             self.press_lane = self.lane_at(event.position().y())
+            self.lanePressed.emit(self.press_lane)
             if self.tool == "paint" and event.modifiers() & Qt.KeyboardModifier.AltModifier:
                 self.sourcePicked.emit(t, f)  # where the clone brush copies from
             elif self.tool in TOOLS:
@@ -559,6 +561,7 @@ class SpectrogramCanvas(QOpenGLWidget):
         if kind == event.Type.TabletPress:
             self._drag = "paint"
             self.press_lane = self.lane_at(event.position().y())
+            self.lanePressed.emit(self.press_lane)
             self.strokePoint.emit(t, f, event.pressure(), PRESS)
         elif kind == event.Type.TabletMove and self._drag == "paint":
             self.strokePoint.emit(t, f, event.pressure(), MOVE)
