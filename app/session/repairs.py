@@ -30,12 +30,13 @@ import torch
 
 from brushes.params import Param
 from engine.errors import ParameterError
-from engine.model.document import Document
+from engine.model.document import MEMORY_SHARE, Document
 from engine.model.history import History, Patch, Step
 from engine.model.resynth import layer_audio
 from engine.progress import ProgressFn, scaled, step
 from engine.region import Rect
 from engine.repair import guard
+from engine.runtime.memory import available_memory
 
 EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
 BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
@@ -56,6 +57,10 @@ class Module:
     dsp: str  # the engine module whose run(x, sample_rate, ...) repairs (imported when run)
     louder_db: float = guard.LOUDER_DB  # how far above the input the output may peak
     headroom: str | None = None  # the Param that lets the output peak that much higher
+    # bytes of working memory per sample of the region and its context, per channel, over
+    # what the open document holds: bench/bench_repair_memory.py's slope (the kernel's
+    # count), a fifth added
+    working_bytes: int = 128
     counts: bool = False  # it repairs things it counts (clicks, clipped runs): only those in
     # the region
     learns: bool = False  # it learns from a profile (a stretch of what to remove alone)
@@ -80,31 +85,31 @@ MODULES = {m.name: m for m in (
                   help="on: learn steady tones (a fan's whine) as noise too; off leaves "
                        "them, as music's held notes and drones are steady too (de-hum and "
                        "the tone remover take tones)")), 0.5, "engine.repair.denoise",
-           learns=True),
+           learns=True, working_bytes=45),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",
            (Param("sensitivity", 5.0, 0.0, 10.0, "", "higher finds smaller clicks"),
             Param("crackle", "off", choices=("off", "on"),
                   help="on: dense small clicks (vinyl crackle)")), 0.05, "engine.repair.declick",
-           counts=True, marks=True),
+           counts=True, marks=True, working_bytes=51),
     Module("dehum", "De-hum", "Find mains hum (50 or 60 Hz, its drift and harmonics) and "
            "subtract it, keeping what sounds under it.",
            (Param("fundamental", "auto", choices=("auto", "50", "60"),
                   help="mains frequency, or auto to find it"),
             Param("harmonics", 40, 1, 100, "", "the most harmonics considered", integer=True)),
-           1.0, "engine.repair.dehum"),
+           1.0, "engine.repair.dehum", working_bytes=21),
     Module("declip", "De-clip", "Find clipped runs and restore the peaks they cut off.",
            (Param("headroom_db", 6.0, 0.0, 20.0, "dB",
                   "how far above the clip level a restored peak may reach"),
             Param("gain", "reduce", choices=("reduce", "keep"),
                   help="reduce: lower the whole region's level so restored peaks fit below "
                        "full scale")), 0.05, "engine.repair.declip", headroom="headroom_db",
-           counts=True),
+           counts=True, working_bytes=71),
     Module("voice", "Voice de-noise", "Reduce the noise around a voice with a speech model "
            "(DeepFilterNet3), only where it finds a voice: music and other sounds are left "
            "as they are.",
            (Param("amount_db", 40.0, 0.0, 100.0, "dB", "the most the noise is reduced by"),),
-           1.0, "engine.repair.voice", nothing="found no voice"),
+           1.0, "engine.repair.voice", nothing="found no voice", working_bytes=47),
 )}
 
 
@@ -287,6 +292,7 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     chans = list(doc.channel_indices(channel))
     ctx = round(module.context_s * sr)
     a0, a1 = max(0, s0 - ctx), min(n, s1 + ctx)
+    check_memory(module, channels=len(chans), samples=a1 - a0, sample_rate=sr)
     spans = [(a0, a1)]
     extra = {}
     if profile is not None:
@@ -331,6 +337,22 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     planned.change, planned.span = y - x, (a0 + span[0], a0 + span[1])
     report.changes = _event_changes(planned.change, outcome.events, a0)
     return planned
+
+
+def check_memory(module: Module, *, channels: int, samples: int, sample_rate: int,
+                 have: int | None = None) -> int:
+    """Refuse, before any work, a repair of ``samples`` on ``channels`` whose working
+    memory is more than the share of the memory available (``have``: measured when
+    None) that one document may take; the bytes it needs."""
+    need = module.working_bytes * channels * samples
+    have = available_memory() if have is None else have
+    if need > MEMORY_SHARE * have:
+        raise ParameterError(
+            f"{module.name}: {module.title} of {samples / sample_rate / 60:.1f} min of "
+            f"{channels}-channel audio needs about {need / 2**30:.1f} GiB of working memory, "
+            f"more than the {MEMORY_SHARE:.0%} of the {have / 2**30:.1f} GiB available; "
+            "repair a part of the file at a time (a selection; --start and --end)")
+    return need
 
 
 def analyse(doc: Document, planned: Plan, *, progress: ProgressFn | None = None,
