@@ -48,3 +48,20 @@ def test_a_repair_that_would_be_killed_in_a_limited_group_is_refused_in_one_line
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "De-noise of 4.0 min of 2-channel audio needs about" in lines[0]
     assert [p.name for p in tmp_path.iterdir()] == ["take.wav"]
+
+
+def test_a_batch_with_a_repair_step_counts_the_modules_memory_in_each_files_peak(tmp_path):
+    """Before, a batch's memory budget counted a file's document alone: two workers each
+    de-noising a long file were admitted together past what the machine had."""
+    from app.batch.budget import PeakEstimates
+
+    take = tmp_path / "take.wav"
+    sf.write(take, np.zeros((60 * SR, 2), np.float32), SR, subtype="PCM_16")
+    painting, seconds = PeakEstimates({})(take)
+    repairing, _ = PeakEstimates({}, [{"repair": "dehum"}, {"repair": "denoise", "set": {}},
+                                      {"preset": "heal", "points": [[1, 0], [1, 9000]]}])(take)
+    assert seconds == 60.0
+    document = painting / 1.4  # the STFT's painting peak over its document (budget.py)
+    assert repairing == pytest.approx(document + MODULES["denoise"].working_bytes * 2 * 60 * SR,
+                                      rel=1e-6)
+    assert repairing > painting

@@ -9,11 +9,12 @@ it fits (engine.model.document.check_fits), but workers check independently, eac
 seeing the memory the others are about to take.
 
 So a file's painting peak is estimated from its header before it is decoded
-(:class:`PeakEstimates`), and a :class:`Budget` admits files while their
-estimates fit in what is available; one file is always admitted, so a file
-too big for the budget still runs, alone, and its document's own check
-decides. The ratios of the peak to the document's size were measured with
-``bench/bench_batch_memory.py`` (docs/batch.md).
+(:class:`PeakEstimates`; with repair steps, its document and the working memory
+of the hungriest module: app.session.repairs' ``working_bytes``), and a
+:class:`Budget` admits files while their estimates fit in what is available;
+one file is always admitted, so a file too big for the budget still runs, alone,
+and its document's own check decides. The ratios of the peak to the document's
+size were measured with ``bench/bench_batch_memory.py`` (docs/batch.md).
 """
 
 import threading
@@ -22,6 +23,7 @@ from collections.abc import Hashable
 import soundfile as sf
 
 from app.batch.processes import KEPT_HEAP
+from app.session.repairs import MODULES
 from engine.model.document import MEMORY_SHARE, document_bytes
 from engine.runtime.memory import available_memory
 from engine.transforms import make as make_transform
@@ -41,8 +43,12 @@ class PeakEstimates:
     (no decoding); (0, 0.0) for a file whose header cannot be read (decoding it will
     fail and say why)."""
 
-    def __init__(self, analysis: dict):
+    def __init__(self, analysis: dict, strokes: list = ()):
+        """``strokes``: the batch's stroke script; its repair steps' modules count."""
         self.kind = analysis.get("transform") or "stft"
+        self.repair_bytes = max((MODULES[s["repair"]].working_bytes for s in strokes
+                                 if isinstance(s, dict) and s.get("repair") in MODULES),
+                                default=0)  # a sample of one channel
         self.settings = {k: v for k, v in analysis.items() if k not in ("transform", "device")}
         self._transforms: dict[int, object] = {}  # by sample rate
 
@@ -56,8 +62,9 @@ class PeakEstimates:
         except Exception:  # noqa: BLE001 - an unreadable file or setting fails where it is used
             return 0, 0.0
         ratio = PEAK_OVER_DOCUMENT.get(self.kind, max(PEAK_OVER_DOCUMENT.values()))
-        return int(ratio * document_bytes(info.channels, info.frames, transform)), \
-            info.frames / info.samplerate
+        document = document_bytes(info.channels, info.frames, transform)
+        repairing = document + self.repair_bytes * info.channels * info.frames
+        return int(max(ratio * document, repairing)), info.frames / info.samplerate
 
     def group(self, paths: list, stacks: bool, stack_seconds: float) -> int:
         """A worker's peak over a group of files it paints one at a time, or, the short

@@ -115,7 +115,7 @@ class _Tasks:
                  room: int):
         self.pool, self.groups, self.settings, self.budget = pool, groups, settings, budget
         self.room = room
-        self.peak = PeakEstimates(settings.analysis)
+        self.peak = PeakEstimates(settings.analysis, settings.strokes)
         self.next = 0  # the first group not submitted
         self.need: int | None = None  # its estimated peak, once reckoned
         self.pending: set = set()

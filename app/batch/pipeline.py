@@ -54,7 +54,7 @@ def run_local(jobs: list[Job], settings: Settings, journal: Journal, status=None
     decoded: queue.Queue = queue.Queue(PREFETCH)
     painted: queue.Queue = queue.Queue(WRITE_QUEUE)
     reader = threading.Thread(target=_read, daemon=True, args=(
-        jobs, decoded, stop, budget, PeakEstimates(settings.analysis), helpers))
+        jobs, decoded, stop, budget, PeakEstimates(settings.analysis, settings.strokes), helpers))
     reader.start()
     writer = threading.Thread(target=_write, args=(painted, settings, journal, status, budget,
                                                    helpers), daemon=True)

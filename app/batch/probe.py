@@ -26,8 +26,8 @@ def measured_plan(jobs: list[Job], settings: Settings, *, asked: str,
     choose), ``processes`` those asked for (--jobs), on this machine; where it has a
     GPU and the device is to be chosen, the first file is measured."""
     here = machine()
-    peak = PeakEstimates(settings.analysis).group([j.input for j in jobs[:PROCESS_GROUP]],
-                                                  True, STACK_SECONDS)
+    peak = PeakEstimates(settings.analysis, settings.strokes).group(
+        [j.input for j in jobs[:PROCESS_GROUP]], True, STACK_SECONDS)
     measured = probe(jobs[0], settings, here.gpus[0].device) \
         if asked == "auto" and here.gpus and len(jobs) > 1 else None
     return choose(here, files=len(jobs), group_peak=peak, asked=asked, jobs=processes,
