@@ -42,6 +42,7 @@ EDGE_SECONDS = 0.005  # a selection's change fades in and out over this long
 BAND_SLOPE_OCTAVES = 1 / 6  # a band's edges: raised-cosine over this much
 EVENT_FLOOR = 1e-7  # an event's kept change ends where it falls below this (-140 dBFS)
 WRITE_FRAMES = 4096  # frames analysed and written at a time (memory stays bounded)
+COPY_SAMPLES = 1 << 22  # samples of each channel converted at a time (see _float64)
 FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS
 
 
@@ -306,10 +307,11 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     weight = 1.0 if doc.layers.plain else \
         layer.factor if layer in doc.layers.state.audible() else 0.0
     region, *noise = _layer_audio(doc, audio, spans, layer.id)
-    x = region[chans].astype(np.float64)
+    x = _float64(region, chans, cancel)
     if profile is not None:
-        extra["profile"] = noise[0][chans].astype(np.float64)
+        extra["profile"] = _float64(noise[0], chans, cancel)
     reduce_gain = values.pop("gain", "keep") == "reduce"  # declip's, applied after it
+    looked = lambda: step(0.0, None, cancel)  # noqa: E731 - between whole-region passes
     outcome = module.run(x, sr, values, progress=progress, cancel=cancel, **extra)
     planned = Plan(Report(module.name, outcome.summary,
                           [((a0 + e.start) / sr, e.length / sr, chans[e.channel])
@@ -318,9 +320,13 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     if not outcome.summary:
         return planned
     report = planned.report
+    looked()  # (a Cancel waits for no more than one pass over 10 minutes of stereo)
     d = _band(outcome.samples - x, sr, low, high)
+    looked()
     d = _kept_inside(d, s0 - a0, s1 - a0, n - a0, sr)
+    looked()
     y, put_back = guard.safe(x, x + d, sr, louder_db=module.louder(values))
+    looked()
     if put_back:
         report.notes.append(f"{put_back} window(s) of 10 ms left as they were (their repair "
                             "would have been louder than the audio)")
@@ -330,13 +336,25 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
                                                               n - a0, sr))
         report.notes.append(f"level lowered by {20 * math.log10(peak / FULL_SCALE):.1f} dB "
                             "so the restored peaks fit below full scale")
+    looked()
     span = guard.changed_span(x, y)
+    looked()
     if span is None:
         report.summary = ""
         return planned
     planned.change, planned.span = y - x, (a0 + span[0], a0 + span[1])
     report.changes = _event_changes(planned.change, outcome.events, a0)
     return planned
+
+
+def _float64(rows: np.ndarray, chans: list[int], cancel) -> np.ndarray:
+    """``rows[chans]`` as float64, COPY_SAMPLES at a time (``cancel`` looked at between:
+    a fresh copy of 10 minutes of stereo takes seconds of page faults)."""
+    out = np.empty((len(chans), rows.shape[1]), np.float64)
+    for a in range(0, rows.shape[1], COPY_SAMPLES):
+        step(0.0, None, cancel)
+        out[:, a:a + COPY_SAMPLES] = rows[chans, a:a + COPY_SAMPLES]
+    return out
 
 
 def check_memory(module: Module, *, channels: int, samples: int, sample_rate: int,
@@ -458,6 +476,7 @@ def _cells(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[
     channel = None if len(chans) == doc.channels else chans[0]
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
+    step(0.0, None, cancel)
     change = change.to(doc.device)
     cells = Cells(label, channel, layer)
     for fa in range(f0, f1, WRITE_FRAMES):

@@ -68,7 +68,7 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB
     if amount_db <= 0 or x.shape[1] == 0:
         return Outcome(samples=given)
     n_fft = 1 << int(round(np.log2(FRAME_S * sample_rate)))
-    silent = _digital_silence(x, max(8, int(SILENCE_S * sample_rate)))
+    silent = _digital_silence(x, max(8, int(SILENCE_S * sample_rate)), cancel)
     if silent.all():
         return Outcome(samples=given)
     if profile is not None:
@@ -77,7 +77,7 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB
         noise, centers = np.broadcast_to(noise[:, None, :], (x.shape[0], 1, noise.shape[1])), None
     else:
         noise, centers, source = learnt_power(x, silent, n_fft=n_fft, sample_rate=sample_rate,
-                                              adaptive=adaptive, tonal=tonal)
+                                              adaptive=adaptive, tonal=tonal, cancel=cancel)
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
         return Outcome(samples=given)
@@ -90,11 +90,12 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB
     return Outcome(samples=y, summary=f"noise reduced by {reduced_db:.1f} dB ({source})")
 
 
-def _digital_silence(x: np.ndarray, shortest: int) -> np.ndarray:
+def _digital_silence(x: np.ndarray, shortest: int, cancel=None) -> np.ndarray:
     """True where a sample lies in a run of at least ``shortest`` exact zeros."""
     silent = np.zeros(x.shape, bool)
-    for c, row in enumerate(x == 0.0):
-        for a, b in runs(row):
+    for c, row in enumerate(x):
+        step(0.0, None, cancel)
+        for a, b in runs(row == 0.0):
             if b - a >= shortest:
                 silent[c, a:b] = True
     return silent

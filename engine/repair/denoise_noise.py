@@ -25,6 +25,7 @@ import numpy as np
 from scipy import fft, ndimage
 
 from engine.errors import ParameterError
+from engine.progress import CancelFlag, step
 
 SMOOTH_S = 0.12  # the learnt estimate smooths the power over this long
 QUANTILE = 0.05  # ... and takes this quantile of it over time
@@ -37,22 +38,29 @@ WARP_HZ = 200.0  # ... octaves counted on log2(f + WARP_HZ): the lowest bins are
 LINE_DB = 4.0  # the learnt noise lies at most this far above a line through it in (log f, dB)
 LINE_ROUNDS = 4  # ... fitted this many times, each without the bins far off the last fit
 EMPTY_DB = 30.0  # bins this far under the loudest tenth are a band the recording lacks
+FRAMES_AT_ONCE = 4096  # power spectra computed at a time (a Cancel waits for at most these)
+BINS_AT_ONCE = 128  # bins smoothed and ranked at a time (likewise)
 
 
 def window(n_fft: int) -> np.ndarray:
     return np.sqrt(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft))
 
 
-def power_frames(x: np.ndarray, n_fft: int) -> np.ndarray:
+def power_frames(x: np.ndarray, n_fft: int, cancel: CancelFlag | None = None) -> np.ndarray:
     """Power spectra (the processing's window) of the analysis grid (hop n_fft / 2)
-    lying wholly inside ``x``."""
+    lying wholly inside ``x``, FRAMES_AT_ONCE at a time (``cancel`` looked at between)."""
     hop = n_fft // 2
     count = (x.shape[1] - n_fft) // hop + 1
     if count < 1:
         return np.zeros((x.shape[0], 0, n_fft // 2 + 1))
     frames = np.lib.stride_tricks.sliding_window_view(x, n_fft, axis=1)[:, ::hop][:, :count]
-    spectrum = fft.rfft((frames * window(n_fft)).astype(np.float32), axis=-1, workers=-1)
-    return spectrum.real ** 2 + spectrum.imag ** 2
+    power = np.empty((x.shape[0], count, n_fft // 2 + 1), np.float32)
+    for a in range(0, count, FRAMES_AT_ONCE):
+        step(0.0, None, cancel)
+        spectrum = fft.rfft((frames[:, a:a + FRAMES_AT_ONCE] * window(n_fft)).astype(np.float32),
+                            axis=-1, workers=-1)
+        power[:, a:a + FRAMES_AT_ONCE] = spectrum.real ** 2 + spectrum.imag ** 2
+    return power
 
 
 def profile_power(profile: np.ndarray, channels: int, n_fft: int, *, sample_rate: int):
@@ -70,12 +78,13 @@ def profile_power(profile: np.ndarray, channels: int, n_fft: int, *, sample_rate
     return power.mean(axis=1), "profile from the selection"
 
 
-def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False):
+def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel=None):
     """The noise power ``[channels, frames, bins]`` (one frame when stationary), the
     centres of those frames in samples (None when stationary), and where it came
-    from; learnt from the frames of ``x`` free of digital silence."""
+    from; learnt from the frames of ``x`` free of digital silence. ``cancel`` is
+    looked at between pieces of the work (each well under a second)."""
     hop = n_fft // 2
-    power = power_frames(x, n_fft)
+    power = power_frames(x, n_fft, cancel)
     count = power.shape[1]
     starts = np.arange(count) * hop
     clear = ~np.any(np.lib.stride_tricks.sliding_window_view(
@@ -84,9 +93,9 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False):
     span = max(1, int(round(SMOOTH_S * sample_rate / hop)))
     if power.shape[1] < 2 * span:
         return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, "nothing learnt"
-    smooth = _smoothed(power, span)
+    smooth = _by_bins(lambda part: _smoothed(part, span), power, cancel)
     if not adaptive:
-        low = _quantile(smooth, QUANTILE) * _bias(span)
+        low = _by_bins(lambda part: _quantile(part, QUANTILE), smooth, cancel) * _bias(span)
         low = _programme_removed(low, smooth.mean(axis=1, keepdims=True), n_fft,
                                  sample_rate, tonal)
         return low, None, "profile learnt from the quietest parts"
@@ -151,6 +160,16 @@ def _slope_capped(low: np.ndarray, steady: np.ndarray, n_fft: int,
     up = np.minimum.accumulate(level - octave, axis=-1) + octave
     down = np.minimum.accumulate((level + octave)[..., ::-1], axis=-1)[..., ::-1] - octave
     return np.where(steady, low, np.minimum(low, 10 ** (np.minimum(up, down) / 10)))
+
+
+def _by_bins(fn, power: np.ndarray, cancel: CancelFlag | None) -> np.ndarray:
+    """``fn`` (working along frames, bin by bin) over ``power`` BINS_AT_ONCE bins at a
+    time, ``cancel`` looked at between: the same as ``fn(power)``."""
+    parts = []
+    for b in range(0, power.shape[-1], BINS_AT_ONCE):
+        step(0.0, None, cancel)
+        parts.append(fn(power[..., b:b + BINS_AT_ONCE]))
+    return np.concatenate(parts, axis=-1)
 
 
 def _smoothed(power: np.ndarray, span: int) -> np.ndarray:
