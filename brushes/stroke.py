@@ -183,7 +183,7 @@ class Stroke:
         if finished is not None:
             self.dirty = finished.union(self.dirty)
         step = Step(label or f"{self.brush.name} stroke", self.channel,
-                    notice=self.canvas.state.get("notice"), layer=self.layer,
+                    notice=self.canvas.state.notice, layer=self.layer,
                     written=self.written_before)
         for key, before in self.canvas.before_tiles.items():
             rect = self.canvas.tile_rect(key)

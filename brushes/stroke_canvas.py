@@ -9,6 +9,8 @@ can be applied as one batch. The saved tiles are also the stroke's undo
 patch (:mod:`engine.model.history`).
 """
 
+from dataclasses import dataclass, field
+
 import torch
 
 from engine.coeffs import magnitude, polar_parts
@@ -18,12 +20,24 @@ from engine.region import Rect
 UNDO_TILE = 64  # bins and frames per side of a tile kept as it was before the stroke
 
 
+@dataclass
+class StrokeState:
+    """What kernels carry from dab to dab within one stroke, and what it tells."""
+
+    notice: str | None = None  # what the stroke tells the user (it did nothing, and why)
+    painted: set = field(default_factory=set)  # heal (steady): (Hz, reach) of each dab
+    track: list = field(default_factory=list)  # ... (seconds, Hz, reach) along the stroke
+    comb: list = field(default_factory=list)  # ... a harmonic stroke's (seconds, Hz, radius)
+    repairs: dict = field(default_factory=dict)  # heal (declick): each click's, by its span
+    tone: tuple | None = None  # tone: (Hz, frame, phase) where the last dab ended
+
+
 class StrokeCanvas:
     def __init__(self, doc: Document, channel: int | None):
         self.doc, self.channel = doc, channel
         self.before_tiles: dict[tuple[int, int], torch.Tensor] = {}  # complex coefficients
         self.coverage_tiles: dict[tuple[int, int], torch.Tensor] = {}
-        self.state: dict = {}  # what a kernel carries from dab to dab within the stroke
+        self.state = StrokeState()
 
     def _tiles(self, rect: Rect):
         for key in rect.tiles(UNDO_TILE):

@@ -78,11 +78,12 @@ class Heal(Kernel):
             dab = ctx.dabs[0]
             radius = radius_hz(dab.params, dab.freq)
             reach = max(radius, ctx.doc.transform.resolution_hz(dab.freq))
-            ctx.canvas.state.setdefault("painted", set()).add((round(dab.freq, 3), reach))
+            state = ctx.canvas.state
+            state.painted.add((round(dab.freq, 3), reach))
             if "harmonics" in dab.params:  # a harmonic brush's comb: its lines are one hum's
-                ctx.canvas.state.setdefault("comb", []).append((dab.time, dab.freq, radius))
+                state.comb.append((dab.time, dab.freq, radius))
             else:
-                ctx.canvas.state.setdefault("track", []).append((dab.time, dab.freq, reach))
+                state.track.append((dab.time, dab.freq, reach))
         return None  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
@@ -91,8 +92,8 @@ class Heal(Kernel):
         stroke on constant-Q: 1-2 s); the document is written in the steps."""
         rect, frames = canvas.covered_rect(), covered_frames(canvas)
         if params["mode"] == "declick" and not any(
-                v is not None for v in canvas.state.get("declick", {}).values()):
-            canvas.state["notice"] = NO_CLICK
+                v is not None for v in canvas.state.repairs.values()):
+            canvas.state.notice = NO_CLICK
             canvas.forget()  # nothing repaired: the stroke is no undo step
             return None
         if params["mode"] not in ("attenuate", "steady") or frames is None:
@@ -100,10 +101,10 @@ class Heal(Kernel):
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
             removed = yield from off_thread(lambda: _tones_removed(
-                doc, canvas, rect, coverage, painted=canvas.state.get("painted", set()),
-                comb=canvas.state.get("comb", []), path=canvas.state.get("track", [])))
+                doc, canvas, rect, coverage, painted=canvas.state.painted,
+                comb=canvas.state.comb, path=canvas.state.track))
             if removed is None:
-                canvas.state["notice"] = NO_TONE
+                canvas.state.notice = NO_TONE
                 canvas.forget()  # no tone found: the stroke is no undo step
                 return None
             region, coeffs = removed
@@ -141,7 +142,7 @@ class Heal(Kernel):
         sr, dab = doc.sample_rate, ctx.dabs[0]
         radius = dab.params["radius_ms"] / 1000
         key = (r, round((dab.time - radius) * sr), round((dab.time + radius) * sr))
-        done = ctx.canvas.state.setdefault("declick", {})
+        done = ctx.canvas.state.repairs
         if key not in done:  # the dabs of a vertical stroke share one repair
             done[key] = self._repaired(ctx, key[1], key[2])
         return done[key]  # None: no click here, nothing written

@@ -30,7 +30,7 @@ class Tone(Kernel):
     @staticmethod
     def _continued_phase(ctx: DabContext, freq: float, frame: float, radius: float) -> float:
         """Phase offset for this dab, continuous with the stroke's previous dab."""
-        state = ctx.canvas.state.get("tone")
+        state = ctx.canvas.state.tone
         phase = 0.0
         if state is not None:
             prev_freq, prev_frame, prev_phase = state
@@ -38,5 +38,5 @@ class Tone(Kernel):
             seconds = ctx.doc.transform.seconds_of(edge)
             phase = math.remainder(prev_phase + 2 * math.pi * (prev_freq - freq) * seconds,
                                    2 * math.pi)
-        ctx.canvas.state["tone"] = (freq, frame, phase)
+        ctx.canvas.state.tone = (freq, frame, phase)
         return phase
