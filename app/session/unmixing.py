@@ -52,7 +52,7 @@ def unmixed(doc: Document, method: str, *, layer: int | None = None, marks: list
     source = doc.layers.layer(layer)
     marks = checked_marks(marks or [], len(m.parts), "marks")
     estimate = voice_magnitude(doc, source, scaled(progress, 0, 0.6), cancel) \
-        if m.name == "voice" else None
+        if m.estimates_voice else None
     mag = layer_magnitude(doc, source.content, scaled(progress, 0.6, 0.7), cancel)
     masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(m.parts)),
                           estimate=estimate, progress=scaled(progress, 0.7, 1.0),

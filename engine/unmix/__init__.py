@@ -44,6 +44,12 @@ class Method:
             return ["voice", "background"]
         return [f"component {i + 1}" for i in range(self.count)]
 
+    @property
+    def estimates_voice(self) -> bool:
+        """Whether its masks share the magnitude by an estimate of the voice alone
+        (made by the caller: engine.repair.voice, a speech model)."""
+        return self.name == "voice"
+
     def __str__(self) -> str:
         if self.name == "nmf":
             return f"nmf:{self.count}"
