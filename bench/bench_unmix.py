@@ -131,13 +131,21 @@ def speed(runs: int) -> list[str]:
     x = takes._read(track, sr, 20.0, 60.0).astype(np.float32)
     rows = ["| unmix of 60 s stereo (44.1 kHz, STFT 2048/512) | median s | runs |",
             "|---|---|---|"]
-    for method in ("hpss", "tonal-noise", "nmf:2", "librosa hpss (exact medians)"):
+    mark = {"part": 0, "points": [[10.0, 400.0], [10.5, 400.0]], "radius_ms": 50,
+            "radius_hz": 200}
+    for method in ("hpss", "tonal-noise", "nmf:2", "paint to separate (a mark, after nmf:2)",
+                   "librosa hpss (exact medians)"):
         times = []
         for _ in range(runs):
             if method.startswith("librosa"):
                 s = librosa.stft(x, n_fft=N_FFT, hop_length=HOP)
                 t0 = time.perf_counter()
                 librosa.decompose.hpss(s, margin=2.0)
+            elif method.startswith("paint"):
+                ed = editor_of(x, sr)
+                ed.unmix("nmf:2")
+                t0 = time.perf_counter()
+                ed.separate([mark])
             else:
                 ed = editor_of(x, sr)
                 t0 = time.perf_counter()

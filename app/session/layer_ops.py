@@ -190,12 +190,13 @@ def selection_to_layer(doc: Document, selection: Selection, *, move: bool = True
 
 def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str], *,
                label: str, layer: int | None = None, recipe: dict | None = None,
-               history: History | None = None) -> Step:
+               fit=None, history: History | None = None) -> Step:
     """Replace a layer (the active one) by ``len(names)`` layers, each a share of its
     cells: ``masks`` (engine.model.layer_sources.quantized_masks: one fewer than the names,
     the last layer's share being what they leave), so the new layers add up to the
     old one. Each keeps the old layer's mixing; the first is made active. ``recipe``:
-    how the masks were made (kept with them, app.session.unmixing)."""
+    how the masks were made and ``fit`` the model they came from (kept with them,
+    app.session.unmixing)."""
     stack = doc.layers
     state = stack.layered()
     i = state.active if layer is None else state.index(layer)
@@ -204,7 +205,7 @@ def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str],
     parent = stack.shallow(old.content.frozen())
     made = []
     for k, name in enumerate(names):
-        share = Masked(parent, masks, k, recipe=recipe)
+        share = Masked(parent, masks, k, recipe=recipe, fit=fit)
         made.append(old.changed(id=stack.new_id(), name=_name(name, None),
                                 content=stack.tiled(share), origin=share))
     layers = state.layers[:i] + tuple(made) + state.layers[i + 1:]
@@ -212,7 +213,8 @@ def unmix_into(doc: Document, masks: tuple[torch.Tensor, ...], names: list[str],
 
 
 def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], *,
-             label: str, recipe: dict | None = None, history: History | None = None) -> Step:
+             label: str, recipe: dict | None = None, fit=None,
+             history: History | None = None) -> Step:
     """The layers of one unmix (``layers``: their ids, in the order of its parts) made
     again from their parent with new ``masks``: what was painted on them is replaced;
     names, mixing and order are kept."""
@@ -224,7 +226,7 @@ def remasked(doc: Document, layers: list[int], masks: tuple[torch.Tensor, ...], 
     _check_masks(doc, masks, len(group))
     stacked = list(state.layers)
     for k, old in enumerate(group):
-        share = Masked(bases[0].parent, masks, k, recipe=recipe)
+        share = Masked(bases[0].parent, masks, k, recipe=recipe, fit=fit)
         stacked[state.index(old.id)] = old.changed(content=doc.layers.tiled(share), origin=share)
     return stack_step(doc, replace(state, layers=tuple(stacked)), label=label, history=history)
 

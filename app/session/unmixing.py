@@ -41,6 +41,7 @@ class Unmixed:
     label: str
     layer: int | None = None
     group: list[int] | None = None
+    fit: object = None  # the model the masks came from (a later separation starts from it)
 
 
 def unmixed(doc: Document, method: str, *, layer: int | None = None, marks: list | None = None,
@@ -54,12 +55,12 @@ def unmixed(doc: Document, method: str, *, layer: int | None = None, marks: list
     estimate = voice_magnitude(doc, source, scaled(progress, 0, 0.6), cancel) \
         if m.estimates_voice else None
     mag = layer_magnitude(doc, source.content, scaled(progress, 0.6, 0.7), cancel)
-    masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(m.parts)),
-                          estimate=estimate, progress=scaled(progress, 0.7, 1.0),
-                          cancel=cancel)
+    masks, fit = methods.masks(m, mag, doc.transform,
+                               hints=rasterized(doc, marks, len(m.parts)), estimate=estimate,
+                               progress=scaled(progress, 0.7, 1.0), cancel=cancel)
     return Unmixed(masks, [f"{source.name} {part}" for part in m.parts],
                    {"method": str(m), "marks": marks}, f"unmix '{source.name}' ({m})",
-                   layer=source.id)
+                   layer=source.id, fit=fit)
 
 
 def separated(doc: Document, marks: list, *, layer: int | None = None, progress=None,
@@ -75,10 +76,12 @@ def separated(doc: Document, marks: list, *, layer: int | None = None, progress=
     if len(marks) > MAX_MARKS:
         raise ParameterError(f"paint to separate takes up to {MAX_MARKS} marks")
     mag = layer_magnitude(doc, base.parent, scaled(progress, 0, 0.2), cancel)
-    masks = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(group)),
-                          progress=scaled(progress, 0.2, 1.0), cancel=cancel)
+    masks, fit = methods.masks(m, mag, doc.transform, hints=rasterized(doc, marks, len(group)),
+                               start=base.fit, progress=scaled(progress, 0.2, 1.0),
+                               cancel=cancel)
     return Unmixed(masks, [x.name for x in group], {"method": str(m), "marks": marks},
-                   f"paint to separate ({len(marks)} marks)", group=[x.id for x in group])
+                   f"paint to separate ({len(marks)} marks)", group=[x.id for x in group],
+                   fit=fit)
 
 
 def apply(doc: Document, done: Unmixed, history: History | None = None) -> Step:
@@ -86,9 +89,9 @@ def apply(doc: Document, done: Unmixed, history: History | None = None) -> Step:
     layers: one undo step."""
     if done.group is not None:
         return remasked(doc, done.group, done.masks, recipe=done.recipe, label=done.label,
-                        history=history)
+                        fit=done.fit, history=history)
     return unmix_into(doc, done.masks, done.names, label=done.label, layer=done.layer,
-                      recipe=done.recipe, history=history)
+                      recipe=done.recipe, fit=done.fit, history=history)
 
 
 def unmix(doc: Document, method: str, *, layer: int | None = None, marks: list | None = None,

@@ -92,11 +92,14 @@ class Computed(Source):
 class Masked(Source):
     """Share ``index`` of ``parent``: ``masks[index] / MASK_ONE`` of it, or for the last
     index what the other masks leave. ``recipe``: how the masks were made (plain
-    data: the unmix method and the marks painted, app.session.unmixing), to make them again."""
+    data: the unmix method and the marks painted, app.session.unmixing), to make them
+    again; ``fit``: the model they came from, which making them again may start from
+    (an NMF's spectra and activations; not kept by projects)."""
 
     def __init__(self, parent: Source, masks: tuple[torch.Tensor, ...], index: int, *,
-                 recipe: dict | None = None):
+                 recipe: dict | None = None, fit=None):
         self.parent, self.masks, self.index, self.recipe = parent, masks, index, recipe
+        self.fit = fit
 
     def share(self, rect: Rect, chans: slice) -> torch.Tensor:
         """The share over ``rect``, float32 ``[ch, frames, bins]`` in [0, 1]."""

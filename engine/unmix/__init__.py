@@ -104,17 +104,18 @@ class Local:
 
 
 def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor | None = None,
-          estimate: torch.Tensor | None = None, progress=None, cancel=None):
+          estimate: torch.Tensor | None = None, start=None, progress=None, cancel=None):
     """The fitted method on ``mag`` (``[ch, frames, bins]`` float32): an object whose
     ``shares(f0, f1)`` are the parts' shares of those frames. ``hints``: the marks of
-    paint to separate, ``[parts, ch, frames, bins]`` in [0, 1] (NMF only);
-    ``estimate``: the magnitude of the voice alone, as ``mag`` (voice only)."""
+    paint to separate, ``[parts, ch, frames, bins]`` in [0, 1] (NMF only), and
+    ``start``: the NMF fitted on ``mag`` before, to go on from; ``estimate``: the
+    magnitude of the voice alone, as ``mag`` (voice only)."""
     frames_per_s = 1 / transform.seconds_of(1)
     if method.name == "nmf":
         with one_thread(mag.device):
-            fitted = nmf.Model(mag, method.count, marks=hints, progress=progress,
-                               cancel=cancel)
-        if hints is None:
+            fitted = nmf.Model(mag, method.count, marks=hints, start=start,
+                               progress=progress, cancel=cancel)
+        if hints is None and start is None:
             fitted.order_by_centroid()
         return fitted
     if hints is not None:
@@ -130,11 +131,12 @@ def model(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
 
 
 def masks(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor | None = None,
-          estimate: torch.Tensor | None = None, progress=None,
-          cancel=None) -> tuple[torch.Tensor, ...]:
+          estimate: torch.Tensor | None = None, start=None, progress=None,
+          cancel=None) -> tuple[tuple[torch.Tensor, ...], object]:
     """The fixed-point masks of ``method``'s parts of ``mag`` (one fewer than the parts:
-    the last part's share is what the others leave)."""
-    fitted = model(method, mag, transform, hints=hints, estimate=estimate,
+    the last part's share is what the others leave), and the fitted model (:func:`model`:
+    an NMF's is a later fit's ``start``)."""
+    fitted = model(method, mag, transform, hints=hints, estimate=estimate, start=start,
                    progress=scaled(progress, 0, 0.7), cancel=cancel)
     frames = mag.shape[1]
     out = [torch.empty(mag.shape, dtype=torch.uint16, device=mag.device)
@@ -144,7 +146,7 @@ def masks(method: Method, mag: torch.Tensor, transform, *, hints: torch.Tensor |
         f1 = min(frames, f0 + CHUNK_FRAMES)
         for mask, q in zip(out, quantized_masks(fitted.shares(f0, f1)), strict=True):
             mask[:, f0:f1] = q
-    return tuple(out)
+    return tuple(out), fitted
 
 
 @contextmanager

@@ -16,7 +16,12 @@ speech and less of a chord under hits (made worse by up to 2.5 dB): one a source
 made none worse.
 
 Speed: the spectra ``W`` are learnt on frames averaged ``POOL`` at a time, then the
-activations ``H`` refined on every frame (``REFINE`` updates of ``H`` alone)."""
+activations ``H`` refined on every frame (``REFINE`` updates of ``H`` alone). Paint to
+separate starts from the model the layers were made by (``start``: its spectra and
+pooled activations, component k already source k): no blind updates and no owners to
+find. That also keeps each layer what it was: a fit from scratch gave a source the
+other's component where the marks' shares said so (on bench_unmix's speech+music
+mixtures, 4.19 -> 6.44 dB SI-SDR for the speech, worst -6.68 -> -2.29 for the music)."""
 
 import torch
 
@@ -33,43 +38,52 @@ MARKED_OTHER = 1e-3  # a source's weight where another source is marked
 
 class Model:
     """A fitted NMF: ``w`` ``[bins, K]``, ``h`` ``[K, ch * frames]`` (the channels'
-    frames one after another), component k being source k, and each source's weights
-    (``lam``, None without marks)."""
+    frames one after another), component k being source k, the marks' weights
+    (``weights``, None without marks) and ``pooled_h``, the activations a later fit
+    starts from."""
 
     def __init__(self, mag: torch.Tensor, sources: int, *,
-                 marks: torch.Tensor | None = None, progress=None, cancel=None):
+                 marks: torch.Tensor | None = None, start: "Model | None" = None,
+                 progress=None, cancel=None):
         """``mag`` ``[ch, frames, bins]``, one component for each of ``sources``;
-        ``marks`` ``[sources, ch, frames, bins]`` in [0, 1] or None."""
+        ``marks`` ``[sources, ch, frames, bins]`` in [0, 1] or None; ``start``: a model
+        fitted on the same ``mag`` to go on from (with ``marks``)."""
         self.channels, self.frames, bins = mag.shape
-        g = torch.Generator().manual_seed(SEED)
         pooled = columns(pooled_frames(mag))
-        scale = float(pooled.mean()) ** 0.5 + FLOOR
-        self.w = (torch.rand((bins, sources), generator=g) + 0.1) * scale
-        self.h = (torch.rand((sources, pooled.shape[1]), generator=g) + 0.1) * scale
-        total = ITERATIONS + REFINE + (STEERED if marks is not None else 0)
-        done = 0
-        for _ in range(ITERATIONS):
-            step(done / total, progress, cancel)
-            done += 1
-            self._update(pooled, None, learn_w=True)
-        lam = None
+        blind = 0 if start is not None else ITERATIONS
+        steered = 0 if marks is None else STEERED
+        total, done = blind + steered + REFINE, 0
+        if start is None:
+            g = torch.Generator().manual_seed(SEED)
+            scale = float(pooled.mean()) ** 0.5 + FLOOR
+            self.w = (torch.rand((bins, sources), generator=g) + 0.1) * scale
+            self.h = (torch.rand((sources, pooled.shape[1]), generator=g) + 0.1) * scale
+        else:
+            self.w, self.h = start.w.clone(), start.pooled_h.clone()
+        done = iter(range(total))
+        tick = lambda: step(next(done) / total, progress, cancel)  # noqa: E731
+        for _ in range(blind):
+            tick()
+            self._update(pooled, learn_w=True)
         if marks is not None:
             own = torch.stack([columns(pooled_frames(m)) for m in marks])
-            order = self._owners(pooled, own).argsort()  # component of source 0, 1, ...
-            self.w, self.h = self.w[:, order], self.h[order]
-            lam = _weights(own)
-            for _ in range(STEERED):
-                step(done / total, progress, cancel)
-                done += 1
-                self._update(pooled, lam, learn_w=True)
-        del pooled, lam
+            if start is None:
+                order = self._owners(pooled, own).argsort()  # component of source 0, 1, ...
+                self.w, self.h = self.w[:, order], self.h[order]
+            self._weighted(pooled, Weights(own), steered, learn_w=True, tick=tick)
+            del own
+        del pooled
+        self.pooled_h = self.h  # what a later fit starts from (with ``w``)
         self.h = unpooled(self.h, self.channels, self.frames)
-        self.lam = None if marks is None else _weights(torch.stack([columns(m) for m in marks]))
+        self.weights = None if marks is None else \
+            Weights(torch.stack([columns(m) for m in marks]))
         v = columns(mag)
-        for _ in range(REFINE):
-            step(done / total, progress, cancel)
-            done += 1
-            self._update(v, self.lam, learn_w=False)
+        if self.weights is None:
+            for _ in range(REFINE):
+                tick()
+                self._update(v, learn_w=False)
+        else:
+            self._weighted(v, self.weights, REFINE, learn_w=False, tick=tick)
 
     def _owners(self, v: torch.Tensor, marks: torch.Tensor) -> torch.Tensor:
         """The source each blind component is given: pairs of a component and the
@@ -87,24 +101,37 @@ class Model:
             share[s, :], share[:, c] = -1, -1
         return owner
 
-    def _update(self, v: torch.Tensor, lam: torch.Tensor | None, *, learn_w: bool) -> None:
-        if lam is None:  # plain NMF: one model, the usual updates
-            if learn_w:
-                ratio = torch.div(v, (self.w @ self.h).clamp_(min=FLOOR))
-                self.w *= (ratio @ self.h.T) / self.h.sum(1)[None].clamp(min=FLOOR)
+    def _update(self, v: torch.Tensor, *, learn_w: bool) -> None:
+        """Plain NMF: one model, the usual updates."""
+        if learn_w:
             ratio = torch.div(v, (self.w @ self.h).clamp_(min=FLOOR))
-            self.h *= (self.w.T @ ratio) / self.w.sum(0)[:, None].clamp(min=FLOOR)
-            return
-        total = None
-        for s in range(len(lam)):
-            part = torch.outer(self.w[:, s], self.h[s]).mul_(lam[s])
-            total = part if total is None else total.add_(part)
-        ratio = torch.div(v, total.clamp_(min=FLOOR))
-        for s in range(len(lam)):
-            r = lam[s] * ratio
-            if learn_w:
-                self.w[:, s] *= (r @ self.h[s]) / (lam[s] @ self.h[s]).clamp_(min=FLOOR)
-            self.h[s] *= (self.w[:, s] @ r) / (self.w[:, s] @ lam[s]).clamp_(min=FLOOR)
+            self.w *= (ratio @ self.h.T) / self.h.sum(1)[None].clamp(min=FLOOR)
+        ratio = torch.div(v, (self.w @ self.h).clamp_(min=FLOOR))
+        self.h *= (self.w.T @ ratio) / self.w.sum(0)[:, None].clamp(min=FLOOR)
+
+    def _weighted(self, v: torch.Tensor, weights: "Weights", count: int, *, learn_w: bool,
+                  tick) -> None:
+        """``count`` updates under the marks' ``weights``: the weighted model on the
+        columns a mark reaches, the plain one elsewhere (the same updates with every
+        weight one), ``tick()`` before each."""
+        w, lam = self.w, weights.lam
+        vm, vr = v[:, weights.cols], v[:, weights.rest]
+        hm, hr = self.h[:, weights.cols], self.h[:, weights.rest]
+        for _ in range(count):
+            tick()
+            total = torch.zeros_like(vm)
+            for s in range(len(lam)):
+                total.add_(torch.outer(w[:, s], hm[s]).mul_(lam[s]))
+            ratio = torch.div(vm, total.clamp_(min=FLOOR))
+            plain = torch.div(vr, (w @ hr).clamp_(min=FLOOR))
+            for s in range(len(lam)):
+                r = lam[s] * ratio
+                if learn_w:
+                    w[:, s] *= (r @ hm[s] + plain @ hr[s]) / \
+                        (lam[s] @ hm[s] + hr[s].sum()).clamp_(min=FLOOR)
+                hm[s] *= (w[:, s] @ r) / (w[:, s] @ lam[s]).clamp_(min=FLOOR)
+            hr *= (w.T @ plain) / w.sum(0)[:, None].clamp(min=FLOOR)
+        self.h[:, weights.cols], self.h[:, weights.rest] = hm, hr
 
     def shares(self, f0: int, f1: int) -> list[torch.Tensor]:
         """Each source's share of frames ``[f0, f1)``: ``[ch, f1 - f0, bins]`` each."""
@@ -112,10 +139,10 @@ class Model:
         for s in range(self.w.shape[1]):
             per_channel = []
             for c in range(self.channels):
-                cols = slice(c * self.frames + f0, c * self.frames + f1)
-                part = torch.outer(self.w[:, s], self.h[s, cols])
-                per_channel.append((part if self.lam is None else
-                                    part.mul_(self.lam[s][:, cols])).T)
+                a, b = c * self.frames + f0, c * self.frames + f1
+                part = torch.outer(self.w[:, s], self.h[s, a:b])
+                per_channel.append((part if self.weights is None else
+                                    part.mul_(self.weights.dense(a, b)[s])).T)
             out.append(torch.stack(per_channel))
         total = out[0].clone()
         for p in out[1:]:
@@ -128,7 +155,28 @@ class Model:
         bins = torch.arange(self.w.shape[0], dtype=self.w.dtype)[:, None]
         centroid = (self.w * bins).sum(0) / self.w.sum(0).clamp(min=FLOOR)
         order = torch.argsort(centroid)
-        self.w, self.h = self.w[:, order], self.h[order]
+        self.w, self.h, self.pooled_h = self.w[:, order], self.h[order], self.pooled_h[order]
+
+
+class Weights:
+    """The marks' weights (:func:`_weights`) on the columns some mark reaches; on every
+    other column each source weighs one, and the model there is plain NMF, which costs a
+    fraction (marks cover a few seconds of a take)."""
+
+    def __init__(self, marks: torch.Tensor):
+        """``marks`` ``[sources, bins, columns]`` in [0, 1]."""
+        reached = marks.amax(dim=(0, 1)) > 0
+        self.cols = torch.nonzero(reached).squeeze(1)
+        self.rest = torch.nonzero(~reached).squeeze(1)
+        self.lam = _weights(marks[:, :, self.cols])
+
+    def dense(self, a: int, b: int) -> torch.Tensor:
+        """The weights of columns ``[a, b)``: ``[sources, bins, b - a]``."""
+        sources, bins, _ = self.lam.shape
+        out = torch.ones((sources, bins, b - a), dtype=self.lam.dtype)
+        inside = (self.cols >= a) & (self.cols < b)
+        out[:, :, self.cols[inside] - a] = self.lam[:, :, inside]
+        return out
 
 
 def _weights(marks: torch.Tensor) -> torch.Tensor:
