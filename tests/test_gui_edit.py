@@ -44,10 +44,14 @@ def test_cut_paste_delete_trim_duplicate_each_one_step_undone_exactly(qtbot, win
 
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), cut)
+    assert window.opened.selection is None  # as the cut left it
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
+    # the range cut, selected again (it stayed on the pasted range before)
+    assert window.canvas.selection.span()[:2] == pytest.approx((t0, t1), abs=1e-3)
     choose(window, "Edit > Redo")
     assert np.array_equal(audio(window), cut)
+    assert window.opened.selection is None and window.canvas.selection is None
     choose(window, "Edit > Undo")
 
     select_time(qtbot, window, 1.0, 1.5)

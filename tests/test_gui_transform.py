@@ -59,8 +59,14 @@ def test_transform_tool_moves_the_whistle_down_and_later_in_one_undo_step(qtbot,
     assert (t0, t1) == pytest.approx((5.0, 6.0), abs=0.05)
     assert (f_lo, f_hi) == pytest.approx((2500, 3500), abs=60)
     assert "Undo transform selection" in window.undo_action.text()
+    landed = window.canvas.selection
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
+    t0, t1, f_lo, f_hi = window.opened.selection.span()  # and the selection where it was
+    assert (t0, t1, f_lo, f_hi) == pytest.approx((4.0, 5.0, 5500, 6500), abs=60)
+    assert window.canvas.selection == window.opened.selection
+    choose(window, "Edit > Redo")
+    assert window.opened.selection == landed and window.canvas.selection == landed
 
 
 def test_transform_tool_edge_handles_stretch_from_the_opposite_edge(qtbot, window):
@@ -83,8 +89,8 @@ def test_transform_tool_edge_handles_stretch_from_the_opposite_edge(qtbot, windo
     assert window.canvas.selection.span()[:2] == pytest.approx((5.0, 7.0), abs=0.05)
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), moved)
-
-    select_band(qtbot, window, 5.0, 6.0, 2500, 3500)  # undo leaves the selection be
+    # the undo put the selection back where the stretch found it: 5 to 6 s
+    assert window.canvas.selection.span()[:2] == pytest.approx((5.0, 6.0), abs=0.05)
     choose(window, "Edit > Transform tool")
     start = mid_edge(window, "left")  # the left edge from 5 s to 4 s: it ends at 6 s still
     drag(qtbot, window.canvas, start, start - QPoint(round(

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
 from app.gui.actions.fileactions import with_waveform
 from app.gui.actions.menuaction import menu_action
 from app.gui.actions.selectionedits import SelectionEdits
-from app.gui.services.editing import PaintSession, SwapCommand
+from app.gui.services.editing import PaintSession, Reselect, SwapCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.window_jobs import Jobs
 from app.gui.view.canvas import SpectrogramCanvas
@@ -230,10 +230,12 @@ class EditActions:
             clip, doc, synth = result
             if clip is not None:
                 self.opened.keep(clip)
-            stack = self.opened.undo_stack
-            stack.push(SwapCommand(self.window, (session, tracker),
-                                   (PaintSession(doc, stack, synth), EditTracker(doc)), label))
+            stack, before = self.opened.undo_stack, self.opened.selection
+            command = SwapCommand(self.window, (session, tracker),
+                                  (PaintSession(doc, stack, synth), EditTracker(doc)), label)
+            stack.push(command)
             after()
+            command.reselect = Reselect(before, self.opened.selection, self.opened.select)
             self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "
                                     f"{doc.length / doc.sample_rate:.2f} s", SHOWN_MS)
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.actions.menuaction import menu_action
+from app.gui.services.editing import Reselect
 from app.session.selection import Selection
 from app.session.selection_process import process_selection
 from app.session.spectral_clip import (
@@ -106,12 +107,11 @@ class SelectionEdits:
               as_layer: bool = False) -> None:
         """``clip`` at ``at`` seconds; what was pasted then selected (a rectangle around
         it), so the Transform tool can move or transpose it next."""
-        def select() -> None:
+        def select() -> Selection | None:
             doc = self.edits.opened.doc
             end = min(at + clip.duration_s, doc.length / doc.sample_rate)
-            if end > at:
-                self.edits.opened.select(Selection.rect(
-                    at, end, f_lo=min(clip.hz), f_hi=min(max(clip.hz), doc.sample_rate / 2)))
+            return None if end <= at else Selection.rect(
+                at, end, f_lo=min(clip.hz), f_hi=min(max(clip.hz), doc.sample_rate / 2))
 
         if as_layer:
             self._run("paste as layer", lambda doc: (None, paste_as_layer(doc, clip, at_s=at)),
@@ -130,16 +130,16 @@ class SelectionEdits:
         dialog.accepted.connect(lambda: self.transform(selection, **dialog.values()))
         dialog.open()
 
-    def transform(self, selection: Selection, *, then: Callable[[], None] | None = None,
+    def transform(self, selection: Selection, *, landed: Selection | None = None,
                   **values) -> None:
-        """Move what ``selection`` holds (``values``: move_selection's); ``then()`` once
-        it has landed (the Transform tool moves the selection with it)."""
+        """Move what ``selection`` holds (``values``: move_selection's); ``landed``: the
+        selection where it went, selected once it has (the Transform tool's)."""
         def op(doc):
             step = move_selection(doc, selection=selection, **values)
             step.label = "transform selection"
             return None, step
 
-        self._run("transform selection", op, then)
+        self._run("transform selection", op, None if landed is None else lambda: landed)
 
     def ask_gain(self) -> None:
         self._ask("gain", "Gain (dB) for the selection, or the whole file:", -120.0, 48.0,
@@ -177,9 +177,11 @@ class SelectionEdits:
             self.edits.status.showMessage(f"{verb}: select something first", SHOWN_MS)
         return selection
 
-    def _run(self, label: str, op: Callable, then: Callable[[], None] | None = None) -> None:
+    def _run(self, label: str, op: Callable,
+             selects: Callable[[], Selection | None] | None = None) -> None:
         """``op(doc) -> (clip or None, step or None)`` in a worker; the clip onto the
-        clipboard, the step onto the undo stack, then ``then()``."""
+        clipboard, the step onto the undo stack; then what ``selects()`` gives selected,
+        the selection before it put back when the step is undone (and that redone)."""
         edits = self.edits
         session = edits.opened.session
         if session is None or edits.jobs.editing_blocked(label.capitalize()):
@@ -201,10 +203,13 @@ class SelectionEdits:
                 edits.opened.keep(clip)
                 edits.status.showMessage(f"Copied the selection ({clip.nbytes / 2**20:.1f} MiB)",
                                          SHOWN_MS)
+            opened = edits.opened
+            reselect = None if selects is None or step is None else \
+                Reselect(opened.selection, selects(), opened.select)
             if step is not None:
-                session.push(step, step.label)
-            if then is not None:
-                then()
+                session.push(step, step.label, reselect)
+            if reselect is not None:
+                opened.select(reselect.after)
 
         worker = edits.jobs.run(label.capitalize(), work, landed, blocks_editing=True)
         if worker is None:

@@ -46,4 +46,4 @@ class TransformTool:
         landed = drag.landed(duration=doc.length / doc.sample_rate, nyquist=doc.sample_rate / 2)
         self.edits.spectral.transform(drag.selection, **drag.values(),
                                       heal=self.edits.heal_action.isChecked(),
-                                      then=lambda: self.edits.opened.select(landed))
+                                      landed=landed)

@@ -5,7 +5,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
@@ -26,29 +26,45 @@ EVENT_SECONDS = 0.5  # a longer move is queued as several (planning its dabs is 
 GAIN_STEP = 1  # QUndoCommand.id of a step changing one layer's gain (they merge)
 
 
+@dataclass
+class Reselect:
+    """The selection before a step and after it (an edit that selects what it made or
+    moved), put back by the step's undo and redo through ``select``."""
+
+    before: object
+    after: object
+    select: Callable[[object], None]
+
+
 class StrokeCommand(QUndoCommand):
     """One finished stroke, owning its step (the cells before and after it): undo and
     redo write exactly this stroke's cells, so the stack and the document cannot
     drift. Its first redo (Qt calls it on push) is a no-op: the stroke is painted."""
 
-    def __init__(self, doc: Document, step: Step, applied: bool = True):
+    def __init__(self, doc: Document, step: Step, applied: bool = True,
+                 reselect: Reselect | None = None):
         """``applied`` False: a step put back on the stack as undone (a project's
         history), which the document does not hold: its first undo is a no-op too."""
         super().__init__(step.label)
         self.doc, self.step, self.fresh = doc, step, True
         self.skip_undo = not applied
+        self.reselect = reselect
 
     def redo(self) -> None:
         if self.fresh:
             self.fresh = False
             return
         self.step.redo(self.doc)
+        if self.reselect is not None:
+            self.reselect.select(self.reselect.after)
 
     def undo(self) -> None:
         if self.skip_undo:
             self.skip_undo = False
             return
         self.step.undo(self.doc)
+        if self.reselect is not None:
+            self.reselect.select(self.reselect.before)
 
     def id(self) -> int:
         """Steps that change one layer's gain alone merge (the Gain box steps a tick at
@@ -84,12 +100,17 @@ class SwapCommand(QUndoCommand):
     def __init__(self, window, before: tuple, after: tuple, label: str):
         super().__init__(label)
         self.window, self.before, self.after = window, before, after
+        self.reselect: Reselect | None = None  # set once the edit has selected what it made
 
     def redo(self) -> None:
         self.window.install(*self.after)
+        if self.reselect is not None:
+            self.reselect.select(self.reselect.after)
 
     def undo(self) -> None:
         self.window.install(*self.before)
+        if self.reselect is not None:
+            self.reselect.select(self.reselect.before)
 
 
 class PaintSession:
@@ -276,13 +297,13 @@ class PaintSession:
         self.push(step, event.label)
         return True
 
-    def push(self, step: Step, label: str | None) -> None:
+    def push(self, step: Step, label: str | None, reselect: Reselect | None = None) -> None:
         """A finished stroke's step, or a step done outside a stroke (a worker's edit),
         on the stack; what it tells the user shown."""
         if step.notice:
             self.notice(f"{label or step.label}: {step.notice}")
         if step.changed:
-            self.undo_stack.push(StrokeCommand(self.doc, step))
+            self.undo_stack.push(StrokeCommand(self.doc, step, reselect=reselect))
             self.keep_within_limit()
 
     def _drop_stroke(self) -> None:
