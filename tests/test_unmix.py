@@ -101,6 +101,7 @@ def test_paint_to_separate_steers_an_nmf_unmix(hits_over_tones):
     assert abs(score() - blind) < 1e-6
 
 
+@pytest.mark.slow
 def test_paint_to_separate_goes_on_from_the_layers_model_and_each_layer_stays_itself():
     """Issue 50, item 11: a separation fitted again from scratch (58 s for a mark on 3
     minutes) could give a layer the other's component. It now starts from the model the
