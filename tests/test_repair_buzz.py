@@ -61,7 +61,7 @@ def test_dehum_takes_buzz_as_well_as_a_notch_comb_told_its_frequency(kind):
     and no take worse than its input by PESQ-WB or SI-SDR. Before de-hum refined the
     drift from every harmonic it found, took the harmonics standing out along it beside
     those that stand out of most 2 s stretches, and read each where little else sounds,
-    its median was under the comb's (odd 2.0 against 2.2, rectified 1.8 against 2.3 on
+    its median was under the comb's (odd 1.9 against 2.2, rectified 1.9 against 2.3 on
     these takes): the 7th and higher harmonics were taken only 10 dB, a voice's pitch
     on one of the lowest two made it take nothing, and the voice leaked into what it
     took; now about 2.9 against the comb's 2.2-2.3."""
