@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 from scipy.ndimage import maximum_filter1d, median_filter
+from scipy.signal import oaconvolve
 
 from engine.progress import scaled, step
 from engine.repair import Outcome
@@ -137,14 +138,16 @@ def _coarse_means(z: np.ndarray, m: int) -> np.ndarray:
 
 
 def _smooth(a: np.ndarray, sigma: float) -> np.ndarray:
-    """Gaussian smoothing of a coarse series (``sigma`` in its samples), edges
-    renormalised."""
-    half = min(int(3 * sigma) + 1, (len(a) - 1) // 2)  # never longer than the series
+    """Gaussian smoothing of coarse series ``[..., frames]`` (real or complex) along
+    their last axis (``sigma`` in its samples), edges renormalised; by FFT (the kernel
+    is hundreds of frames long)."""
+    n = a.shape[-1]
+    half = min(int(3 * sigma) + 1, (n - 1) // 2)  # never longer than the series
     if half < 1:
         return a.copy()
     kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sigma) ** 2)
-    num = np.convolve(a, kernel, mode="same")
-    den = np.convolve(np.ones(len(a)), kernel, mode="same")
+    num = oaconvolve(a, kernel.reshape((1,) * (a.ndim - 1) + (-1,)), mode="same", axes=-1)
+    den = np.convolve(np.ones(n), kernel, mode="same")
     return num / den
 
 
@@ -209,8 +212,7 @@ def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int,
     each harmonic's amplitude over its number, weighted by strength, smoothed."""
     z = amps.sum(0)  # channels together
     sigma = seconds * sr / coarse / 2
-    smooth = np.stack([_smooth(zk.real, sigma / 4) + 1j * _smooth(zk.imag, sigma / 4)
-                       for zk in z])
+    smooth = _smooth(z, sigma / 4)
     rate = sr / coarse
     slope = np.angle(smooth[:, 1:] * smooth[:, :-1].conj()) * rate / (2 * math.pi)  # Hz
     k = np.array(harmonics)[:, None]
@@ -311,7 +313,7 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
     best = None
     for i, seconds in enumerate(DRIFT_SECONDS):  # the drift followed best holds most hum
         carrier = _Carrier(f0, _drift(first, strongest, coarse, sr, seconds), coarse, sr)
-        amps = _smooth_all(_amplitudes(x, carrier, ks, coarse, scaled(
+        amps = _smooth(_amplitudes(x, carrier, ks, coarse, scaled(
             progress, 0.1 + 0.1 * i, 0.2 + 0.1 * i), cancel), sigma)
         held = float((np.abs(amps) ** 2).sum())
         if best is None or held > best[0]:
@@ -325,7 +327,7 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
         amps = _amplitudes(x, carrier, ks, coarse, scaled(
             progress, 0.3 + 0.1 * i, 0.4 + 0.1 * i), cancel)
         amps = _quiet_weighted(amps, sigma, QUIET_SECONDS * sr / coarse) if i == REFINE - 1 \
-            else _smooth_all(amps, sigma)
+            else _smooth(amps, sigma)
     if upto:
         more, more_amps = _beside(x, carrier, ks, upto, sigma, scaled(progress, 0.5, 0.6),
                                   cancel)
@@ -360,17 +362,22 @@ def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: f
     followed along the drift and read where little else sounds, they stand out of
     what lies beside them."""
     others = [k for k in range(1, upto + 1) if k not in ks]
+    none = [], np.zeros((x.shape[0], 0, x.shape[-1] // carrier.coarse), complex)
     if not others:
-        return [], np.zeros((x.shape[0], 0, x.shape[-1] // carrier.coarse), complex)
+        return none
     half = _Carrier(carrier.f0 / 2, None if carrier.drift is None else carrier.drift / 2,
                     carrier.coarse, carrier.sr)  # its harmonic 2k is the hum's k
     js = sorted({j for k in others for j in (2 * k - 1, 2 * k, 2 * k + 1)})
-    amps = _quiet_weighted(_amplitudes(x, half, js, carrier.coarse, progress, cancel), sigma,
-                           QUIET_SECONDS * carrier.sr / carrier.coarse)
-    power = dict(zip(js, (np.abs(amps) ** 2).sum(0).mean(-1), strict=True))
+    quiet = QUIET_SECONDS * carrier.sr / carrier.coarse
+    tried = _quiet_weighted(_amplitudes(x.sum(0, keepdims=True), half, js, carrier.coarse,
+                                        progress, cancel), sigma, quiet)  # channels together
+    power = dict(zip(js, (np.abs(tried[0]) ** 2).mean(-1), strict=True))
     more = [k for k in others
             if power[2 * k] >= 10 ** (STANDS_DB / 10) * max(power[2 * k - 1], power[2 * k + 1])]
-    return more, amps[:, [js.index(2 * k) for k in more]]
+    if not more:
+        return none
+    return more, _quiet_weighted(_amplitudes(x, carrier, more, carrier.coarse, None, cancel),
+                                 sigma, quiet)
 
 
 def _coherence(amps: np.ndarray, rate: float) -> np.ndarray:
@@ -399,19 +406,6 @@ def _quiet_weighted(amps: np.ndarray, sigma: float, short: float) -> np.ndarray:
     weighted by the inverse of its power (channels together, smoothed over ``short``
     frames): a steady hum's amplitude read where little else sounds at its frequency,
     so that a voice over it leaks less into what is taken."""
-    power = np.abs(amps) ** 2
-    weight = np.empty(amps.shape[1:])
-    for k, p in enumerate(power.sum(0)):
-        p = _smooth(p, short)
-        weight[k] = 1 / (p + 1e-12 * p.max() + 1e-300)
-    out = _smooth_all(amps * weight, sigma)
-    for k, w in enumerate(weight):
-        out[:, k] /= _smooth(w, sigma)
-    return out
-
-
-def _smooth_all(amps: np.ndarray, sigma: float) -> np.ndarray:
-    out = np.empty_like(amps)
-    for idx in np.ndindex(amps.shape[:-1]):
-        out[idx] = _smooth(amps[idx].real, sigma) + 1j * _smooth(amps[idx].imag, sigma)
-    return out
+    power = _smooth((np.abs(amps) ** 2).sum(0), short)
+    weight = 1 / (power + 1e-12 * power.max(axis=-1, keepdims=True) + 1e-300)
+    return _smooth(amps * weight, sigma) / _smooth(weight, sigma)

@@ -257,7 +257,7 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     spacing = sr / (PADDED * _window(sr))
     carrier = dehum._Carrier(f0, drift + np.clip(off, -spacing, spacing), coarse, sr)
     amps = dehum._amplitudes(x, carrier, [1], coarse, None, None)
-    amps = dehum._smooth_all(amps, SMOOTH_SECONDS * sr / coarse)
+    amps = dehum._smooth(amps, SMOOTH_SECONDS * sr / coarse)
     amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1,
                  np.interp(grid, centres, stands.astype(float)) > 0.5)
     presence = np.interp(np.arange(x.shape[-1]), centres, stands.astype(float))
