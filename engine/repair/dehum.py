@@ -353,14 +353,16 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
 def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: float,
             progress, cancel) -> tuple[list[int], np.ndarray]:
     """The harmonics up to ``upto`` other than ``ks`` that stand ``STANDS_DB`` above the
-    audio halfway between harmonics, and their low-passed amplitudes ``[ch, k, frames]``:
-    each demodulated along the tracked phase and low-passed as the hum is, its power
-    over the whole region against the same estimate at the half harmonics either side,
-    where no hum is: what the estimate would take of the audio itself. A buzz has many
-    strong harmonics, odd ones alone or even ones alone, that a voice covers in most
-    2 s stretches (:func:`find` misses them) while they are heard in its pauses;
-    followed along the drift and read where little else sounds, they stand out of
-    what lies beside them."""
+    audio halfway between harmonics and hold their phase, and their amplitudes ``[ch, k,
+    frames]``: each demodulated along the tracked phase and read as the hum is
+    (:func:`_quiet_weighted`), channels together, its power over the whole region
+    against the same estimate at the half harmonics either side, where no hum is (what
+    the estimate would take of the audio itself), and its phase held over 8 s
+    (:func:`_coherence`: a steady note of music near a harmonic turns). A buzz has many
+    strong harmonics, odd ones alone or even ones alone, that a voice covers in most 2 s
+    stretches (:func:`find` misses them) while they are heard in its pauses; followed
+    along the drift and read where little else sounds, they stand out of what lies
+    beside them."""
     others = [k for k in range(1, upto + 1) if k not in ks]
     none = [], np.zeros((x.shape[0], 0, x.shape[-1] // carrier.coarse), complex)
     if not others:
@@ -372,8 +374,9 @@ def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: f
     tried = _quiet_weighted(_amplitudes(x.sum(0, keepdims=True), half, js, carrier.coarse,
                                         progress, cancel), sigma, quiet)  # channels together
     power = dict(zip(js, (np.abs(tried[0]) ** 2).mean(-1), strict=True))
-    more = [k for k in others
-            if power[2 * k] >= 10 ** (STANDS_DB / 10) * max(power[2 * k - 1], power[2 * k + 1])]
+    held = dict(zip(js, _coherence(tried, carrier.sr / carrier.coarse), strict=True))
+    more = [k for k in others if held[2 * k] >= COHERENT and
+            power[2 * k] >= 10 ** (STANDS_DB / 10) * max(power[2 * k - 1], power[2 * k + 1])]
     if not more:
         return none
     return more, _quiet_weighted(_amplitudes(x, carrier, more, carrier.coarse, None, cancel),
