@@ -1,5 +1,5 @@
-"""Mains hum: find its fundamental (50 or 60 Hz, drifting), the harmonics that
-stand out, and subtract them, keeping what sounds under them.
+"""Mains hum and buzz: find its fundamental (50 or 60 Hz, drifting) and its
+harmonics, and subtract them, keeping what sounds under them.
 
 1. **Find.** Spectra of stretches of the audio (``SEGMENT_SECONDS`` each) score
    every fundamental within ``SEARCH_HZ`` of 50 and 60 Hz by how far its
@@ -36,10 +36,18 @@ import math
 
 import numpy as np
 from scipy.ndimage import maximum_filter1d, median_filter
-from scipy.signal import oaconvolve
 
 from engine.progress import scaled, step
 from engine.repair import Outcome
+from engine.repair.carrier import (
+    BLOCK,
+    Carrier,
+    amplitudes,
+    drift,
+    harmonic_carriers,
+    quiet_weighted,
+    smooth,
+)
 
 SEARCH_HZ = 0.5  # the fundamental is sought this far around 50 and 60 Hz (mains' tolerance)
 SEGMENT_SECONDS = 2.0
@@ -57,7 +65,6 @@ SMOOTH_SECONDS = 0.5
 COHERENT = 0.5  # a hum's harmonics hold their phase: their amplitudes summed keep half their length
 COHERENT_SECONDS = 8.0  # ... over stretches this long (the drift followed)
 COARSE_SECONDS = 0.005
-BLOCK = 1 << 20
 SERIES_STEP = 3  # a hum's harmonics: the first among the first 3, each <= 3x the one below
 REFINE = 2  # rounds the drift is refined in, from every harmonic found
 QUIET_SECONDS = 0.02  # the power a moment is weighted by: short enough to see a voice's
@@ -130,95 +137,6 @@ def _highest(f0: float, sr: int, max_harmonics: int) -> int:
     """The highest harmonic number of ``f0`` considered: at most ``max_harmonics``,
     below ``MAX_HZ`` and 0.45 ``sr``."""
     return max(1, min(int(max_harmonics), int(min(MAX_HZ, 0.45 * sr) // f0)))
-
-
-def _coarse_means(z: np.ndarray, m: int) -> np.ndarray:
-    n = len(z) // m * m
-    return z[:n].reshape(-1, m).mean(1)
-
-
-def _smooth(a: np.ndarray, sigma: float) -> np.ndarray:
-    """Gaussian smoothing of coarse series ``[..., frames]`` (real or complex) along
-    their last axis (``sigma`` in its samples), edges renormalised; by FFT (the kernel
-    is hundreds of frames long)."""
-    n = a.shape[-1]
-    half = min(int(3 * sigma) + 1, (n - 1) // 2)  # never longer than the series
-    if half < 1:
-        return a.copy()
-    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sigma) ** 2)
-    num = oaconvolve(a, kernel.reshape((1,) * (a.ndim - 1) + (-1,)), mode="same", axes=-1)
-    den = np.convolve(np.ones(n), kernel, mode="same")
-    return num / den
-
-
-class _Carrier:
-    """``exp(i phase(n))`` of the tracked fundamental, block by block. The phase is the
-    integral of the drift (Hz at the coarse cells' centres) drawn as straight lines
-    between them: a phase without corners (a frequency held per cell jumped at each
-    cell's edge, which a quick vibrato's track turned into sidebands every
-    ``sr / coarse`` Hz, 37 dB under the tone)."""
-
-    def __init__(self, f0: float, drift: np.ndarray | None, coarse: int, sr: int):
-        self.f0, self.drift, self.coarse, self.sr = f0, drift, coarse, sr
-        if drift is not None:  # the integral at each centre, and each line's slope
-            d = self.drift = np.asarray(drift, np.float64)
-            self._at_centres = d[0] * coarse / 2 + np.concatenate(
-                ([0.0], np.cumsum((d[1:] + d[:-1]) / 2 * coarse)))
-            self._slopes = np.append(np.diff(d), 0.0) / coarse
-
-    def phase(self, n0: int, n1: int) -> np.ndarray:
-        n = np.arange(n0, n1, dtype=np.float64)
-        base = 2 * math.pi * self.f0 / self.sr * n
-        if self.drift is None:
-            return base
-        d, w = self.drift, self.coarse
-        k = np.clip(np.floor(n / w - 0.5).astype(np.int64), 0, len(d) - 1)  # centre before n
-        u = n - (k + 0.5) * w
-        slope = np.where(u < 0, 0.0, self._slopes[k])  # before the first centre: level
-        drifted = self._at_centres[k] + d[k] * u + slope * u * u / 2
-        return base + drifted * 2 * math.pi / self.sr
-
-
-def _harmonic_carriers(phase: np.ndarray, harmonics: list[int]):
-    """``exp(i k phase)`` for each k of ``harmonics`` (ascending), by multiplication."""
-    unit = np.exp(1j * np.remainder(phase, 2 * math.pi).astype(np.float32))  # complex64
-    zk, k_prev = np.ones_like(unit), 0
-    for k in harmonics:
-        for _ in range(k - k_prev):
-            zk = zk * unit
-        k_prev = k
-        yield zk
-
-
-def _amplitudes(x: np.ndarray, carrier: _Carrier, harmonics: list[int], coarse: int,
-                progress, cancel) -> np.ndarray:
-    """``[ch, harmonics, coarse frames]`` demodulated means of ``x`` per harmonic."""
-    ch, n = x.shape
-    frames = n // coarse
-    out = np.zeros((ch, len(harmonics), frames), complex)
-    block = BLOCK // coarse * coarse
-    for b0 in range(0, frames * coarse, block):
-        step(b0 / n, progress, cancel)
-        b1 = min(frames * coarse, b0 + block)
-        for i, zk in enumerate(_harmonic_carriers(-carrier.phase(b0, b1), harmonics)):
-            for c in range(ch):
-                out[c, i, b0 // coarse:b1 // coarse] = _coarse_means(x[c, b0:b1] * zk, coarse)
-    return out
-
-
-def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int,
-           seconds: float) -> np.ndarray:
-    """Hz the fundamental is off its nominal value, per coarse frame: the phase slope of
-    each harmonic's amplitude over its number, weighted by strength, smoothed."""
-    z = amps.sum(0)  # channels together
-    sigma = seconds * sr / coarse / 2
-    smooth = _smooth(z, sigma / 4)
-    rate = sr / coarse
-    slope = np.angle(smooth[:, 1:] * smooth[:, :-1].conj()) * rate / (2 * math.pi)  # Hz
-    k = np.array(harmonics)[:, None]
-    weight = (k * np.abs(smooth[:, 1:])) ** 2
-    hz = (slope / k * weight).sum(0) / (weight.sum(0) + 1e-300)
-    return _smooth(np.concatenate((hz[:1], hz)), sigma)
 
 
 def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics: int = 40,
@@ -306,14 +224,14 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
     in, stood out at it and was taken); a voice's pitch on one of a hum's lowest
     harmonics does not turn the others."""
     coarse = max(1, round(COARSE_SECONDS * sr))
-    nominal = _Carrier(f0, None, coarse, sr)
+    nominal = Carrier(f0, None, coarse, sr)
     strongest = ks[:DRIFT_HARMONICS]
-    first = _amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.1), cancel)
+    first = amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.1), cancel)
     sigma = SMOOTH_SECONDS * sr / coarse
     best = None
     for i, seconds in enumerate(DRIFT_SECONDS):  # the drift followed best holds most hum
-        carrier = _Carrier(f0, _drift(first, strongest, coarse, sr, seconds), coarse, sr)
-        amps = _smooth(_amplitudes(x, carrier, ks, coarse, scaled(
+        carrier = Carrier(f0, drift(first, strongest, coarse, sr, seconds), coarse, sr)
+        amps = smooth(amplitudes(x, carrier, ks, coarse, scaled(
             progress, 0.1 + 0.1 * i, 0.2 + 0.1 * i), cancel), sigma)
         held = float((np.abs(amps) ** 2).sum())
         if best is None or held > best[0]:
@@ -322,12 +240,12 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
     if np.count_nonzero(_coherence(amps, sr / coarse) >= COHERENT) < 2:
         return None
     for i in range(REFINE):
-        carrier = _Carrier(f0, carrier.drift + _drift(amps, ks, coarse, sr, SMOOTH_SECONDS),
+        carrier = Carrier(f0, carrier.drift + drift(amps, ks, coarse, sr, SMOOTH_SECONDS),
                            coarse, sr)
-        amps = _amplitudes(x, carrier, ks, coarse, scaled(
+        amps = amplitudes(x, carrier, ks, coarse, scaled(
             progress, 0.3 + 0.1 * i, 0.4 + 0.1 * i), cancel)
-        amps = _quiet_weighted(amps, sigma, QUIET_SECONDS * sr / coarse) if i == REFINE - 1 \
-            else _smooth(amps, sigma)
+        amps = quiet_weighted(amps, sigma, QUIET_SECONDS * sr / coarse) if i == REFINE - 1 \
+            else smooth(amps, sigma)
     if upto:
         more, more_amps = _beside(x, carrier, ks, upto, sigma, scaled(progress, 0.5, 0.6),
                                   cancel)
@@ -342,7 +260,7 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
         step(0.6 + 0.4 * b0 / n, progress, cancel)
         b1 = min(n, b0 + BLOCK)
         t = np.arange(b0, b1)
-        for i, zk in enumerate(_harmonic_carriers(carrier.phase(b0, b1), ks)):
+        for i, zk in enumerate(harmonic_carriers(carrier.phase(b0, b1), ks)):
             for c in range(x.shape[0]):
                 re = np.interp(t, centres, amps[c, i].real).astype(np.float32)
                 im = np.interp(t, centres, amps[c, i].imag).astype(np.float32)
@@ -350,12 +268,12 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, pro
     return out, ks
 
 
-def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: float,
+def _beside(x: np.ndarray, carrier: Carrier, ks: list[int], upto: int, sigma: float,
             progress, cancel) -> tuple[list[int], np.ndarray]:
     """The harmonics up to ``upto`` other than ``ks`` that stand ``STANDS_DB`` above the
     audio halfway between harmonics and hold their phase, and their amplitudes ``[ch, k,
     frames]``: each demodulated along the tracked phase and read as the hum is
-    (:func:`_quiet_weighted`), channels together, its power over the whole region
+    (:func:`quiet_weighted`), channels together, its power over the whole region
     against the same estimate at the half harmonics either side, where no hum is (what
     the estimate would take of the audio itself), and its phase held over 8 s
     (:func:`_coherence`: a steady note of music near a harmonic turns). A buzz has many
@@ -367,11 +285,11 @@ def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: f
     none = [], np.zeros((x.shape[0], 0, x.shape[-1] // carrier.coarse), complex)
     if not others:
         return none
-    half = _Carrier(carrier.f0 / 2, None if carrier.drift is None else carrier.drift / 2,
+    half = Carrier(carrier.f0 / 2, None if carrier.drift is None else carrier.drift / 2,
                     carrier.coarse, carrier.sr)  # its harmonic 2k is the hum's k
     js = sorted({j for k in others for j in (2 * k - 1, 2 * k, 2 * k + 1)})
     quiet = QUIET_SECONDS * carrier.sr / carrier.coarse
-    tried = _quiet_weighted(_amplitudes(x.sum(0, keepdims=True), half, js, carrier.coarse,
+    tried = quiet_weighted(amplitudes(x.sum(0, keepdims=True), half, js, carrier.coarse,
                                         progress, cancel), sigma, quiet)  # channels together
     power = dict(zip(js, (np.abs(tried[0]) ** 2).mean(-1), strict=True))
     held = dict(zip(js, _coherence(tried, carrier.sr / carrier.coarse), strict=True))
@@ -379,7 +297,7 @@ def _beside(x: np.ndarray, carrier: _Carrier, ks: list[int], upto: int, sigma: f
             power[2 * k] >= 10 ** (STANDS_DB / 10) * max(power[2 * k - 1], power[2 * k + 1])]
     if not more:
         return none
-    return more, _quiet_weighted(_amplitudes(x, carrier, more, carrier.coarse, None, cancel),
+    return more, quiet_weighted(amplitudes(x, carrier, more, carrier.coarse, None, cancel),
                                  sigma, quiet)
 
 
@@ -402,13 +320,3 @@ def _steady_level(amps: np.ndarray) -> np.ndarray:
     level = np.abs(amps)
     cap = np.median(level, axis=-1, keepdims=True)
     return amps * np.minimum(1.0, cap / np.maximum(level, 1e-300))
-
-
-def _quiet_weighted(amps: np.ndarray, sigma: float, short: float) -> np.ndarray:
-    """``amps`` ``[ch, harmonics, frames]`` low-passed (``sigma`` frames), each frame
-    weighted by the inverse of its power (channels together, smoothed over ``short``
-    frames): a steady hum's amplitude read where little else sounds at its frequency,
-    so that a voice over it leaks less into what is taken."""
-    power = _smooth((np.abs(amps) ** 2).sum(0), short)
-    weight = 1 / (power + 1e-12 * power.max(axis=-1, keepdims=True) + 1e-300)
-    return _smooth(amps * weight, sigma) / _smooth(weight, sigma)
