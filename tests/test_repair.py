@@ -178,17 +178,17 @@ def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
 
 
 def test_a_tracked_carrier_s_phase_is_the_integral_of_its_drift_drawn_as_lines():
-    """dehum._Carrier: the drift (Hz at the coarse cells' centres) between centres as
+    """carrier.Carrier: the drift (Hz at the coarse cells' centres) between centres as
     straight lines, level before the first and after the last, integrated: against a
     trapezoid sum on a grid 100 times finer, to 1e-9 rad; any span equals the whole's.
     It was a frequency held per cell (corners every cell: sidebands 200 Hz about a
     vibrato tone, 37 dB under it)."""
-    from engine.repair.dehum import _Carrier
+    from engine.repair.carrier import Carrier
 
     rng, sr = np.random.default_rng(0), 22050
     for cells, coarse in ((50, 110), (1, 110), (7, 37)):
         drift = np.cumsum(rng.standard_normal(cells)) * 0.3
-        carrier = _Carrier(1000.0, drift, coarse, sr)
+        carrier = Carrier(1000.0, drift, coarse, sr)
         n = np.arange(cells * coarse + 300)
         fine = np.interp(np.arange(0, len(n), 0.01), (np.arange(cells) + 0.5) * coarse, drift)
         integral = np.concatenate(([0.0], np.cumsum((fine[1:] + fine[:-1]) / 2 * 0.01)))[::100]

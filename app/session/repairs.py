@@ -99,7 +99,8 @@ MODULES = {m.name: m for m in (
                   help="mains frequency, or auto to find it"),
             Param("harmonics", 40, 1, 100, "", "the most harmonics considered", integer=True)),
            1.0, "engine.repair.dehum", working_bytes=21),
-    Module("declip", "De-clip", "Find clipped runs and restore the peaks they cut off.",
+    Module("declip", "De-clip", "Find clipped runs, or a saturating curve (soft clipping), "
+           "and restore the peaks they cut off or bent.",
            (Param("headroom_db", 6.0, 0.0, 20.0, "dB",
                   "how far above the clip level a restored peak may reach"),
             Param("gain", "reduce", choices=("reduce", "keep"),
@@ -137,7 +138,7 @@ class Report:
     def line(self) -> str:
         module = MODULES[self.module]
         if not self.changed:
-            return f"{module.title}: {module.nothing}; nothing changed"
+            return "; ".join([f"{module.title}: {module.nothing}", *self.notes, "nothing changed"])
         return "; ".join([f"{module.title}: {self.summary}", *self.notes])
 
 
@@ -315,7 +316,7 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     outcome = module.run(x, sr, values, progress=progress, cancel=cancel, **extra)
     planned = Plan(Report(module.name, outcome.summary,
                           [((a0 + e.start) / sr, e.length / sr, chans[e.channel])
-                           for e in outcome.events]),
+                           for e in outcome.events], notes=[outcome.note] if outcome.note else []),
                    layer.id, weight, chans, s0, s1, a0)
     if not outcome.summary:
         return planned

@@ -32,3 +32,4 @@ class Outcome:
     samples: np.ndarray  # float64 [channels, n]: the repaired audio (x itself if nothing)
     summary: str = ""  # what was repaired, for a report line; "" when nothing was found
     events: list[Event] = field(default_factory=list)
+    note: str = ""  # what it saw, when it found nothing to repair

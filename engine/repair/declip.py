@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from engine.progress import step
-from engine.repair import Event, Outcome
+from engine.repair import Event, Outcome, declip_soft
 from engine.repair.declip_detect import Clipping, find_clipping, run_samples
 from engine.repair.declip_spade import aspade
 
@@ -48,13 +48,19 @@ def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
     samples ``within`` (default: all; the rest is context the clip level is found in).
     ``threshold`` (linear, full scale 1.0) forces the clip level of both polarities; by
     default it is found per channel and polarity. Restored samples lie at most
-    ``headroom_db`` above the clip level. Nothing clipped: ``x`` itself and an empty
-    summary."""
+    ``headroom_db`` above the clip level. Unless ``threshold`` is given, a saturating
+    curve (soft clipping, :mod:`engine.repair.declip_soft`) is sought first and, where
+    found, undone over all of ``x``: no sample rises more than ``headroom_db``, the
+    whole lower where the peaks would. Nothing clipped: ``x`` itself, an empty summary
+    and a note of what was seen."""
     given = np.asarray(x, np.float64)
     x = np.ascontiguousarray(given)  # rows: a column-major array made every pass slow
+    soft = declip_soft.find(x, sample_rate) if threshold is None else None
+    if soft is not None and soft.found:
+        return _soft(x, soft, headroom_db)
     clipping = [_reaching(find_clipping(ch, threshold=threshold), within) for ch in x]
     if not any(len(c.runs) for c in clipping):
-        return Outcome(samples=given)
+        return Outcome(samples=given, note="" if soft is None else soft.note())
     w = block_length(sample_rate)
     channels = {ch: _Channel.cut(x[ch], found, w) for ch, found in enumerate(clipping)
                 if len(found.runs)}
@@ -64,6 +70,19 @@ def run(x: np.ndarray, sample_rate: int, *, headroom_db: float = 6.0,
         y[ch, blocks.hit] = blocks.restored(10 ** (headroom_db / 20))
     return Outcome(samples=y, summary=_summary(x, y, channels, clipping), events=[
         Event(int(s), int(e - s), ch) for ch, c in enumerate(clipping) for s, e in c.runs])
+
+
+def _soft(x: np.ndarray, found: declip_soft.Saturation, headroom_db: float) -> Outcome:
+    """``x`` with the saturating curve ``found`` undone."""
+    y, gain = declip_soft.restore(x, found, headroom=10 ** (headroom_db / 20))
+    peak = float(np.max(np.abs(y)))
+    lowered = f"; the rest {-_dbfs(gain):.1f} dB lower so they stay within the headroom" \
+        if gain < 1 else ""
+    drives = "/".join(f"{d:.1f}" for d in found.drives)
+    return Outcome(samples=y, summary=(
+        f"soft clipping (a saturating curve, the peaks {drives} into it) undone: peaks "
+        f"{_dbfs(peak) - _dbfs(max(found.peaks)):.1f} dB higher, now {_dbfs(peak):.1f} dBFS"
+        f"{lowered}"))
 
 
 def _reaching(found: Clipping, within: tuple[int, int] | None) -> Clipping:

@@ -1,5 +1,5 @@
-"""Mains hum: find its fundamental (50 or 60 Hz, drifting), the harmonics that
-stand out, and subtract them, keeping what sounds under them.
+"""Mains hum and buzz: find its fundamental (50 or 60 Hz, drifting) and its
+harmonics, and subtract them, keeping what sounds under them.
 
 1. **Find.** Spectra of stretches of the audio (``SEGMENT_SECONDS`` each) score
    every fundamental within ``SEARCH_HZ`` of 50 and 60 Hz by how far its
@@ -11,13 +11,21 @@ stand out, and subtract them, keeping what sounds under them.
    frequency; the phase of their amplitude-weighted sum, per harmonic number,
    says how the fundamental drifts, smoothed over ``DRIFT_SECONDS``.
    Over 1 s and over 4 s; the one whose harmonics then hold more energy wins
-   (music under a steady hum makes a 1 s drift wander).
-3. **Subtract.** Each counted harmonic is demodulated along the tracked phase
-   and low-passed (a Gaussian of ``SMOOTH_SECONDS``): speech and music near the
-   harmonic change faster than that and average out, the hum does not. A hum's
-   level holds steady, so the amplitude is capped at its median over the region
-   (a note held on a harmonic for seconds would otherwise pass the low-pass and
-   go with the hum). The amplitude, modulated back, is subtracted.
+   (music under a steady hum makes a 1 s drift wander). Nothing is taken unless
+   two of the counted harmonics then hold their phase. The drift is refined
+   ``REFINE`` times from every counted harmonic, each weighted by its number.
+3. **Widen.** A buzz has many strong harmonics (odd ones alone, or a rectifier's
+   even ones) that a voice covers in most stretches; every other harmonic up to
+   ``harmonics`` (and ``MAX_HZ``) is taken too where, followed along the drift, it
+   stands ``STANDS_DB`` above the same estimate at the half harmonics beside it.
+4. **Subtract.** Each harmonic is demodulated along the tracked phase and
+   low-passed (a Gaussian of ``SMOOTH_SECONDS``), each moment weighted by the
+   inverse of the power there (over ``QUIET_SECONDS``): the hum is read where
+   little else sounds at its frequency, and speech and music near the harmonic
+   change faster than the low-pass and average out. A hum's level holds steady,
+   so the amplitude is capped at its median over the region (a note held on a
+   harmonic for seconds would otherwise pass the low-pass and go with the hum).
+   The amplitude, modulated back, is subtracted.
 
 Work is done on blocks of ``BLOCK`` samples with the phase carried across, and
 amplitudes on a coarse grid (one value per ``COARSE_SECONDS``), so memory stays
@@ -31,6 +39,15 @@ from scipy.ndimage import maximum_filter1d, median_filter
 
 from engine.progress import scaled, step
 from engine.repair import Outcome
+from engine.repair.carrier import (
+    BLOCK,
+    Carrier,
+    amplitudes,
+    drift,
+    harmonic_carriers,
+    quiet_weighted,
+    smooth,
+)
 
 SEARCH_HZ = 0.5  # the fundamental is sought this far around 50 and 60 Hz (mains' tolerance)
 SEGMENT_SECONDS = 2.0
@@ -48,8 +65,10 @@ SMOOTH_SECONDS = 0.5
 COHERENT = 0.5  # a hum's harmonics hold their phase: their amplitudes summed keep half their length
 COHERENT_SECONDS = 8.0  # ... over stretches this long (the drift followed)
 COARSE_SECONDS = 0.005
-BLOCK = 1 << 20
 SERIES_STEP = 3  # a hum's harmonics: the first among the first 3, each <= 3x the one below
+REFINE = 2  # rounds the drift is refined in, from every harmonic found
+QUIET_SECONDS = 0.02  # the power a moment is weighted by: short enough to see a voice's
+#                       pauses, long enough to keep half harmonics 25 Hz apart 40 dB apart
 MAX_HZ = 4000.0  # harmonics above this are not hum a mains field makes audible
 
 
@@ -92,14 +111,13 @@ def find(mono: np.ndarray, sr: int, *, fundamental: str, max_harmonics: int,
         return None  # too short to tell a hum's steadiness from noise's peaks
     df, stands = _prominence_db(mono, sr)
     bases = (50.0, 60.0) if fundamental == "auto" else (float(fundamental),)
-    top = min(MAX_HZ, 0.45 * sr)
 
     def at(hz):
         return stands[np.minimum(np.round(hz / df).astype(int), len(stands) - 1)]
 
     best = None
     for base in bases:
-        k = np.arange(1, max(1, min(max_harmonics, int(top // base))) + 1)
+        k = np.arange(1, _highest(base, sr, max_harmonics) + 1)
         grid = np.arange(base - search_hz, base + search_hz + 1e-9, df / 4)
         scores = np.clip(at(k[None] * grid[:, None]), 0, None).sum(1)
         i = int(np.argmax(scores))
@@ -115,91 +133,10 @@ def find(mono: np.ndarray, sr: int, *, fundamental: str, max_harmonics: int,
     return float(f0), harmonics
 
 
-def _coarse_means(z: np.ndarray, m: int) -> np.ndarray:
-    n = len(z) // m * m
-    return z[:n].reshape(-1, m).mean(1)
-
-
-def _smooth(a: np.ndarray, sigma: float) -> np.ndarray:
-    """Gaussian smoothing of a coarse series (``sigma`` in its samples), edges
-    renormalised."""
-    half = min(int(3 * sigma) + 1, (len(a) - 1) // 2)  # never longer than the series
-    if half < 1:
-        return a.copy()
-    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sigma) ** 2)
-    num = np.convolve(a, kernel, mode="same")
-    den = np.convolve(np.ones(len(a)), kernel, mode="same")
-    return num / den
-
-
-class _Carrier:
-    """``exp(i phase(n))`` of the tracked fundamental, block by block. The phase is the
-    integral of the drift (Hz at the coarse cells' centres) drawn as straight lines
-    between them: a phase without corners (a frequency held per cell jumped at each
-    cell's edge, which a quick vibrato's track turned into sidebands every
-    ``sr / coarse`` Hz, 37 dB under the tone)."""
-
-    def __init__(self, f0: float, drift: np.ndarray | None, coarse: int, sr: int):
-        self.f0, self.drift, self.coarse, self.sr = f0, drift, coarse, sr
-        if drift is not None:  # the integral at each centre, and each line's slope
-            d = self.drift = np.asarray(drift, np.float64)
-            self._at_centres = d[0] * coarse / 2 + np.concatenate(
-                ([0.0], np.cumsum((d[1:] + d[:-1]) / 2 * coarse)))
-            self._slopes = np.append(np.diff(d), 0.0) / coarse
-
-    def phase(self, n0: int, n1: int) -> np.ndarray:
-        n = np.arange(n0, n1, dtype=np.float64)
-        base = 2 * math.pi * self.f0 / self.sr * n
-        if self.drift is None:
-            return base
-        d, w = self.drift, self.coarse
-        k = np.clip(np.floor(n / w - 0.5).astype(np.int64), 0, len(d) - 1)  # centre before n
-        u = n - (k + 0.5) * w
-        slope = np.where(u < 0, 0.0, self._slopes[k])  # before the first centre: level
-        drifted = self._at_centres[k] + d[k] * u + slope * u * u / 2
-        return base + drifted * 2 * math.pi / self.sr
-
-
-def _harmonic_carriers(phase: np.ndarray, harmonics: list[int]):
-    """``exp(i k phase)`` for each k of ``harmonics`` (ascending), by multiplication."""
-    unit = np.exp(1j * np.remainder(phase, 2 * math.pi).astype(np.float32))  # complex64
-    zk, k_prev = np.ones_like(unit), 0
-    for k in harmonics:
-        for _ in range(k - k_prev):
-            zk = zk * unit
-        k_prev = k
-        yield zk
-
-
-def _amplitudes(x: np.ndarray, carrier: _Carrier, harmonics: list[int], coarse: int,
-                progress, cancel) -> np.ndarray:
-    """``[ch, harmonics, coarse frames]`` demodulated means of ``x`` per harmonic."""
-    ch, n = x.shape
-    frames = n // coarse
-    out = np.zeros((ch, len(harmonics), frames), complex)
-    block = BLOCK // coarse * coarse
-    for b0 in range(0, frames * coarse, block):
-        step(b0 / n, progress, cancel)
-        b1 = min(frames * coarse, b0 + block)
-        for i, zk in enumerate(_harmonic_carriers(-carrier.phase(b0, b1), harmonics)):
-            for c in range(ch):
-                out[c, i, b0 // coarse:b1 // coarse] = _coarse_means(x[c, b0:b1] * zk, coarse)
-    return out
-
-
-def _drift(amps: np.ndarray, harmonics: list[int], coarse: int, sr: int,
-           seconds: float) -> np.ndarray:
-    """Hz the fundamental is off its nominal value, per coarse frame: the phase slope of
-    each harmonic's amplitude over its number, weighted by strength, smoothed."""
-    z = amps.sum(0)  # channels together
-    sigma = seconds * sr / coarse / 2
-    smooth = np.stack([_smooth(zk.real, sigma / 4) + 1j * _smooth(zk.imag, sigma / 4)
-                       for zk in z])
-    rate = sr / coarse
-    slope = np.angle(smooth[:, 1:] * smooth[:, :-1].conj()) * rate / (2 * math.pi)  # Hz
-    weight = np.abs(smooth[:, 1:]) ** 2
-    hz = (slope / np.array(harmonics)[:, None] * weight).sum(0) / (weight.sum(0) + 1e-300)
-    return _smooth(np.concatenate((hz[:1], hz)), sigma)
+def _highest(f0: float, sr: int, max_harmonics: int) -> int:
+    """The highest harmonic number of ``f0`` considered: at most ``max_harmonics``,
+    below ``MAX_HZ`` and 0.45 ``sr``."""
+    return max(1, min(int(max_harmonics), int(min(MAX_HZ, 0.45 * sr) // f0)))
 
 
 def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics: int = 40,
@@ -210,10 +147,12 @@ def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics
     if found is None:
         return Outcome(x)
     f0, ks = found
-    out = removed(x, sr, f0=f0, ks=ks, progress=progress, cancel=cancel)
+    taken = _taken(x, sr, f0=f0, ks=ks, upto=_highest(f0, sr, harmonics), progress=progress,
+                   cancel=cancel)
     step(1.0, progress, None)
-    if out is None:
+    if taken is None:
         return Outcome(x)
+    out, ks = taken
     level = 10 * math.log10(float(np.mean((out - x) ** 2)) + 1e-300)
     return Outcome(out, f"hum at {f0:.2f} Hz, {len(ks)} harmonic(s) up to {ks[-1] * f0:.0f} Hz: "
                         f"{level:.1f} dBFS RMS removed")
@@ -224,11 +163,19 @@ def removed(x: np.ndarray, sr: int, *, f0: float, ks: list[int], progress=None,
     """``x`` ``[ch, n]`` less the harmonics ``ks`` of ``f0`` (near it: tracked),
     followed at a reduced rate and brought back to ``sr``; None where they are no hum
     (:func:`_hum`)."""
-    rate = _analysis_rate(sr, ks[-1] * (f0 + SEARCH_HZ))
-    hum = _hum(resample(x, sr, rate), rate, f0, ks, progress, cancel)
+    taken = _taken(x, sr, f0=f0, ks=ks, upto=None, progress=progress, cancel=cancel)
+    return None if taken is None else taken[0]
+
+
+def _taken(x: np.ndarray, sr: int, *, f0: float, ks: list[int], upto: int | None, progress,
+           cancel) -> tuple[np.ndarray, list[int]] | None:
+    """:func:`removed`, and the harmonic numbers taken: ``ks`` and those up to ``upto``
+    that stand out along the tracked phase (:func:`_beside`)."""
+    rate = _analysis_rate(sr, (max(ks[-1], upto or 0) + 1) * (f0 + SEARCH_HZ))
+    hum = _hum(resample(x, sr, rate), rate, f0, ks, upto, progress, cancel)
     if hum is None:
         return None
-    return x - resample(hum, rate, sr, length=x.shape[-1])
+    return x - resample(hum[0], rate, sr, length=x.shape[-1]), hum[1]
 
 
 def left(x: np.ndarray, sr: int, *, f0: float, ks: list[int]) -> float:
@@ -263,29 +210,48 @@ def resample(x: np.ndarray, sr_in: int, sr_out: int, *, length: int | None = Non
     return y
 
 
-def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress,
-         cancel) -> np.ndarray | None:
-    """The hum in ``x``: the harmonics ``ks`` of ``f0``, tracked and low-passed; None
-    where the lowest two do not hold their phase (:func:`_coherence` under
-    ``COHERENT``): a hum is a steady oscillator, and what turns is music or speech
-    near its frequency (a bass note 1 Hz off the mains frequency, within the main
-    lobe of the 2 s stretches hum is sought in, stood out at it and was taken)."""
+def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], upto: int | None, progress,
+         cancel) -> tuple[np.ndarray, list[int]] | None:
+    """The hum in ``x`` and its harmonic numbers: the harmonics ``ks`` of ``f0`` and
+    those up to ``upto`` that stand out along the tracked phase (:func:`_beside`),
+    tracked and low-passed. The drift is read from the first harmonics, then refined
+    from all of ``ks``, each weighted by its number (a harmonic's phase tells the
+    fundamental's k times more finely: a buzz's 15th harmonic was taken only 10 dB
+    when the drift came from the first four alone). None where fewer than two of
+    ``ks`` hold their phase (:func:`_coherence` under ``COHERENT``): a hum is a steady
+    oscillator, and what turns is music or speech near its frequency (a bass note 1 Hz
+    off the mains frequency, within the main lobe of the 2 s stretches hum is sought
+    in, stood out at it and was taken); a voice's pitch on one of a hum's lowest
+    harmonics does not turn the others."""
     coarse = max(1, round(COARSE_SECONDS * sr))
-    nominal = _Carrier(f0, None, coarse, sr)
+    nominal = Carrier(f0, None, coarse, sr)
     strongest = ks[:DRIFT_HARMONICS]
-    first = _amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.2), cancel)
+    first = amplitudes(x, nominal, strongest, coarse, scaled(progress, 0, 0.1), cancel)
     sigma = SMOOTH_SECONDS * sr / coarse
     best = None
     for i, seconds in enumerate(DRIFT_SECONDS):  # the drift followed best holds most hum
-        carrier = _Carrier(f0, _drift(first, strongest, coarse, sr, seconds), coarse, sr)
-        amps = _smooth_all(_amplitudes(x, carrier, ks, coarse, scaled(
-            progress, 0.2 + 0.2 * i, 0.4 + 0.2 * i), cancel), sigma)
+        carrier = Carrier(f0, drift(first, strongest, coarse, sr, seconds), coarse, sr)
+        amps = smooth(amplitudes(x, carrier, ks, coarse, scaled(
+            progress, 0.1 + 0.1 * i, 0.2 + 0.1 * i), cancel), sigma)
         held = float((np.abs(amps) ** 2).sum())
         if best is None or held > best[0]:
             best = (held, carrier, amps)
     _, carrier, amps = best
-    if (_coherence(amps[:, :2], sr / coarse) < COHERENT).any():
+    if np.count_nonzero(_coherence(amps, sr / coarse) >= COHERENT) < 2:
         return None
+    for i in range(REFINE):
+        carrier = Carrier(f0, carrier.drift + drift(amps, ks, coarse, sr, SMOOTH_SECONDS),
+                           coarse, sr)
+        amps = amplitudes(x, carrier, ks, coarse, scaled(
+            progress, 0.3 + 0.1 * i, 0.4 + 0.1 * i), cancel)
+        amps = quiet_weighted(amps, sigma, QUIET_SECONDS * sr / coarse) if i == REFINE - 1 \
+            else smooth(amps, sigma)
+    if upto:
+        more, more_amps = _beside(x, carrier, ks, upto, sigma, scaled(progress, 0.5, 0.6),
+                                  cancel)
+        order = np.argsort(ks + more, kind="stable")
+        ks = [(ks + more)[i] for i in order]
+        amps = np.concatenate((amps, more_amps), axis=1)[:, order]
     amps = _steady_level(amps)
     out = np.zeros_like(x)
     n = x.shape[-1]
@@ -294,12 +260,45 @@ def _hum(x: np.ndarray, sr: int, f0: float, ks: list[int], progress,
         step(0.6 + 0.4 * b0 / n, progress, cancel)
         b1 = min(n, b0 + BLOCK)
         t = np.arange(b0, b1)
-        for i, zk in enumerate(_harmonic_carriers(carrier.phase(b0, b1), ks)):
+        for i, zk in enumerate(harmonic_carriers(carrier.phase(b0, b1), ks)):
             for c in range(x.shape[0]):
                 re = np.interp(t, centres, amps[c, i].real).astype(np.float32)
                 im = np.interp(t, centres, amps[c, i].imag).astype(np.float32)
                 out[c, b0:b1] += 2 * (re * zk.real - im * zk.imag)
-    return out
+    return out, ks
+
+
+def _beside(x: np.ndarray, carrier: Carrier, ks: list[int], upto: int, sigma: float,
+            progress, cancel) -> tuple[list[int], np.ndarray]:
+    """The harmonics up to ``upto`` other than ``ks`` that stand ``STANDS_DB`` above the
+    audio halfway between harmonics and hold their phase, and their amplitudes ``[ch, k,
+    frames]``: each demodulated along the tracked phase and read as the hum is
+    (:func:`quiet_weighted`), channels together, its power over the whole region
+    against the same estimate at the half harmonics either side, where no hum is (what
+    the estimate would take of the audio itself), and its phase held over 8 s
+    (:func:`_coherence`: a steady note of music near a harmonic turns). A buzz has many
+    strong harmonics, odd ones alone or even ones alone, that a voice covers in most 2 s
+    stretches (:func:`find` misses them) while they are heard in its pauses; followed
+    along the drift and read where little else sounds, they stand out of what lies
+    beside them."""
+    others = [k for k in range(1, upto + 1) if k not in ks]
+    none = [], np.zeros((x.shape[0], 0, x.shape[-1] // carrier.coarse), complex)
+    if not others:
+        return none
+    half = Carrier(carrier.f0 / 2, None if carrier.drift is None else carrier.drift / 2,
+                    carrier.coarse, carrier.sr)  # its harmonic 2k is the hum's k
+    js = sorted({j for k in others for j in (2 * k - 1, 2 * k, 2 * k + 1)})
+    quiet = QUIET_SECONDS * carrier.sr / carrier.coarse
+    tried = quiet_weighted(amplitudes(x.sum(0, keepdims=True), half, js, carrier.coarse,
+                                        progress, cancel), sigma, quiet)  # channels together
+    power = dict(zip(js, (np.abs(tried[0]) ** 2).mean(-1), strict=True))
+    held = dict(zip(js, _coherence(tried, carrier.sr / carrier.coarse), strict=True))
+    more = [k for k in others if held[2 * k] >= COHERENT and
+            power[2 * k] >= 10 ** (STANDS_DB / 10) * max(power[2 * k - 1], power[2 * k + 1])]
+    if not more:
+        return none
+    return more, quiet_weighted(amplitudes(x, carrier, more, carrier.coarse, None, cancel),
+                                 sigma, quiet)
 
 
 def _coherence(amps: np.ndarray, rate: float) -> np.ndarray:
@@ -321,10 +320,3 @@ def _steady_level(amps: np.ndarray) -> np.ndarray:
     level = np.abs(amps)
     cap = np.median(level, axis=-1, keepdims=True)
     return amps * np.minimum(1.0, cap / np.maximum(level, 1e-300))
-
-
-def _smooth_all(amps: np.ndarray, sigma: float) -> np.ndarray:
-    out = np.empty_like(amps)
-    for idx in np.ndindex(amps.shape[:-1]):
-        out[idx] = _smooth(amps[idx].real, sigma) + 1j * _smooth(amps[idx].imag, sigma)
-    return out

@@ -28,6 +28,8 @@ import numpy as np
 from scipy import ndimage
 
 from engine.repair import dehum
+from engine.repair.carrier import Carrier, amplitudes, smooth
+from engine.repair.carrier import drift as drift_of
 
 WINDOW_SECONDS = 0.046
 HOP_SECONDS = 0.005
@@ -250,14 +252,14 @@ def follow(x: np.ndarray, sr: int, *, path_t: np.ndarray, path_f: np.ndarray,
     grid = (np.arange(x.shape[-1] // coarse) + 0.5) * coarse
     f0 = float(np.median(found[on]))
     drift = np.interp(grid, centres, f) - f0
-    amps = dehum._amplitudes(x, dehum._Carrier(f0, drift, coarse, sr), [1], coarse, None, None)
+    amps = amplitudes(x, Carrier(f0, drift, coarse, sr), [1], coarse, None, None)
     # what the track is off by, read from the phase slope of what it demodulated: at
     # most a bin of the spectra it was read from (a vibrato's peak lags within them)
-    off = dehum._drift(amps, [1], coarse, sr, 2 * SMOOTH_SECONDS)
+    off = drift_of(amps, [1], coarse, sr, 2 * SMOOTH_SECONDS)
     spacing = sr / (PADDED * _window(sr))
-    carrier = dehum._Carrier(f0, drift + np.clip(off, -spacing, spacing), coarse, sr)
-    amps = dehum._amplitudes(x, carrier, [1], coarse, None, None)
-    amps = dehum._smooth_all(amps, SMOOTH_SECONDS * sr / coarse)
+    carrier = Carrier(f0, drift + np.clip(off, -spacing, spacing), coarse, sr)
+    amps = amplitudes(x, carrier, [1], coarse, None, None)
+    amps = smooth(amps, SMOOTH_SECONDS * sr / coarse)
     amps = _held(amps, round(LEVEL_SECONDS * sr / coarse) | 1,
                  np.interp(grid, centres, stands.astype(float)) > 0.5)
     presence = np.interp(np.arange(x.shape[-1]), centres, stands.astype(float))
