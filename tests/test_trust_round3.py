@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from app.project.write import load_project, save_project, snapshot
+from app.project.write import ProjectError, load_project, save_project, snapshot
 from engine.errors import AudioError
 from engine.io.export import export
 from tests import test_hostile_inputs, test_project_hostile, test_project_layers
@@ -390,6 +390,28 @@ def test_a_project_declaring_a_long_mix_asks_before_mixing(many_layers, monkeypa
     assert time.monotonic() - t0 < 10
     assert asked[0].startswith("this project mixes 1,000 layers over 4.0 s of audio: "
                                "opening it will take about")
+
+
+def test_a_script_opening_a_project_that_declares_a_long_mix_is_told_before_the_work(
+        many_layers, monkeypatch):
+    """Issue 51, item 5's rest: a script calling load_project without ``confirm`` did
+    all the work a small file declared. Now it is refused in one line that says what
+    and how to go on; said yes to, it opens."""
+    from app.project import saved_layers as layers
+
+    two, many = many_layers
+    monkeypatch.setattr(layers, "WARN_SECONDS", MIX_WARN_S)
+    assert len(load_project(two, device="cpu").doc.layers.state.layers) == 2
+    t0 = time.monotonic()
+    with pytest.raises(ProjectError) as refused:
+        load_project(many, device="cpu")
+    assert time.monotonic() - t0 < 10
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(f"{many}: this project mixes 1,000 layers")
+    assert said.endswith("not opened (to open it anyway, give load_project "
+                         "confirm=lambda question: True)")
+    opened = load_project(many, device="cpu", confirm=lambda question: True)
+    assert len(opened.doc.layers.state.layers) == 1000
 
 
 def test_the_window_asks_before_mixing_a_project_of_many_layers(qtbot, window, many_layers,
