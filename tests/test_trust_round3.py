@@ -338,9 +338,10 @@ def test_a_layered_project_with_its_tile_list_permuted_is_refused(tmp_path, vali
 
 # -- 5. declared work asked about before it is done ----------------------------------------
 
-# the mix's estimate that asks, in the tests: between two layers' (a read of 128 frames,
-# about 0.3-3 ms on this machine, quiet or loaded) and 1,000 layers' (0.1-1 s). At 1.0
-# (before), a quiet machine estimated 1,000 layers under it and the tests failed.
+# the mix's estimate that asks, in the tests: between two layers' (the quickest read of
+# 128 frames, about 0.4 ms on this machine, quiet or loaded: 1 ms) and 1,000 layers'
+# (0.1-1 s). At 1.0 (before), a quiet machine estimated 1,000 layers under it; with the
+# reads' mean (before), a loaded one (load 5) estimated two layers over it.
 MIX_WARN_S = 0.05
 
 
@@ -412,6 +413,52 @@ def test_a_script_opening_a_project_that_declares_a_long_mix_is_told_before_the_
                          "confirm=lambda question: True)")
     opened = load_project(many, device="cpu", confirm=lambda question: True)
     assert len(opened.doc.layers.state.layers) == 1000
+
+
+def test_a_project_whose_undo_history_goes_to_a_long_mix_asks_before_opening(
+        tmp_path, monkeypatch):
+    """Issue 51, item 5's rest: only the current layers' mix was estimated. A project of
+    two layers whose undo history goes back to 1,000 opened at once, and its first undo
+    took the 1,000 layers' mix. Now the heaviest state the history holds is timed too,
+    and asked about before the project opens; a script is refused in one line."""
+    import io
+    import zipfile
+
+    from app.project import saved_layers as layers
+    from app.project.read import cells_digest
+    from app.project.saved_history import keep_within
+    from app.session.editor import Editor
+    from engine.errors import Cancelled
+
+    doc = document(np.random.default_rng(1).uniform(-0.3, 0.3, (1, 4 * 22050)), 22050)
+    ed = Editor(doc)
+    ed.unmix("tonal-noise")
+    kept = keep_within(ed.history.steps, ed.history.position)
+    path = save_project(tmp_path / "two.spp", snapshot(doc, AllTiles(doc), kept), {}).path
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        arrays = {k: npz[k] for k in npz.files}
+    table, (step,) = manifest["layers"], manifest["history"]["steps"]
+    part = table["states"][table["current"]]["layers"][0]
+    table["states"].append({"active": 0, "layers": [
+        {**part, "id": i, "name": f"part {i}"} for i in range(1000)]})
+    table["next_id"] = 1000
+    step["stack"][0] = len(table["states"]) - 1  # undoing the unmix goes to 1,000 layers
+    manifest["cells_sha256"] = cells_digest(manifest, arrays)
+    deep = build(tmp_path / "deep.spp", manifest, arrays)
+    monkeypatch.setattr(layers, "WARN_SECONDS", MIX_WARN_S)
+    asked = []
+    assert load_project(path, device="cpu", confirm=lambda text: asked.append(text) or True).history
+    assert asked == [], asked  # two layers now, one before: nothing to ask
+    with pytest.raises(Cancelled, match="not opened: mixing its layers costs too much"):
+        load_project(deep, device="cpu", confirm=lambda text: asked.append(text) or False)
+    assert asked[0].startswith("this project's undo history goes to a mix of 1,000 layers "
+                               "over 4.0 s of audio: an undo or redo to it will take about")
+    with pytest.raises(ProjectError, match="undo history goes to a mix of 1,000 layers"):
+        load_project(deep, device="cpu")
+    opened = load_project(deep, device="cpu", confirm=lambda question: True)
+    assert len(opened.history.steps[0].stack[0].layers) == 1000
 
 
 def test_the_window_asks_before_mixing_a_project_of_many_layers(qtbot, window, many_layers,

@@ -35,6 +35,7 @@ from engine.runtime.cost import WARN_SECONDS, describe_seconds
 
 MIX_PROBE_FRAMES = 128  # frames of the mix timed to learn what all of it costs
 MIX_PROBE_SECONDS = 0.5  # at most (and one layer's read of those frames)
+MIX_PROBE_READS = 5  # at least
 
 __all__ = ["Table", "check", "pack", "table", "unpack"]
 
@@ -109,25 +110,37 @@ def pack(t: Table, next_id: int) -> tuple[dict, dict[str, np.ndarray]]:
     return section, arrays
 
 
-def confirm_mix(doc: Document, state: StackState, *, confirm) -> None:
+def confirm_mix(doc: Document, state: StackState, *, confirm, undone: bool = False) -> None:
     """Ask ``confirm(text) -> bool`` whether to go on when mixing ``state`` would take
-    more than engine.runtime.cost.WARN_SECONDS (timed on its first MIX_PROBE_FRAMES frames, of
-    the layers read in MIX_PROBE_SECONDS): the mix costs the layers times the length,
-    which a small file can declare large (1,000 layers of one unmixed part over 4 s of
-    mono, 117 KB of JSON: 40 s). Refused: Cancelled, nothing done."""
+    more than engine.runtime.cost.WARN_SECONDS (its first MIX_PROBE_FRAMES frames read
+    from the layers in turn on one thread for MIX_PROBE_SECONDS at most, the quickest read
+    counted: the work, not a busy machine's pauses, which made one read 0.4 to 90 ms): the
+    mix costs the layers times the length, which a small file can declare large (1,000
+    layers of one unmixed part over 4 s of mono, 117 KB of JSON: 40 s). ``undone``:
+    ``state`` is one the undo history goes back (or on) to, mixed by an undo or a redo.
+    Refused: Cancelled, nothing done."""
     layers, frames = state.audible(), min(MIX_PROBE_FRAMES, doc.n_frames)
     rect, chans = Rect(0, doc.n_bins, 0, frames), slice(0, doc.channels)
     if len(layers) < 2:
         return  # one layer: the work of any document
     layers[0].content.cells(rect, chans)  # untimed: a first read pays for warming up
-    t0, done = time.perf_counter(), 1
-    while done < len(layers) and time.perf_counter() - t0 <= MIX_PROBE_SECONDS:
-        layers[done].content.cells(rect, chans)
-        done += 1
-    seconds = (time.perf_counter() - t0) * doc.n_frames / frames * len(layers) / (done - 1)
+    reads, end, threads = [], time.perf_counter() + MIX_PROBE_SECONDS, torch.get_num_threads()
+    torch.set_num_threads(1)  # on a busy machine, two threads' reads each waited for the
+    try:  # other's turn: 60-90 ms for a 0.5 ms read, again and again
+        while (len(reads) < max(MIX_PROBE_READS, len(layers) - 1)
+               and time.perf_counter() < end):  # the layers in turn, a few reads at least
+            t0 = time.perf_counter()
+            layers[(len(reads) + 1) % len(layers)].content.cells(rect, chans)
+            reads.append(time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(threads)
+    seconds = min(reads) * doc.n_frames / frames * len(layers)
+    declared = f"{len(layers):,} layers over {doc.audio.duration:.1f} s of audio"
     if seconds > WARN_SECONDS and not confirm(
-            f"this project mixes {len(layers):,} layers over {doc.audio.duration:.1f} s of audio: "
-            f"opening it will take about {describe_seconds(seconds)}"):
+            f"this project's undo history goes to a mix of {declared}: an undo or redo to "
+            f"it will take about {describe_seconds(seconds)}" if undone else
+            f"this project mixes {declared}: opening it will take about "
+            f"{describe_seconds(seconds)}"):
         raise Cancelled("not opened: mixing its layers costs too much; nothing was changed")
 
 
@@ -197,7 +210,11 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
             raise bad("the only layer of a document without layers has mixing set")
     stack.next_id = section["next_id"]
     if confirm is not None:
-        confirm_mix(doc, states[section["current"]], confirm=confirm)
+        current = states[section["current"]]
+        confirm_mix(doc, current, confirm=confirm)
+        heaviest = max(states, key=lambda s: len(s.audible()))  # an undo or redo mixes it
+        if len(heaviest.audible()) > len(current.audible()):
+            confirm_mix(doc, heaviest, confirm=confirm, undone=True)
     doc.set_layers(states[section["current"]])
     doc.take_dirty()
     if not bool(torch.isfinite(torch.view_as_real(doc.mix)).all()):
