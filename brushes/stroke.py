@@ -44,7 +44,10 @@ class Stroke:
         self.canvas = StrokeCanvas(doc, self.channel)
         self.written_before = doc.written_frames()  # for its undo step
         self.layer = doc.layers.active.id  # the layer it paints (the active one)
-        self.spacer = Spacer(brush, params, curves, total_length=total_length, seed=seed)
+        lone = not (self.kernel.wash and self.kernel.batchable)  # see _groups
+        self.spacer = Spacer(brush, params, curves, total_length=total_length, seed=seed,
+                             copies=params["harmonics"] if brush.kernel is None else 1,
+                             one_at_a_time=self.kernel.name if lone else "")
         self.dirty: Rect | None = None
         self.record = Painted(heard or Heard())  # what its end needs (brushes.locality)
         self.shapes: list[Shape] | None = None  # each group's shape is added here, if a list

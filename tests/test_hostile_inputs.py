@@ -66,12 +66,32 @@ def test_an_output_name_too_long_for_the_file_system(capsys, one_second, tmp_pat
 @pytest.mark.parametrize("line,match", [
     ("0:1000,1:inf", "must be finite numbers"),
     ("0:1000,nan:1000", "must be finite numbers"),
-    ("0:1000,1:2000", "dabs, more than 100,000"),  # with radius_cents=1e-9
+    ("0:1000,1:2000", "dabs (8 harmonics each), more than 10,000 for the heal brush, which "
+                      "paints one dab at a time"),  # with radius_cents=1e-9
 ])
 def test_strokes_that_cannot_be_painted(capsys, one_second, out, line, match):
     refused(capsys, match, "apply", one_second, "-o", out / "out.wav", "--preset",
             "harmonic-eraser", "--set", "radius_cents=1e-9", "--line", line)
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("brush", ["warp", "tone", "gain"])
+def test_a_stroke_of_more_dabs_than_its_brush_paints_in_time_is_refused_at_once(
+        capsys, one_second, out, brush):
+    """Issue 51, item 7: a 1 Hz radius over the whole spectrum of 1 s is some 44,000
+    dabs, under the cap of 100,000; the warp brush, which paints each dab on what the
+    one before left, took 185 s over it on a 1 s file (2.3 ms a dab). A brush that
+    paints one dab at a time stops at 10,000, before the first; a batched one paints."""
+    t0 = time.monotonic()
+    args = ("apply", one_second, "-o", out / "out.wav", "--brush", brush, "--set",
+            "radius_hz=1", "--line", "0:0,1:20000")
+    if brush == "gain":
+        status, said, _ = run(capsys, *args)
+        assert status == 0 and "painted 1 of 1 stroke" in said
+        return
+    refused(capsys, f"dabs, more than 10,000 for the {brush} brush, which paints one dab at "
+                    "a time", *args)
+    assert time.monotonic() - t0 < 10 and list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("line,warning", [
