@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,3 +95,27 @@ def test_every_module_is_in_the_architecture_catalogue():
                for p in (ROOT / pkg).rglob("*.py")
                if p.name != "__main__.py" and (p.name != "__init__.py" or p.stat().st_size > 400)}
     assert sorted(modules - listed) == [] and sorted(listed - modules) == []
+
+
+def test_kernels_touch_only_the_surface_of_the_document():
+    """Issue 47: kernels saw the whole Document (its layers, history, audio). Now they see
+    a Surface (brushes.surface): every attribute a kernel reads of ``surface`` (or
+    ``ctx.surface``) is one of its members, and the Document has each of them."""
+    import ast
+
+    from brushes.surface import Surface
+    from tests.conftest import document
+
+    members = set(Surface.__annotations__) | {
+        name for name in vars(Surface) if not name.startswith("_")}
+    doc = document(np.zeros((1, 4096)), 22050)
+    assert all(hasattr(doc, name) for name in members), members - set(dir(doc))
+    used = {}
+    for path in sorted((ROOT / "brushes" / "kernels").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and (
+                    isinstance(node.value, ast.Name) and node.value.id == "surface" or
+                    isinstance(node.value, ast.Attribute) and node.value.attr == "surface"):
+                used.setdefault(node.attr, path.name)
+    assert {"transform", "read_complex", "frame_of", "original"} <= set(used)
+    assert set(used) <= members, {a: used[a] for a in set(used) - members}

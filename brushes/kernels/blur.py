@@ -59,12 +59,12 @@ class Blur(Kernel):
               Param("sigma_hz", 60.0, 0.0, 5000.0, "Hz", "blur width over frequency (1 sigma)"))
 
     def effect(self, ctx: DabContext):
-        doc, p = ctx.doc, ctx.params
-        taps_f = gaussian_taps(doc.frame_of(p["sigma_ms"] / 1000), doc.device)
-        taps_b = gaussian_taps(doc.bin_span(ctx.dabs[0].freq, p["sigma_hz"]), doc.device)
+        surface, p = ctx.surface, ctx.params
+        taps_f = gaussian_taps(surface.frame_of(p["sigma_ms"] / 1000), surface.device)
+        taps_b = gaussian_taps(surface.bin_span(ctx.dabs[0].freq, p["sigma_hz"]), surface.device)
         grow_b = 0 if taps_b is None else len(taps_b) // 2
         grow_f = 0 if taps_f is None else len(taps_f) // 2
-        wide = ctx.rect.grow(grow_b, grow_f).clip(doc.n_bins, doc.n_frames)
+        wide = ctx.rect.grow(grow_b, grow_f).clip(surface.n_bins, surface.n_frames)
         r = ctx.rect
         before_z = ctx.canvas.complex_before(wide)
         before = magnitude(before_z)

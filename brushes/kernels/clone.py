@@ -15,12 +15,12 @@ class Clone(Kernel):
         return abs(params["offset_ms"]) / 1000
 
     def effect(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
+        surface, r = ctx.surface, ctx.rect
         source_hz = max(ctx.dabs[0].freq + ctx.params["offset_hz"], 0.0)
-        db = round(doc.bin_of(source_hz) - doc.bin_of(ctx.dabs[0].freq))
-        df = round(doc.frame_of(ctx.params["offset_ms"] / 1000))
+        db = round(surface.bin_of(source_hz) - surface.bin_of(ctx.dabs[0].freq))
+        df = round(surface.frame_of(ctx.params["offset_ms"] / 1000))
         source = Rect(r.bin0 + db, r.bin1 + db, r.frame0 + df, r.frame1 + df)
-        inside = source.clip(doc.n_bins, doc.n_frames)
+        inside = source.clip(surface.n_bins, surface.n_frames)
         target = ctx.before_z.clone()  # where the source lies outside the file: no change
         if not inside.empty:
             target[:, inside.bin0 - source.bin0:inside.bin1 - source.bin0,

@@ -61,12 +61,12 @@ class Heal(Kernel):
                     "how much audio on each side the repair is learnt from"))
     batchable = False
 
-    def region(self, doc, rect: Rect, params: dict) -> Rect:
+    def region(self, surface, rect: Rect, params: dict) -> Rect:
         if params["mode"] != "declick":
             return rect
-        t = doc.transform  # every bin of every frame that the brush's samples reach
-        s0, s1 = t.samples_affected(rect.frame0, rect.frame1, doc.length)
-        return Rect(0, doc.n_bins, *t.frames_needed(s0, s1, doc.length))
+        t = surface.transform  # every bin of every frame that the brush's samples reach
+        s0, s1 = t.samples_affected(rect.frame0, rect.frame1, surface.length)
+        return Rect(0, surface.n_bins, *t.frames_needed(s0, s1, surface.length))
 
     def effect(self, ctx: DabContext):
         mode = ctx.params["mode"]
@@ -77,7 +77,7 @@ class Heal(Kernel):
         if mode == "steady":  # which lines were painted: one tone is removed along each
             dab = ctx.dabs[0]
             radius = radius_hz(dab.params, dab.freq)
-            reach = max(radius, ctx.doc.transform.resolution_hz(dab.freq))
+            reach = max(radius, ctx.surface.transform.resolution_hz(dab.freq))
             state = ctx.canvas.state
             state.painted.add((round(dab.freq, 3), reach))
             if "harmonics" in dab.params:  # a harmonic brush's comb: its lines are one hum's
@@ -87,7 +87,7 @@ class Heal(Kernel):
         return None  # attenuate, steady: at the stroke's end
 
     # -- attenuate, steady --------------------------------------------------------------
-    def finishing(self, doc, canvas, params: dict) -> Generator[None, None, Rect | None]:
+    def finishing(self, surface, canvas, params: dict) -> Generator[None, None, Rect | None]:
         """The repair of attenuate and steady, worked out off the GUI thread (a 20 s
         stroke on constant-Q: 1-2 s); the document is written in the steps."""
         rect, frames = canvas.covered_rect(), covered_frames(canvas)
@@ -101,7 +101,7 @@ class Heal(Kernel):
         coverage = canvas.coverage(rect)
         if params["mode"] == "steady":  # its dabs write nothing: all is done here
             removed = yield from off_thread(lambda: _tones_removed(
-                doc, canvas, rect, coverage, painted=canvas.state.painted,
+                surface, canvas, rect, coverage, painted=canvas.state.painted,
                 comb=canvas.state.comb, path=canvas.state.track))
             if removed is None:
                 canvas.state.notice = NO_TONE
@@ -109,22 +109,22 @@ class Heal(Kernel):
                 return None
             region, coeffs = removed
             return (yield from _written_in_parts(
-                doc, canvas, region, lambda cols: coeffs[..., cols]))
+                surface, canvas, region, lambda cols: coeffs[..., cols]))
         mag, phase = yield from off_thread(
-            lambda: _attenuated(doc, canvas, rect, params, coverage))
+            lambda: _attenuated(surface, canvas, rect, params, coverage))
         written = yield from _written_in_parts(
-            doc, canvas, rect, lambda cols: torch.polar(mag[..., cols], phase[..., cols]))
+            surface, canvas, rect, lambda cols: torch.polar(mag[..., cols], phase[..., cols]))
         # heard only within the stroke's time, on any transform: an attenuation's atoms
         # reach half a window (or, on constant-Q, up to its reach) beyond it
-        kept = yield from confining(doc=doc, canvas=canvas, rect=rect, frames=frames)
+        kept = yield from confining(doc=surface, canvas=canvas, rect=rect, frames=frames)
         return written.union(kept)
 
     # -- replace ----------------------------------------------------------------------
     def _replace(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
-        k = max(2, math.ceil(doc.frame_of(ctx.params["context_ms"] / 1000)))
-        left = Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(doc.n_bins, doc.n_frames)
-        right = Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k).clip(doc.n_bins, doc.n_frames)
+        surface, r = ctx.surface, ctx.rect
+        k = max(2, math.ceil(surface.frame_of(ctx.params["context_ms"] / 1000)))
+        left = Rect(r.bin0, r.bin1, r.frame0 - k, r.frame0).clip(surface.n_bins, surface.n_frames)
+        right = Rect(r.bin0, r.bin1, r.frame1, r.frame1 + k).clip(surface.n_bins, surface.n_frames)
         if left.empty and right.empty:
             return None
         sides = [ctx.canvas.before(s) for s in (left, right) if not s.empty]
@@ -133,13 +133,13 @@ class Heal(Kernel):
         width = r.frame1 - r.frame0
         t = (torch.arange(width, device=start.device) + 0.5) / width
         mag = start + (end - start) * t
-        phase = _continued_phase(doc, r, sides[0] if not left.empty else None, width)
+        phase = _continued_phase(surface, r, sides[0] if not left.empty else None, width)
         return blend_complex(ctx, torch.polar(mag, phase))
 
     # -- declick ------------------------------------------------------------------------
     def _declick(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
-        sr, dab = doc.sample_rate, ctx.dabs[0]
+        surface, r = ctx.surface, ctx.rect
+        sr, dab = surface.sample_rate, ctx.dabs[0]
         radius = dab.params["radius_ms"] / 1000
         key = (r, round((dab.time - radius) * sr), round((dab.time + radius) * sr))
         done = ctx.canvas.state.repairs
@@ -150,53 +150,54 @@ class Heal(Kernel):
     def _repaired(self, ctx: DabContext, c0: int, c1: int):
         """Repair the current audio (earlier dabs' repairs included) around samples
         ``[c0, c1)``; the new coefficients of the rect, or None if no click is there."""
-        doc, r = ctx.doc, ctx.rect
-        wave, start = _resynthesized(doc, ctx.canvas.channel, r.frame0, r.frame1)
+        surface, r = ctx.surface, ctx.rect
+        wave, start = _resynthesized(surface, ctx.canvas.channel, r.frame0, r.frame1)
         audio = wave.numpy()
         c0, c1 = max(c0 - start, 0), min(c1 - start, audio.shape[-1])
-        margin = round(ctx.params["context_ms"] / 1000 * doc.sample_rate)
+        margin = round(ctx.params["context_ms"] / 1000 * surface.sample_rate)
         w0, w1 = max(0, c0 - margin), min(audio.shape[-1], c1 + margin)
         changed = False
         for channel in audio:
             fixed = declick.repair_click(channel[w0:w1], slice(c0 - w0, c1 - w0),
-                                         doc.sample_rate) if c1 > c0 else None
+                                         surface.sample_rate) if c1 > c0 else None
             if fixed is not None:
                 channel[w0:w1], changed = fixed, True
         if not changed:
             return None
-        return doc.transform.forward_segment(wave.float().to(doc.device), r.frame0, r.frame1)
+        return surface.transform.forward_segment(wave.float().to(surface.device), r.frame0,
+                                                 r.frame1)
 
 
-def _written_in_parts(doc, canvas, rect: Rect, coefficients) -> Generator[None, None, Rect]:
+def _written_in_parts(surface, canvas, rect: Rect, coefficients) -> Generator[None, None, Rect]:
     """Write ``coefficients(cols)`` (the new cells of ``rect``'s frame columns ``cols``)
     a run of frames (about 3 s of audio) a step, each run's tiles saved for undo first
     (``rect`` may hold tiles no dab reached); the rect written."""
     written = None
-    for fa, fb in frame_parts(doc.transform, rect.frame0, rect.frame1):
+    for fa, fb in frame_parts(surface.transform, rect.frame0, rect.frame1):
         part = Rect(rect.bin0, rect.bin1, fa, fb)
         canvas.touch(part)
         cols = slice(fa - rect.frame0, fb - rect.frame0)
-        written = doc.write_complex(part, coefficients(cols), channel=canvas.channel) \
+        written = surface.write_complex(part, coefficients(cols), channel=canvas.channel) \
             .union(written)
         yield
     return written
 
 
-def _resynthesized(doc, channel, frame0: int, frame1: int) -> tuple[torch.Tensor, int]:
+def _resynthesized(surface, channel, frame0: int, frame1: int) -> tuple[torch.Tensor, int]:
     """The current audio that frames ``[frame0, frame1)`` are analysed from (float64
     ``[ch, n]`` on the CPU, zero outside the file) and the sample it starts at."""
-    t = doc.transform
+    t = surface.transform
     start, stop = t.frame_span(frame0, frame1)
-    lo, hi = max(start, 0), min(stop, doc.length)
-    fa, fb = t.frames_needed(lo, hi, doc.length)
-    coeffs = doc.read_complex(Rect(0, doc.n_bins, fa, fb), channel)
+    lo, hi = max(start, 0), min(stop, surface.length)
+    fa, fb = t.frames_needed(lo, hi, surface.length)
+    coeffs = surface.read_complex(Rect(0, surface.n_bins, fa, fb), channel)
     wave = torch.zeros(coeffs.shape[0], stop - start, dtype=torch.float64)
     wave[:, lo - start:hi - start] = t.inverse_span(coeffs, fa, sample0=lo, sample1=hi,
-                                                    length=doc.length).double().cpu()
+                                                    length=surface.length).double().cpu()
     return wave, start
 
 
-def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: set,
+def _tones_removed(surface, canvas, rect: Rect, coverage: torch.Tensor, *, painted: set,
                    comb: list, path: list) -> tuple[Rect, torch.Tensor] | None:
     """The steady tones along the painted lines subtracted from the audio, or a tone
     followed along the stroke's ``path`` and subtracted (engine.repair.track): the
@@ -209,33 +210,34 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
     when none found a tone. Reads only."""
     from engine.repair import dehum, track  # here: they load scipy.ndimage (0.2-0.5 s a start)
 
-    t, sr = doc.transform, doc.sample_rate
-    groups = _steady_tones(doc, canvas, rect, coverage, painted, comb)
+    t, sr = surface.transform, surface.sample_rate
+    groups = _steady_tones(surface, canvas, rect, coverage, painted, comb)
     spans = {}
     if groups:
         frames = (min(g[0].frame0 for g in groups), max(g[0].frame1 for g in groups))
         spans["steady"] = t.frames_needed(
             max(round(t.seconds_of(frames[0]) * sr), 0),
-            min(round(t.seconds_of(frames[1] - 1) * sr) + 1, doc.length), doc.length)
+            min(round(t.seconds_of(frames[1] - 1) * sr) + 1, surface.length), surface.length)
     if comb and groups:  # a harmonic brush's: a hum, followed where de-hum finds it
         times = [time for time, _, _ in comb]
+        n = surface.length
         spans["hum"] = t.frames_needed(max(0, round(min(times) * sr)),
-                                       min(doc.length, round(max(times) * sr) + 1), doc.length)
+                                       min(n, round(max(times) * sr) + 1), n)
     points = sorted(path)
     if len(points) >= 2 and points[-1][0] - points[0][0] >= TRACK_MIN_SECONDS:
         spans["followed"] = t.frames_needed(
             max(0, round((points[0][0] - TRACK_PAD_SECONDS) * sr)),
-            min(doc.length, round((points[-1][0] + TRACK_PAD_SECONDS) * sr)), doc.length)
+            min(surface.length, round((points[-1][0] + TRACK_PAD_SECONDS) * sr)), surface.length)
     if not spans:
         return None
     frame0, frame1 = min(a for a, _ in spans.values()), max(b for _, b in spans.values())
-    wave, start = _resynthesized(doc, canvas.channel, frame0, frame1)
+    wave, start = _resynthesized(surface, canvas.channel, frame0, frame1)
     x = wave.numpy()
     removals = {}
     if groups:
         removals["steady"] = wave.clone()
         for g in groups:
-            ab = steady.fit(g, t, doc.length)
+            ab = steady.fit(g, t, surface.length)
             removals["steady"] -= steady.waveform(g, ab, t, audio=wave, sample0=start)
         removals["steady"] = removals["steady"].numpy()
     if "hum" in spans:
@@ -256,17 +258,17 @@ def _tones_removed(doc, canvas, rect: Rect, coverage: torch.Tensor, *, painted: 
         return None
     (kind, y), = removals.items()
     a, b = t.frame_span(*spans[kind])  # only the frames of what it removed change
-    region = Rect(0, doc.n_bins, *spans[kind])
+    region = Rect(0, surface.n_bins, *spans[kind])
     return region, t.forward_segment(torch.from_numpy(y[:, a - start:b - start]).float()
-                                     .to(doc.device), region.frame0, region.frame1)
+                                     .to(surface.device), region.frame0, region.frame1)
 
 
-def _steady_tones(doc, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
+def _steady_tones(surface, canvas, rect: Rect, coverage: torch.Tensor, painted: set,
                   comb: list) -> list:
     """The steady tone along each painted line (the strongest within the brush's reach
     of it; on a harmonic brush's ``comb``, only tones that are harmonics of one
     fundamental: engine.repair.steady.on_comb), as groups of partials."""
-    t = doc.transform
+    t = surface.transform
     hz = t.bin_frequencies()[rect.bins]
     span = torch.tensor([t.resolution_hz(float(f)) for f in hz], dtype=torch.float64)
     z = canvas.complex_before(rect)
@@ -324,14 +326,14 @@ def _harmonic_lines(lines: list[float], comb: list) -> list[tuple[int, float, fl
     return [(known[line][0], line, known[line][1]) for line in lines]
 
 
-def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
+def _attenuated(surface, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
     """Magnitude and phase over ``rect`` after attenuation (brushes.attenuate),
     learnt from the before-stroke state around it, blended by ``coverage``."""
-    frame_seconds = doc.transform.seconds_of(1)
+    frame_seconds = surface.transform.seconds_of(1)
     k = attenuate.context_frames(frame_seconds, params["context_ms"])
-    wide = rect.grow(rect.bin1 - rect.bin0, k).clip(doc.n_bins, doc.n_frames)
+    wide = rect.grow(rect.bin1 - rect.bin0, k).clip(surface.n_bins, surface.n_frames)
     covered = (canvas.coverage(wide) > 0).cpu().numpy()
-    hz = doc.transform.bin_frequencies()[wide.bins].numpy()
+    hz = surface.transform.bin_frequencies()[wide.bins].numpy()
     target = attenuate.target(canvas.magnitude_before(wide).cpu().numpy(), covered, hz,
                               frame_seconds=frame_seconds, context_frames=k,
                               direction=params["direction"])
@@ -342,9 +344,9 @@ def _attenuated(doc, canvas, rect: Rect, params: dict, coverage: torch.Tensor):
     return blend_magnitude(mag, target, coverage), phase
 
 
-def _continued_phase(doc, r: Rect, left, width: int) -> torch.Tensor:
-    hz = doc.transform.bin_frequencies()[r.bin0:r.bin1]
-    nominal = doc.transform.phase_advance(hz).to(device=doc.device, dtype=torch.float32)
+def _continued_phase(surface, r: Rect, left, width: int) -> torch.Tensor:
+    hz = surface.transform.bin_frequencies()[r.bin0:r.bin1]
+    nominal = surface.transform.phase_advance(hz).to(device=surface.device, dtype=torch.float32)
     if left is None or left[1].shape[-1] < 2:
         advance, last = nominal[None, :, None], torch.zeros_like(nominal)[None, :, None]
     else:
@@ -352,5 +354,5 @@ def _continued_phase(doc, r: Rect, left, width: int) -> torch.Tensor:
         deviation = torch.remainder(ph[..., -1:] - ph[..., -2:-1] - nominal[:, None] + math.pi,
                                     2 * math.pi) - math.pi
         advance, last = nominal[:, None] + deviation, ph[..., -1:]
-    steps = torch.arange(1, width + 1, device=doc.device, dtype=torch.float32)
+    steps = torch.arange(1, width + 1, device=surface.device, dtype=torch.float32)
     return last + advance * steps

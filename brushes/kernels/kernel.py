@@ -9,14 +9,14 @@ import torch
 from brushes.dab import Dab
 from brushes.params import Param
 from brushes.stroke_canvas import StrokeCanvas
+from brushes.surface import Surface
 from engine.coeffs import magnitude
-from engine.model.document import Document
 from engine.region import Rect
 
 
 @dataclass
 class DabContext:
-    doc: Document
+    surface: Surface
     canvas: StrokeCanvas
     rect: Rect  # the cells the kernel returns new values for
     coverage: torch.Tensor  # [bins, frames]: the stroke's mask so far (wash kernels)
@@ -34,7 +34,7 @@ class DabContext:
         region may set it to its part of that)."""
         if self.wash:
             return self.canvas.complex_before(self.rect)
-        return self.doc.read_complex(self.rect, self.canvas.channel)
+        return self.surface.read_complex(self.rect, self.canvas.channel)
 
     @cached_property
     def before_mag(self) -> torch.Tensor:
@@ -66,7 +66,7 @@ class Kernel:
         """How far (seconds) from its dabs the kernel reads the document."""
         return 0.0
 
-    def region(self, doc: Document, rect: Rect, params: dict) -> Rect:
+    def region(self, surface: Surface, rect: Rect, params: dict) -> Rect:
         """The cells a dab over ``rect`` changes (most kernels: just its footprint)."""
         return rect
 
@@ -76,7 +76,7 @@ class Kernel:
         (yet)."""
         raise NotImplementedError
 
-    def finishing(self, doc: Document, canvas: StrokeCanvas, params: dict
+    def finishing(self, surface: Surface, canvas: StrokeCanvas, params: dict
                   ) -> Generator[None, None, Rect | None]:
         """Run once when the stroke ends, with all it covered, in steps (as
         :meth:`brushes.stroke.Stroke.ending`); returns the rect rewritten (most

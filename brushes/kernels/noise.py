@@ -25,10 +25,10 @@ class Noise(Kernel):
               Param("seed", 0, 0, 2**31 - 1, "", "random seed of the noise", integer=True))
 
     def effect(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
-        level = 10 ** (ctx.params["level_db"] / 20) * doc.full_scale
-        bins = torch.arange(r.bin0, r.bin1, device=doc.device, dtype=torch.int64)
-        frames = torch.arange(r.frame0, r.frame1, device=doc.device, dtype=torch.int64)
-        noise = torch.polar(torch.full((len(bins), len(frames)), level, device=doc.device),
+        surface, r = ctx.surface, ctx.rect
+        level = 10 ** (ctx.params["level_db"] / 20) * surface.full_scale
+        bins = torch.arange(r.bin0, r.bin1, device=surface.device, dtype=torch.int64)
+        frames = torch.arange(r.frame0, r.frame1, device=surface.device, dtype=torch.int64)
+        noise = torch.polar(torch.full((len(bins), len(frames)), level, device=surface.device),
                             cell_phase(bins, frames, ctx.params["seed"]))
         return add_complex(ctx, noise, ctx.coverage)

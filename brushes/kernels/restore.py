@@ -6,4 +6,4 @@ class Restore(Kernel):
     help = "Bring back the original recording under the brush (magnitude and phase)."
 
     def effect(self, ctx: DabContext):
-        return blend_complex(ctx, ctx.doc.original(ctx.rect, ctx.canvas.channel))
+        return blend_complex(ctx, ctx.surface.original(ctx.rect, ctx.canvas.channel))

@@ -17,12 +17,12 @@ class Tone(Kernel):
     batchable = False
 
     def effect(self, ctx: DabContext):
-        doc, r, dab = ctx.doc, ctx.rect, ctx.dabs[0]
+        surface, r, dab = ctx.surface, ctx.rect, ctx.dabs[0]
         amplitude = 10 ** (ctx.params["level_db"] / 20)
-        phase = self._continued_phase(ctx, dab.freq, doc.frame_of(dab.time),
-                                      doc.frame_of(ctx.params["radius_ms"] / 1000))
-        lines = doc.transform.sinusoid(dab.freq, amplitude, phase, bins=range(r.bin0, r.bin1),
-                                       frame0=r.frame0, frame1=r.frame1, length=doc.length)
+        phase = self._continued_phase(ctx, dab.freq, surface.frame_of(dab.time),
+                                      surface.frame_of(ctx.params["radius_ms"] / 1000))
+        lines = surface.transform.sinusoid(dab.freq, amplitude, phase, bins=range(r.bin0, r.bin1),
+                                       frame0=r.frame0, frame1=r.frame1, length=surface.length)
         # the level follows the stroke's coverage over time, not the dab's round
         # shape across frequency, which would cut into the tone's spectral peak
         return add_complex(ctx, lines, ctx.coverage.amax(0, keepdim=True))
@@ -35,7 +35,7 @@ class Tone(Kernel):
         if state is not None:
             prev_freq, prev_frame, prev_phase = state
             edge = frame - radius if frame >= prev_frame else frame + radius
-            seconds = ctx.doc.transform.seconds_of(edge)
+            seconds = ctx.surface.transform.seconds_of(edge)
             phase = math.remainder(prev_phase + 2 * math.pi * (prev_freq - freq) * seconds,
                                    2 * math.pi)
         ctx.canvas.state.tone = (freq, frame, phase)

@@ -32,26 +32,26 @@ class Warp(Kernel):
     batchable = False
 
     def effect(self, ctx: DabContext):
-        doc, r = ctx.doc, ctx.rect
+        surface, r = ctx.surface, ctx.rect
         seconds, hz = ctx.dabs[0].step
-        d_frames = doc.frame_of(seconds) * ctx.params["strength"]
-        d_bins = doc.bin_span(ctx.dabs[0].freq - hz, hz) * ctx.params["strength"]
+        d_frames = surface.frame_of(seconds) * ctx.params["strength"]
+        d_bins = surface.bin_span(ctx.dabs[0].freq - hz, hz) * ctx.params["strength"]
         if d_frames == 0 and d_bins == 0:
             return None
         pad_b, pad_f = math.ceil(abs(d_bins)) + 1, math.ceil(abs(d_frames)) + 1
-        wide = r.grow(pad_b, pad_f).clip(doc.n_bins, doc.n_frames)
-        z = doc.read_complex(wide, ctx.canvas.channel)
+        wide = r.grow(pad_b, pad_f).clip(surface.n_bins, surface.n_frames)
+        z = surface.read_complex(wide, ctx.canvas.channel)
         device = z.device
         rows = torch.arange(r.bin0, r.bin1, device=device)[:, None] - wide.bin0
         cols = torch.arange(r.frame0, r.frame1, device=device)[None] - wide.frame0
         weight = ctx.coverage.to(torch.float64)
         src_b = (rows - weight * d_bins).clamp(0, wide.bin1 - wide.bin0 - 1)
         src_f = (cols - weight * d_frames).clamp(0, wide.frame1 - wide.frame0 - 1)
-        freqs = doc.transform.bin_frequencies().to(device)[wide.bin0:wide.bin1]
+        freqs = surface.transform.bin_frequencies().to(device)[wide.bin0:wide.bin1]
         moved_hz = freqs[rows] - _lerp(freqs, src_b)
         level = magnitude(z)
         mag = _bilinear(level, src_b, src_f)
-        phase = _moved_phase(doc, z, level, freqs, (rows, cols), (src_b, src_f), moved_hz,
+        phase = _moved_phase(surface, z, level, freqs, (rows, cols), (src_b, src_f), moved_hz,
                              wide.frame0)
         return settle(ctx, torch.polar(mag, phase), ctx.coverage)
 
@@ -71,7 +71,7 @@ def _lerp(values: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
     return values[low] + (at - low) * (values[high] - values[low])
 
 
-def _moved_phase(doc, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor, dest, src,
+def _moved_phase(surface, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor, dest, src,
                  moved_hz, frame0: int) -> torch.Tensor:
     """Phase of the cells ``dest`` (rows, cols of ``z``, whose magnitude is ``level``)
     given the content at the fractional ``src``, shifted by ``moved_hz``. ``frame0``:
@@ -83,11 +83,11 @@ def _moved_phase(doc, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor,
     row = src_b.round().long()
     if width < 2:
         return phase[:, row, src_f.long()]
-    nominal = doc.transform.phase_advance(freqs).float()[:, None]
+    nominal = surface.transform.phase_advance(freqs).float()[:, None]
     rate = nominal + torch.remainder(phase[..., 1:] - phase[..., :-1] - nominal + math.pi,
                                      2 * math.pi) - math.pi  # [ch, bins, width - 1]
     col = src_f.floor().long().clamp(max=width - 2)
-    turn = doc.transform.phase_advance(moved_hz)  # per frame, from the frequency shift
+    turn = surface.transform.phase_advance(moved_hz)  # per frame, from the frequency shift
     # a partial: the frame before's phase (its own, plus what was added before it
     # along the row) advanced by the source's rate
     before = (src_f - 0.5).floor().long().clamp(0, width - 2)
@@ -95,7 +95,7 @@ def _moved_phase(doc, z: torch.Tensor, level: torch.Tensor, freqs: torch.Tensor,
     added = rate[:, row, before] + turn.float() - rate[:, rows, own]
     along = phase[:, rows, cols] + torch.cumsum(added, -1)
     # anything else: delayed by the fraction, shifted in frequency in the file's time
-    seconds = doc.transform.seconds_of(cols + frame0)
+    seconds = surface.transform.seconds_of(cols + frame0)
     shift = torch.remainder(2 * math.pi * moved_hz * seconds, 2 * math.pi).float()
     delayed = phase[:, row, col] + (src_f - col).float() * rate[:, row, col] + shift
     tonal = _tonal(level, rate, nominal)[:, row, col]

@@ -1,0 +1,2 @@
+"""The brushes' effects: one Kernel a module, each seeing the document as a Surface
+(brushes.surface)."""
