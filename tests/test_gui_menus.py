@@ -557,3 +557,26 @@ def test_every_menu_entry_has_a_test_through_its_menu(window):
             path.startswith("Repair > De-") and "dialog_for(qtbot, window, " in source
         assert f'"{name}' in source or f'> {name}' in source or walked or helper, path
     assert len(paths) == 92
+
+
+def test_a_save_that_leaves_undo_history_out_says_so_in_a_dialog(qtbot, window, tmp_path,
+                                                                 monkeypatch):
+    """Issue 50, item 4: steps past the project's history limit were left out with a
+    status line that the next message overwrote after 1.5 s. Now a dialog says what was
+    left out; the project keeps the newest steps."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.project import saved_history
+    from app.project.write import load_project
+
+    strokes(qtbot, window, 3)
+    step = window.undo_stack.command(2).step.nbytes
+    monkeypatch.setattr(saved_history, "SAVE_LIMIT", 2 * step)  # room for about two
+    project = tmp_path / "take.spp"
+    save_as(window, project)
+    choose(window, "File > Save project as…")
+    run_until(lambda: window.findChild(QMessageBox, "error") is not None)
+    said = window.findChild(QMessageBox, "error").text()
+    assert said.startswith("Saved take.spp, but not all of its undo history: the history "
+                           "kept 2 steps; 1 older and 0 undone ones past"), said
+    assert len(load_project(project, device="cpu").history.steps) == 2

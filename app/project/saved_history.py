@@ -41,11 +41,11 @@ class Kept:
     left_out: str = ""
 
 
-def keep_within(steps: list[Step], index: int, limit: int = SAVE_LIMIT) -> Kept:
-    """``steps`` (``index`` of them done) within ``limit`` bytes, as copies that hold
-    the same tensors (never written once made), so a worker can save them while the
-    user paints on."""
-    steps = list(steps)
+def keep_within(steps: list[Step], index: int, limit: int | None = None) -> Kept:
+    """``steps`` (``index`` of them done) within ``limit`` bytes (None: SAVE_LIMIT), as
+    copies that hold the same tensors (never written once made), so a worker can save
+    them while the user paints on."""
+    steps, limit = list(steps), SAVE_LIMIT if limit is None else limit
     dropped = [0, 0]  # done, undone
     while steps and sum(s.nbytes for s in steps) > limit:
         done = index > 0

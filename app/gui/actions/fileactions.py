@@ -261,6 +261,11 @@ class FileActions:
             notes = [n for n in (kept.left_out, saved.cleared) if n]
             self.status.showMessage(f"saved {saved.path}" + "".join(
                 f"; {n}" for n in notes), 10000 if notes else 5000)
+            if kept.left_out:  # said for 1.5 s in the status bar and overwritten, before
+                self.jobs.show_error(
+                    f"Saved {saved.path.name}, but not all of its undo history: "
+                    f"{kept.left_out}. Undo still reaches every step until you close the "
+                    "file; reopened, the project undoes only as far as the steps kept.")
             if callable(then):
                 then()
 
