@@ -28,7 +28,9 @@ def names(window) -> list[str]:
 
 
 def idle(window) -> None:
-    run_until(lambda: not window.jobs.running() and window.session.idle, timeout=120)
+    """No job, its outcome handled (jobs.idle: a finished worker's ``done`` may still be
+    queued, and the layer operation lands there), and nothing left to paint or remix."""
+    run_until(lambda: window.jobs.idle() and window.session.idle, timeout=120)
 
 
 def test_layer_menu_new_duplicate_rename_merge_delete_each_one_step(qtbot, window):
@@ -145,7 +147,7 @@ def test_unmix_dialog_then_the_source_brush_steers_it_and_stems_export(qtbot, wi
     choose(window, "Layer > Export stems…")
     stems = [tmp_path / "demo-1-Recording-component-1.wav",
              tmp_path / "demo-2-Recording-component-2.wav"]
-    run_until(lambda: all(p.exists() for p in stems) and not window.jobs.running())
+    run_until(lambda: all(p.exists() for p in stems) and window.jobs.idle())
     total = sum(sf.read(p, dtype="float32", always_2d=True)[0].T for p in stems)
     assert np.abs(total - window.session.synth.waveform()).max() <= 1e-5
 
