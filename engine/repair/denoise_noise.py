@@ -24,10 +24,14 @@ pink's 3 dB from the steady treble, it was learnt 10-26 dB low in the bass).
 Whether there is a noise at all is judged first: a steady noise puts a floor under
 the power of each bin it dominates, many frames (FLOOR_SHARE) within 4.8 dB of the
 low quantile; a clean recording's quietest moments are few and spread over tens of
-dB. Where that holds in under NOISE_SHARE of the bins the recording has, nothing is
-learnt (NOTHING_FOUND) and de-noise leaves the audio bit for bit (speech with no
-noise added: 32 takes of 32 left alone; before, PESQ-WB 4.16-4.44 of 4.64). The
-line is fitted through the bins on such a floor when there are enough of them.
+dB. Where that holds in under NOISE_SHARE of the bins the recording has, and in
+fewer than STEADY_BINS whose mean power sits at the floor (no peak: a rumble, not a
+held bass), nothing is learnt (NOTHING_FOUND) and de-noise leaves the audio bit for
+bit (speech with no noise added: 32 takes of 32 left alone; before, PESQ-WB
+4.16-4.44 of 4.64). The line is fitted through the bins on such a floor when there
+are enough of them. Not told apart: a rumble heard only below about 170 Hz (brown
+noise down to 1 Hz) at 10-20 dB SNR is mostly judged absent, as is a noise that
+ramps (for the default; adaptive judges each 4 s by itself).
 """
 
 import functools
@@ -52,7 +56,8 @@ LINE_DB = 4.0  # the learnt noise lies at most this far above a line through it 
 LINE_ROUNDS = 4  # ... fitted this many times, each without the bins far off the last fit
 FLOOR_SPREAD = 3.0  # frames within this factor (4.8 dB) of a bin's low quantile lie on its floor
 FLOOR_SHARE = 0.3  # a bin whose floor holds this share of its frames is noise's (noise is steady)
-NOISE_SHARE = 0.2  # the noise is there when that holds in this share of the bins
+NOISE_SHARE = 0.2  # the noise is there when that holds in this share of the bins, ...
+STEADY_BINS = 2  # ... or in this many whose mean power is at their floor besides
 EMPTY_DB = 30.0  # bins this far under the loudest tenth are a band the recording lacks
 FRAMES_AT_ONCE = 4096  # power spectra computed at a time (a Cancel waits for at most these)
 BINS_AT_ONCE = 128  # bins smoothed and ranked at a time (likewise)
@@ -113,20 +118,20 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel
     if not adaptive:
         low = _by_bins(lambda part: _quantile(part, QUANTILE), smooth, cancel)
         floor = _by_bins(lambda part: _on_floor(part, _quantile(part, QUANTILE)), smooth, cancel)
-        if not _noise_found(low, floor):
+        typical = smooth.mean(axis=1, keepdims=True)
+        if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
             return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND
-        low = _programme_removed(low * _bias(span), smooth.mean(axis=1, keepdims=True), n_fft,
-                                 sample_rate, tonal, floor)
+        low = _programme_removed(low * _bias(span), typical, n_fft, sample_rate, tonal, floor)
         return low, None, "profile learnt from the quietest parts"
     track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
     firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
     chunks = [smooth[:, a:a + track] for a in firsts]
     low = np.concatenate([_quantile(c, QUANTILE) for c in chunks], axis=1)
     floor = np.concatenate([_on_floor(c, low[:, i:i + 1]) for i, c in enumerate(chunks)], axis=1)
-    if not _noise_found(low, floor):
+    typical = np.stack([c.mean(axis=1) for c in chunks], axis=1)
+    if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
         return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND
-    low = _programme_removed(low * _bias(span), np.stack([c.mean(axis=1) for c in chunks], axis=1),
-                             n_fft, sample_rate, tonal, floor)
+    low = _programme_removed(low * _bias(span), typical, n_fft, sample_rate, tonal, floor)
     middle = np.flatnonzero(clear)[np.minimum(firsts + track // 2, smooth.shape[1] - 1)]
     return low, middle * hop + n_fft // 2, "adaptive, learnt over time"
 
@@ -142,14 +147,26 @@ def _on_floor(smooth: np.ndarray, low: np.ndarray) -> np.ndarray:
     return ((smooth <= FLOOR_SPREAD * low).mean(axis=1, keepdims=True) >= FLOOR_SHARE) & (low > 0)
 
 
-def _noise_found(low: np.ndarray, floor: np.ndarray) -> bool:
+def _steady_smooth(low, typical, span, n_fft, sample_rate):
+    """Where the mean power ``typical`` lies at the floor ``low`` (its low quantile) and
+    that floor is no peak above the spectrum's envelope (a rumble is broad and smooth;
+    a held bass note or drone stands out of it)."""
+    width = 2 * int(PEAK_HZ * n_fft / sample_rate / 2) + 1
+    envelope = ndimage.median_filter(low, size=(1, 1, width), mode="nearest")
+    return (typical <= STEADY * _bias(span) * low) & (low <= PEAK * envelope)
+
+
+def _noise_found(low: np.ndarray, floor: np.ndarray, steady: np.ndarray) -> bool:
     """Whether the learnt floor is a noise's: in at least ``NOISE_SHARE`` of the bins
-    the recording has (those within ``EMPTY_DB`` of its loudest tenth), in some channel
-    (and, adaptive, some stretch)."""
+    the recording has (those within ``EMPTY_DB`` of its loudest tenth), or in
+    ``STEADY_BINS`` of them that are ``steady`` too (their mean power at their floor:
+    a rumble under the bass alone, most of it below 50 Hz), in some channel (and,
+    adaptive, some stretch)."""
     level = 10 * np.log10(np.maximum(low, 1e-300))
     present = level > np.percentile(level, 90, axis=-1, keepdims=True) - EMPTY_DB
     share = (floor & present).sum(axis=-1) / np.maximum(present.sum(axis=-1), 1)
-    return bool((share >= NOISE_SHARE).any())
+    return bool((share >= NOISE_SHARE).any() or
+                ((floor & present & steady).sum(axis=-1) >= STEADY_BINS).any())
 
 
 def _programme_removed(low, typical, n_fft, sample_rate, tonal, floor=None):
