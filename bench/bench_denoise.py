@@ -34,13 +34,17 @@ METHODS = ("input", "ours", "ours, profile", "ours, 12 dB", "noisereduce", "nois
 MEASURES = ("pesq", "stoi", "si_sdr")
 
 
-def hiss(kind: str, shape: tuple, rng) -> np.ndarray:
-    """White or pink (-3 dB per octave) Gaussian noise of unit RMS."""
+def hiss(kind: str, shape: tuple, rng, sample_rate: int = SR) -> np.ndarray:
+    """White, pink (-3 dB per octave) or brown (-6 dB per octave above 20 Hz, flat
+    below: a rumble, not a drift) Gaussian noise of unit RMS."""
     white = rng.standard_normal(shape)
-    if kind == "pink":
+    if kind in ("pink", "brown"):
         spectrum = np.fft.rfft(white, axis=-1)
         f = np.arange(spectrum.shape[-1])
-        spectrum[..., 1:] /= np.sqrt(f[1:])
+        if kind == "pink":
+            spectrum[..., 1:] /= np.sqrt(f[1:])
+        else:
+            spectrum /= np.maximum(f, 20.0 * shape[-1] / sample_rate)
         spectrum[..., 0] = 0
         white = np.fft.irfft(spectrum, shape[-1], axis=-1)
     return white / np.sqrt(np.mean(white ** 2))
@@ -161,14 +165,137 @@ def speed(runs: int) -> str:
             + ", ".join(f"{k} {np.median(v):.1f} s" for k, v in seconds.items()))
 
 
+COLOURS = ("white", "pink", "brown")
+COLOUR_METHODS = ("input", "ours", "ours, profile", "noisereduce stationary, told")
+RAMP_METHODS = ("input", "ours", "ours, adaptive", "ours, tonal", "ours, adaptive + tonal",
+                "ours, profile", "noisereduce stationary, told", "noisereduce")
+
+
+def fan(shape: tuple, rng, sample_rate: int = SR) -> np.ndarray:
+    """A fan spinning up: pink hiss and a blade tone (80-400 Hz, with its 2nd and 3rd
+    harmonics 6 and 12 dB down; as loud as the hiss, within 3 dB either way) whose
+    level ramps up by 12 dB over the samples; unit RMS."""
+    n = shape[-1]
+    t = np.arange(n) / sample_rate
+    f0 = rng.uniform(80, 400)
+    tone = sum(0.5 ** k * np.sin(2 * np.pi * (k + 1) * f0 * t + rng.uniform(0, 2 * np.pi))
+               for k in range(3))
+    tone = tone / np.sqrt(np.mean(tone ** 2)) * 10 ** (rng.uniform(-3, 3) / 20)
+    x = (hiss("pink", shape, rng, sample_rate) + tone) * 10 ** (np.linspace(-12, 0, n) / 20)
+    return x / np.sqrt(np.mean(x ** 2))
+
+
+def speech_under(kind: str, seed: int, count: int, sample_rate: int = SR):
+    """(take, SNR dB, noisy, noise told) for ``count`` speech takes of ``seed`` under
+    ``kind`` noise (white, pink, brown: the noise told is one second of it alone before
+    the take; fan: the whole fan noise added) at 0-20 dB SNR drawn per take."""
+    rng = np.random.default_rng(seed + 2000 + COLOURS.index(kind) if kind in COLOURS else
+                                seed + 3000)
+    out = []
+    for take in takes.clean_takes(sample_rate=sample_rate, seed=seed, speech=count, music=0,
+                                  sounds=0):
+        snr = float(rng.uniform(0, 20))
+        level = np.sqrt(np.mean(take.samples ** 2)) * 10 ** (-snr / 20)
+        n = take.samples.shape[1]
+        if kind == "fan":
+            noise = level * fan(take.samples.shape, rng, sample_rate)
+            out.append((take, snr, take.samples + noise, noise))
+        else:
+            noise = level * hiss(kind, (1, n + sample_rate), rng, sample_rate)
+            out.append((take, snr, take.samples + noise[:, sample_rate:], noise[:, :sample_rate]))
+    return out
+
+
+def run_method(method: str, noisy: np.ndarray, told: np.ndarray, sr: int) -> np.ndarray:
+    import noisereduce
+
+    if method == "input":
+        return noisy
+    if method == "noisereduce stationary, told":
+        return np.atleast_2d(noisereduce.reduce_noise(y=noisy, sr=sr, stationary=True,
+                                                      y_noise=told))
+    if method == "noisereduce":
+        return np.atleast_2d(noisereduce.reduce_noise(y=noisy, sr=sr))
+    if method == "ours, profile":
+        return denoise.run(noisy, sr, profile=told[:, :10 * sr]).samples
+    return denoise.run(noisy, sr, adaptive="adaptive" in method, tonal="tonal" in method).samples
+
+
+def _pesq(clean: np.ndarray, test: np.ndarray, sr: int) -> float:
+    from pesq import pesq
+
+    ref16, test16 = (takes.resample(v, sr, 16000)[0] for v in (clean, test))
+    return float(pesq(16000, ref16, test16, "wb"))
+
+
+def colour_rows(kinds, seeds, count: int) -> dict:
+    """PESQ-WB per kind and method: the list over takes."""
+    got = {}
+    for kind in kinds:
+        methods = RAMP_METHODS if kind == "fan" else COLOUR_METHODS
+        got[kind] = {m: [] for m in methods}
+        for seed in seeds:
+            for take, snr, noisy, told in speech_under(kind, seed, count):
+                for m in methods:
+                    got[kind][m].append(_pesq(take.samples[0], run_method(
+                        m, noisy, told, take.sample_rate)[0], take.sample_rate))
+                print(f"{kind:5s} {take.name:36s} {snr:5.1f} dB  " + "  ".join(
+                    f"{m}: {got[kind][m][-1]:.2f}" for m in methods), flush=True)
+    return got
+
+
+def colour_table(got: dict) -> str:
+    lines = []
+    for kind, by in got.items():
+        methods = list(by)
+        lines += [f"| {kind} ({len(by['input'])} takes) | " + " | ".join(methods) + " |",
+                  "|---|" + "---:|" * len(methods),
+                  "| PESQ-WB median / worst | " + " | ".join(
+                      f"{np.median(v):.2f} / {min(v):.2f}" for v in by.values()) + " |", ""]
+    return "\n".join(lines)
+
+
+def clean_rows(seeds) -> str:
+    """De-noise (default, adaptive, tonal) on clean takes: speech PESQ-WB against the
+    take itself, music SI-SDR, and how many came back unchanged (bit for bit)."""
+    from engine.measure.metrics import si_sdr_db
+
+    lines = []
+    for how in ({}, {"adaptive": True}, {"tonal": True}):
+        pesqs, sdrs, same, total = [], [], 0, 0
+        for seed in seeds:
+            for take in takes.clean_takes(seed=seed, speech=8, music=4, sounds=2):
+                y = denoise.run(take.samples, take.sample_rate, **how).samples
+                total += 1
+                same += bool(np.array_equal(y, take.samples))
+                if take.kind == "speech":
+                    pesqs.append(_pesq(take.samples[0], y[0], take.sample_rate))
+                else:
+                    sdrs.append(min(si_sdr_db(take.samples, y), 99.0))
+        lines.append(f"clean takes, {how or 'default'}: speech PESQ-WB median "
+                     f"{np.median(pesqs):.2f} worst {min(pesqs):.2f} ({len(pesqs)} takes; the "
+                     f"take against itself 4.64); music and sounds SI-SDR median "
+                     f"{np.median(sdrs):.1f} worst {min(sdrs):.1f} dB (99: unchanged); "
+                     f"{same} of {total} takes left bit for bit")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--colours", nargs="*", metavar="KIND",
+                        help="only the speech-under-noise rows: white, pink, brown, fan "
+                             "(none named: all four), then the clean takes")
+    parser.add_argument("--count", type=int, default=8, help="speech takes per seed")
     args = parser.parse_args()
     if takes.missing():
         sys.exit(f"bench_denoise: {takes.missing()}")
+    if args.colours is not None:
+        got = colour_rows(args.colours or COLOURS + ("fan",), args.seeds, args.count)
+        print("\n" + colour_table(got) + "\n" + clean_rows(args.seeds))
+        return
     lines = ["Hiss (white or pink, 0-20 dB SNR drawn per take) over the clean takes of "
              "tests/takes.py at 22.05 kHz; each cell: median / worst take. PESQ-WB and STOI "
              "on speech takes, SI-SDR (dB) on all. ours: default amount (24 dB), noise learnt "

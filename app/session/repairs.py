@@ -81,11 +81,16 @@ MODULES = {m.name: m for m in (
            "noise-only profile (a selection) or from the quietest parts of the audio.",
            (Param("amount_db", 24.0, 0.0, 40.0, "dB", "the most the noise is reduced by"),
             Param("adaptive", "off", choices=("off", "on"),
-                  help="on: follow noise that changes over time"),
+                  help="on: learn the noise again every 2 s, for noise that grows, fades "
+                       "or changes colour (a fan spinning up, traffic, a take moving between "
+                       "rooms); off: one estimate for the whole take, best for a steady "
+                       "hiss"),
             Param("tonal", "off", choices=("off", "on"),
-                  help="on: learn steady tones (a fan's whine) as noise too; off leaves "
-                       "them, as music's held notes and drones are steady too (de-hum and "
-                       "the tone remover take tones)")), 0.5, "engine.repair.denoise",
+                  help="on: learn steady tones (a fan's blade tone or whine, a machine) as "
+                       "noise too, for speech or sound effects over such noise, with "
+                       "adaptive on when the noise ramps; off leaves them, as music's held "
+                       "notes and drones are steady too (de-hum and the tone remover take "
+                       "tones)")), 0.5, "engine.repair.denoise",
            learns=True, working_bytes=45),
     Module("declick", "De-click", "Find clicks and crackle and re-estimate their samples from "
            "the audio around them.",

@@ -36,7 +36,7 @@ from scipy import fft, ndimage, special
 from engine.progress import step
 from engine.repair import Outcome, guard
 from engine.repair.attenuate import runs
-from engine.repair.denoise_noise import learnt_power, noise_at, profile_power, window
+from engine.repair.denoise_noise import NOTHING_FOUND, learnt_power, noise_at, profile_power, window
 
 FRAME_S = 0.04  # STFT frame, rounded to a power of two in samples
 ALPHA = 0.97  # decision-directed weight of the previous frame's estimate
@@ -78,6 +78,10 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB
     else:
         noise, centers, source = learnt_power(x, silent, n_fft=n_fft, sample_rate=sample_rate,
                                               adaptive=adaptive, tonal=tonal, cancel=cancel)
+    if source == NOTHING_FOUND:
+        return Outcome(samples=given, note=f"{NOTHING_FOUND}: the quietest parts are too few "
+                       "and too varied for a noise floor; mark a noise-only selection as "
+                       "a profile to reduce it anyway")
     noise = np.where(noise < NOISE_FLOOR, 0.0, noise)
     if not noise.any():
         return Outcome(samples=given)
