@@ -125,7 +125,7 @@ def tables(records: list[dict], rows: list[dict], sweep: list[float]) -> str:
                      f"{min(r['clean_si_sdr'] for r in mine):.1f} dB | "
                      f"{np.median([r['cpu'] for r in mine]):.2f} |")
     if sweep:
-        clicks = sum(len([1 for r in records]) for _ in [0])
+        clicks = len(records)
         lines += ["", f"Sensitivity sweep: events found, summed over the takes ({clicks} clicks "
                   "drawn), on the clicked / the clean takes; ratio: each step's clicked count "
                   "over the step before's.", "",
