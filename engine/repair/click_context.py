@@ -52,7 +52,9 @@ def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: fl
     (``EDGE_SECONDS`` either side) comes back a period away (``PERIOD_SECONDS``, 40-500
     Hz) with a normalised correlation above ``RECUR``, and that period's copy predicts
     the candidate as well as it predicts the audio about it (its error there does not
-    stand out by ``threshold`` robust deviations). A square wave's edge or a buzzy
+    stand out by ``threshold`` robust deviations of its error about the candidate, the
+    copy's gain fitted there: a loud click would pull a gain fitted over itself off the
+    waveform). A square wave's edge or a buzzy
     note's, which a short AR model cannot predict, is the sound; a click on a steady
     tone is not in the tone's previous period."""
     edge = max(2, round(EDGE_SECONDS * sample_rate))
@@ -79,6 +81,7 @@ def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: fl
     about = np.r_[0:edge, b - a - edge:b - a]  # the candidate's surroundings, not itself
     if min(score[best], _correlation(seg[about], copy[about])) <= RECUR:
         return False  # (a click whose best match is another click: its surroundings differ)
-    error = np.abs(seg - dots[best] / max(power[best], 1e-300) * copy)
+    gain = float(seg[about] @ copy[about]) / max(float(copy[about] @ copy[about]), 1e-300)
+    error = np.abs(seg - gain * copy)
     sigma = 1.4826 * float(np.median(error[about])) + 1e-12
     return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)

@@ -218,12 +218,13 @@ class Finder:
         else:
             self.fresh = blocks
 
-    def clicks(self, *, block: float, local: float, max_len: int) -> tuple[np.ndarray,
-                                                                            np.ndarray]:
-        """``(starts, stops)`` of the clicks in the fresh blocks: the runs of samples whose
-        error stands out by ``block`` robust deviations of its block's scale and ``local``
-        times the RMS about it (runs closer than a quarter of the model order joined), no
-        longer than ``max_len``, widened to their :func:`extents`; the blocks are then
+    def clicks(self, *, block: float, local: float,
+               max_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(starts, stops, peaks)`` of the clicks in the fresh blocks: the runs of samples
+        whose error stands out by ``block`` robust deviations of its block's scale and
+        ``local`` times the RMS about it (runs closer than a quarter of the model order
+        joined), no longer than ``max_len``, widened to their :func:`extents`, and how many
+        times the RMS about it each one's error stands out at most; the blocks are then
         spent until a repair reaches them."""
         n = len(self.signal)
         fwd, bwd = self.fwd.ravel()[:n], self.bwd.ravel()[:n]
@@ -232,10 +233,15 @@ class Finder:
         at = at[at < n]
         scale = np.repeat(self.scales, self.block)[at]
         at = at[err[at] > np.maximum(block * scale, FLOOR)]
-        at = at[err[at] > local * local_rms(err, at, self.sample_rate)]  # a few: only there
+        ratio = err[at] / (local_rms(err, at, self.sample_rate) + 1e-300)  # a few: only there
+        at, ratio = at[ratio > local], ratio[ratio > local]
         flags = np.zeros(n, bool)
         flags[at] = True
         self.fresh = self.fresh[:0]
         starts, stops = runs(flags, max(1, self.order // 4))
         short = stops - starts <= max_len
-        return extents(fwd, bwd, starts[short], stops[short], self.sample_rate)
+        starts, stops = starts[short], stops[short]
+        first = np.searchsorted(at, starts)  # each run's samples found: at[first:last]
+        peaks = np.array([ratio[f:g].max() for f, g in
+                          zip(first, np.searchsorted(at, stops), strict=True)], float)
+        return (*extents(fwd, bwd, starts, stops, self.sample_rate), peaks)
