@@ -145,7 +145,8 @@ class MainWindow(QMainWindow):
         marks = ClickMarks(self.area, self.opened, status)
         self.repairs = RepairActions(self, self.opened, self.canvas, self.jobs, self.transport,
                                      marks, status, view_panel=self.view_panel)
-        self.edits = EditActions(self, self.opened, self.canvas, self.jobs, status)
+        self.edits = EditActions(self, self.opened, self.canvas, self.jobs, status,
+                                 install=self.install)
         self.transform_tool = TransformTool(self.canvas, self.edits, status)
         self.layers = LayerActions(self, self.opened, self.canvas, self.layers_panel, self.jobs,
                                    self.state, status)

@@ -10,7 +10,7 @@ copied from."""
 from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar
+from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar, QWidget
 
 from app.gui.actions.fileactions import with_waveform
 from app.gui.actions.menuaction import menu_action
@@ -31,11 +31,12 @@ SHOWN_MS = 8000
 
 class EditActions:
     """The verbs on the ``opened`` session: its document, selection and clipboard; the
-    playhead on ``canvas``."""
+    playhead on ``canvas``; dialogs over ``parent``; a time edit's new document made the
+    one shown by ``install(session, tracker)``."""
 
-    def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas, jobs: Jobs,
-                 status: QStatusBar):
-        self.window, self.opened, self.canvas = window, opened, canvas
+    def __init__(self, parent: QWidget, opened: OpenDocument, canvas: SpectrogramCanvas,
+                 jobs: Jobs, status: QStatusBar, *, install):
+        self.parent, self.install, self.opened, self.canvas = parent, install, opened, canvas
         self.jobs, self.status = jobs, status
         self.spectral = SelectionEdits(self)
 
@@ -165,7 +166,7 @@ class EditActions:
         """Insert silence…: how long, asked (not blocking); inserted at the playhead."""
         if self.opened.session is None:
             return
-        dialog = QInputDialog(self.window)
+        dialog = QInputDialog(self.parent)
         dialog.setObjectName("insert-silence")
         dialog.setWindowTitle("Insert silence")
         dialog.setLabelText(f"Seconds of silence to insert at {self._at():.3f} s:")
@@ -231,7 +232,7 @@ class EditActions:
             if clip is not None:
                 self.opened.keep(clip)
             stack, before = self.opened.undo_stack, self.opened.selection
-            command = SwapCommand(self.window, (session, tracker),
+            command = SwapCommand(self.install, (session, tracker),
                                   (PaintSession(doc, stack, synth), EditTracker(doc)), label)
             stack.push(command)
             after()

@@ -370,7 +370,7 @@ class FileActions:
             new = (PaintSession(doc, stack, synth), EditTracker(doc))
             new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(SAVED_TILE)
                                 if tracker.tiles else ())  # edits live in every tile now
-            stack.push(SwapCommand(self.window, (session, tracker), new,
+            stack.push(SwapCommand(self.window.install, (session, tracker), new,
                                        f"analysis: {describe_analysis(analysis)}"))
 
         worker = self.jobs.run("Re-analyzing", work, done, blocks_editing=True, asks=True)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QMenuBar,
     QSpinBox,
     QStatusBar,
+    QWidget,
 )
 
 from app.gui.actions.menuaction import menu_action
@@ -93,9 +94,9 @@ class LayerActions:
     """Layers of the ``opened`` document, shown in ``panel`` and on ``canvas``; the
     source brush's size is the session's brush's."""
 
-    def __init__(self, window, opened: OpenDocument, canvas: SpectrogramCanvas,
+    def __init__(self, parent: QWidget, opened: OpenDocument, canvas: SpectrogramCanvas,
                  panel: LayersPanel, jobs: Jobs, state, status: QStatusBar):
-        self.window, self.opened, self.canvas, self.panel = window, opened, canvas, panel
+        self.parent, self.opened, self.canvas, self.panel = parent, opened, canvas, panel
         self.jobs, self.state, self.status = jobs, state, status
         self.view: str | None = None  # the panel's choice: None (mix), "layer", "tinted"
         self.source_action = None  # Layer > Source brush (made by build_menus)
@@ -197,7 +198,7 @@ class LayerActions:
         doc = self.opened.doc
         if doc is None:
             return
-        dialog = QInputDialog(self.window)
+        dialog = QInputDialog(self.parent)
         dialog.setObjectName("rename-layer")
         dialog.setLabelText("Layer name")
         dialog.setTextValue(doc.layers.active.name)
@@ -217,7 +218,7 @@ class LayerActions:
     def unmix_dialog(self) -> None:
         if self.opened.session is None:
             return
-        dialog = UnmixDialog(self.window)
+        dialog = UnmixDialog(self.parent)
         dialog.accepted.connect(lambda: self.unmix(dialog.chosen()))
         dialog.open()
 
@@ -308,7 +309,7 @@ class LayerActions:
             return
         source = self.opened.audio_path
         name = f"{source.stem if source else 'stems'}.wav"
-        file_dialog(self.window, self.state, "Export stems (one file per layer)",
+        file_dialog(self.parent, self.state, "Export stems (one file per layer)",
                     "Audio (*.wav *.flac *.aiff)", self.export_stems, save=True, name=name)
 
     def export_stems(self, path: Path):

@@ -14,7 +14,7 @@ another is learnt. The clicks de-click repaired are marked in the time ruler
 (app.gui.actions.repairmarks).
 """
 
-from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar, QStatusBar
+from PySide6.QtWidgets import QMenu, QMenuBar, QStatusBar, QWidget
 
 from app.gui.actions.compare_ab import Switch, reader
 from app.gui.actions.menuaction import menu_action
@@ -39,10 +39,10 @@ class RepairActions:
     ``view_panel``'s Paint channel), work through ``jobs``, previews through
     ``transport``."""
 
-    def __init__(self, window: QMainWindow, opened: OpenDocument, canvas: SpectrogramCanvas,
+    def __init__(self, parent: QWidget, opened: OpenDocument, canvas: SpectrogramCanvas,
                  jobs: Jobs, transport: Transport, click_marks: ClickMarks,
                  status: QStatusBar, *, view_panel: ViewPanel):
-        self.window, self.opened, self.canvas, self.jobs = window, opened, canvas, jobs
+        self.parent, self.opened, self.canvas, self.jobs = parent, opened, canvas, jobs
         self.transport, self.status = transport, status
         self.click_marks, self.view_panel = click_marks, view_panel
         self.repair_dialog: RepairDialog | None = None
@@ -74,7 +74,7 @@ class RepairActions:
             return None
         if self.repair_dialog is not None:
             self.repair_dialog.close()
-        dialog = self.repair_dialog = RepairDialog(MODULES[name], self.window)
+        dialog = self.repair_dialog = RepairDialog(MODULES[name], self.parent)
         dialog.addAction(self.transport.compare.compare_action)
         self.refresh(dialog)
         dialog.applyRequested.connect(lambda: self.apply_repair(dialog))

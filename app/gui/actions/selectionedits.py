@@ -125,7 +125,7 @@ class SelectionEdits:
         selection = self._selection("Transform selection")
         if selection is None:
             return
-        dialog = TransformDialog(self.edits.window)
+        dialog = TransformDialog(self.edits.parent)
         dialog.heal.setChecked(self.edits.heal_action.isChecked())
         dialog.accepted.connect(lambda: self.transform(selection, **dialog.values()))
         dialog.open()
@@ -159,7 +159,7 @@ class SelectionEdits:
              then: Callable[[float], None]) -> None:
         if self.edits.opened.session is None:
             return
-        dialog = QInputDialog(self.edits.window)
+        dialog = QInputDialog(self.edits.parent)
         dialog.setObjectName(f"{name}-dialog")
         dialog.setWindowTitle(name.capitalize())
         dialog.setLabelText(text)

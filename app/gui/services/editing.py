@@ -97,18 +97,20 @@ class SwapCommand(QUndoCommand):
     new analysis, or a time edit's new document (app.gui.actions.editactions); undo
     brings the previous one back with its edits."""
 
-    def __init__(self, window, before: tuple, after: tuple, label: str):
+    def __init__(self, install, before: tuple, after: tuple, label: str):
+        """``install(session, tracker)``: makes a session the one painted on and shown
+        (the window's)."""
         super().__init__(label)
-        self.window, self.before, self.after = window, before, after
+        self.install, self.before, self.after = install, before, after
         self.reselect: Reselect | None = None  # set once the edit has selected what it made
 
     def redo(self) -> None:
-        self.window.install(*self.after)
+        self.install(*self.after)
         if self.reselect is not None:
             self.reselect.select(self.reselect.after)
 
     def undo(self) -> None:
-        self.window.install(*self.before)
+        self.install(*self.before)
         if self.reselect is not None:
             self.reselect.select(self.reselect.before)
 
