@@ -115,7 +115,7 @@ def test_inputs_read_but_not_written_need_a_format_before_any_file(tmp_path, rng
         sf.write(root / name, take(rng).T, 24000, format="OGG" if name.endswith("opus")
                  else "WAV", subtype="OPUS" if name.endswith("opus") else None)
     out = tmp_path / "out"
-    r = specpaint("batch", root, "-o", out, *LINE)
+    r = specpaint_here("batch", root, "-o", out, *LINE)
     assert r.returncode == 2, r.stderr
     assert "a.opus and 1 more: SpectroPaint reads .opus files but does not write them; " \
            "give --format (" in r.stderr and "Traceback" not in r.stderr
@@ -228,17 +228,17 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
               if p.is_file() and p.name != batch.JOURNAL}
     for other in (["--preset", "gentle-boost", "--line", "0.1:1000,0.6:1000"],
                   ["--bits", "16", *LINE], ["--n-fft", "1024", *LINE]):
-        r = specpaint("batch", tree, "-o", out, "--resume", *other)
+        r = specpaint_here("batch", tree, "-o", out, "--resume", *other)
         assert r.returncode == 2, r.stderr
         assert "the files done so far were painted with other" in r.stderr
         assert "leave out --resume to paint every file afresh" in r.stderr
         assert {p: p.read_bytes() for p in before} == before
         assert (out / batch.JOURNAL).read_text() == records[0] + "\n"
-    assert "other strokes;" in specpaint("batch", tree, "-o", out, "--resume", "--preset",
-                                         "gentle-boost", "--line", "0.1:1000,0.6:1000").stderr
+    assert "other strokes;" in specpaint_here("batch", tree, "-o", out, "--resume", "--preset",
+                                              "gentle-boost", "--line", "0.1:1000,0.6:1000").stderr
     settings = (out / batch.SETTINGS).read_text()
     (out / batch.SETTINGS).write_text("[]")  # damaged: refused, in one line
-    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    r = specpaint_here("batch", tree, "-o", out, "--resume", *LINE)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     (out / batch.SETTINGS).write_text(settings)
     r = specpaint("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
@@ -305,8 +305,8 @@ def test_a_batch_paints_with_its_presets_as_they_were_when_it_started(tree, tmp_
     assert specpaint("batch", take_path, "-o", out, "--preset", "my-cut", "--line",
                      "0.1:1000,0.6:1000").returncode == 0
     (mine / "my-cut.json").write_text((mine / "my-cut.json").read_text().replace("-30", "-12"))
-    r = specpaint("batch", take_path, "-o", out, "--resume", "--preset", "my-cut", "--line",
-                  "0.1:1000,0.6:1000")
+    r = specpaint_here("batch", take_path, "-o", out, "--resume", "--preset", "my-cut",
+                       "--line", "0.1:1000,0.6:1000")
     assert r.returncode == 2 and "painted with other strokes" in r.stderr, r.stderr
 
 

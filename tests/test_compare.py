@@ -18,7 +18,7 @@ from engine.measure.comparison import (
     multi_resolution_stft,
 )
 from tests import material
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 RATE = 16000
 
@@ -146,7 +146,7 @@ def test_the_command(tmp_path, noise):
     assert out["metrics"]["snr_db"] == pytest.approx(-20 * math.log10(0.5), abs=1e-3)
     assert out["metrics"]["si_sdr_db"] is None  # infinite: JSON has no infinity
     assert any("160 samples shorter" in n for n in out["notes"])
-    r = specpaint("compare", tmp_path / "ref.wav", tmp_path / "stereo.wav")
+    r = specpaint_here("compare", tmp_path / "ref.wav", tmp_path / "stereo.wav")
     assert r.returncode == 2 and "--channel" in r.stderr and "Traceback" not in r.stderr
     r = specpaint("compare", tmp_path / "stereo.wav", tmp_path / "stereo.wav", "--channel", "1")
     assert r.returncode == 0 and "SNR" in r.stdout and "inf" in r.stdout

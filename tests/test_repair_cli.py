@@ -158,7 +158,7 @@ def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng)
         assert entry["notes"] == ["strokes[1]: De-hum: found nothing to repair; nothing changed"]
         y, _ = sf.read(entry["output"], dtype="float64")
         assert si_sdr_db(clean, y) > si_sdr_db(clean, x) + 10
-    r = specpaint("batch", folder, "-o", tmp_path / "o2", "--repair", "declick:loud")
+    r = specpaint_here("batch", folder, "-o", tmp_path / "o2", "--repair", "declick:loud")
     assert r.returncode == 2 and "--repair: 'loud' is not K=V" in r.stderr
 
 

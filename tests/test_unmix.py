@@ -18,7 +18,7 @@ from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
 from engine.model.resynth import Resynthesizer
 from tests import mixtures, takes
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 
 METHODS = ("hpss", "hpss:1", "tonal-noise", "nmf:3")
 
@@ -173,7 +173,6 @@ def test_specpaint_unmix_writes_stems_that_add_up_to_the_input(tmp_path, real_ta
     assert "component 1:" in r.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args,match", [
     (["--method", "pca:2"], "unknown unmix method 'pca:2'"),
     (["--method", "nmf:2", "--hints", "MISSING"], "MISSING: cannot read the marks file"),
@@ -192,7 +191,7 @@ def test_specpaint_unmix_refuses_bad_input_in_one_line(tmp_path, args, match):
     (tmp_path / "OBJECT").write_text(json.dumps({"part": 0}))
     files = ("MISSING", "MARKS", "HUGE", "OBJECT")
     args = [str(tmp_path / a) if a in files else a for a in args]
-    r = specpaint("unmix", source, "-o", tmp_path / "out", *args)
+    r = specpaint_here("unmix", source, "-o", tmp_path / "out", *args)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr and "stroke script" not in r.stderr
@@ -200,7 +199,7 @@ def test_specpaint_unmix_refuses_bad_input_in_one_line(tmp_path, args, match):
     assert re.search(match, lines[0]), lines[0]
     if "--hints" in args or "--bits" in args:  # refused before the file is decoded
         missing = tmp_path / "no such file.wav"
-        r = specpaint("unmix", missing, "-o", tmp_path / "out", *args)
+        r = specpaint_here("unmix", missing, "-o", tmp_path / "out", *args)
         assert r.stderr.strip().replace(str(missing), str(source)) == lines[0]
 
 

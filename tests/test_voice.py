@@ -21,7 +21,7 @@ from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
 from engine.repair import voice
 from tests import takes
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint, specpaint_here
 from tests.test_denoise import assert_never_louder
 
 pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
@@ -207,7 +207,7 @@ def test_specpaint_unmix_voice_writes_a_voice_and_a_background_that_add_up(tmp_p
 
     music = _music()[0][0]
     src = write_audio("music.wav", music.samples.astype(np.float32), music.sample_rate, "FLOAT")
-    r = specpaint("unmix", src, "-o", tmp_path / "music", "--method", "voice")
+    r = specpaint_here("unmix", src, "-o", tmp_path / "music", "--method", "voice")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "unmix voice: found no voice in layer 'Recording'; nothing changed" in r.stderr
     assert not (tmp_path / "music").exists()
