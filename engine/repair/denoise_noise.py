@@ -117,7 +117,7 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel
     smooth = _by_bins(lambda part: _smoothed(part, span), power, cancel)
     if not adaptive:
         low = _by_bins(lambda part: _quantile(part, QUANTILE), smooth, cancel)
-        floor = _by_bins(lambda part: _on_floor(part, _quantile(part, QUANTILE)), smooth, cancel)
+        floor = _by_bins(_on_floor, smooth, cancel, low)
         typical = smooth.mean(axis=1, keepdims=True)
         if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
             return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND
@@ -250,13 +250,15 @@ def _slope_capped(low: np.ndarray, steady: np.ndarray, n_fft: int,
     return np.where(steady, low, np.minimum(low, 10 ** (cap / 10)))
 
 
-def _by_bins(fn, power: np.ndarray, cancel: CancelFlag | None) -> np.ndarray:
+def _by_bins(fn, power: np.ndarray, cancel: CancelFlag | None, *beside) -> np.ndarray:
     """``fn`` (working along frames, bin by bin) over ``power`` BINS_AT_ONCE bins at a
-    time, ``cancel`` looked at between: the same as ``fn(power)``."""
+    time, with the same bins of each of ``beside`` (per-bin arrays), ``cancel`` looked at
+    between: the same as ``fn(power, *beside)``."""
     parts = []
     for b in range(0, power.shape[-1], BINS_AT_ONCE):
         step(0.0, None, cancel)
-        parts.append(fn(power[..., b:b + BINS_AT_ONCE]))
+        bins = slice(b, b + BINS_AT_ONCE)
+        parts.append(fn(power[..., bins], *(a[..., bins] for a in beside)))
     return np.concatenate(parts, axis=-1)
 
 
