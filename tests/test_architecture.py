@@ -119,3 +119,28 @@ def test_kernels_touch_only_the_surface_of_the_document():
                 used.setdefault(node.attr, path.name)
     assert {"transform", "read_complex", "frame_of", "original"} <= set(used)
     assert set(used) <= members, {a: used[a] for a in set(used) - members}
+
+
+def test_the_actions_take_the_session_and_services_not_the_window():
+    """Issue 47: controllers took the window and called back into it. Each of
+    app/gui/actions takes what it uses (the opened session, services, a parent widget),
+    and file work what it asks of the window through a DocumentHost, every use of
+    which is one of the protocol's members."""
+    import ast
+    import importlib
+    import inspect
+
+    from app.gui.actions.fileactions import DocumentHost
+
+    for path in sorted((ROOT / "app" / "gui" / "actions").glob("*.py")):
+        module = importlib.import_module(f"app.gui.actions.{path.stem}")
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__:
+                assert "window" not in inspect.signature(cls.__init__).parameters, cls
+    members = set(DocumentHost.__annotations__) | {
+        name for name in vars(DocumentHost) if not name.startswith("_")}
+    used = {node.attr for node in ast.walk(ast.parse(
+        (ROOT / "app" / "gui" / "actions" / "fileactions.py").read_text()))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "host"}
+    assert used and used <= members, used - members

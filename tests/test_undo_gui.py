@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from PySide6.QtCore import Qt
 
 from tests.conftest import fail_gain_at
 from tests.gui_input import choose_brush, drag, point
@@ -125,3 +126,42 @@ def test_quit_with_edits_then_discard_exits_cleanly():
                          text=True, timeout=120, cwd=Path(__file__).parent.parent)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "already deleted" not in run.stderr, run.stderr
+
+
+def test_strokes_repairs_and_time_edits_are_steps_of_one_history_under_one_cap(qtbot, window):
+    """Issue 47: the window's undo stack is a view of the session's history
+    (engine.model.history, the scripts' too), so every kind of step counts toward the
+    cap. Before, a repair (and an image) was pushed past the cap's check, dropping
+    nothing, and a time edit's document before it was kept however large."""
+    from engine.model.history import Step, Swap
+    from tests.dialogs import choose
+    from tests.gui_input import select_time, wait_edit
+
+    before = state(window.doc)
+    paint(qtbot, window, 1)
+    select_time(qtbot, window, 4.0, 5.0)
+    choose(window, "Edit > Cut")
+    wait_edit(qtbot, window, 2)
+    history, stack = window.opened.history, window.undo_stack
+    assert [type(s) for s in history.steps] == [Step, Swap]
+    assert [s.label for s in history.steps] == [stack.text(i) for i in range(2)]
+    for k in (1, 0):
+        window.undo_action.trigger()
+        assert history.position == stack.index() == k
+    assert same(window.doc, before)
+    for k in (1, 2):
+        window.redo_action.trigger()
+        assert history.position == stack.index() == k
+
+    window.session.history_limit = 1  # byte: only the newest step keeps what it holds
+    choose(window, "Edit > Clear selection")
+    choose(window, "Repair > De-click…")  # the demo's two clicks
+    qtbot.waitUntil(lambda: window.repairs.repair_dialog is not None and
+                    window.repairs.repair_dialog.isVisible())
+    qtbot.mouseClick(window.repairs.repair_dialog.apply, Qt.MouseButton.LeftButton)
+    wait_edit(qtbot, window, 3)
+    texts = [stack.text(i) for i in range(stack.count())]
+    assert all("can no longer be undone" in t for t in texts[:2]), texts
+    assert "can no longer be undone" not in texts[2]
+    assert [s.label for s in history.steps] == [texts[2]]
+    assert stack.command(1).before is None  # the document before the cut, let go

@@ -30,7 +30,7 @@ from app.gui.actions.transformtool import TransformTool
 from app.gui.actions.transport import Transport
 from app.gui.actions.viewcontrols import ViewControls
 from app.gui.services.autosave import Autosaver
-from app.gui.services.editing import PaintSession
+from app.gui.services.editing import PaintSession, window_history
 from app.gui.services.history_file import restore
 from app.gui.services.messages import MessageLog, messages_button, pointer_toolbar
 from app.gui.services.opened import OpenDocument
@@ -136,7 +136,7 @@ class MainWindow(QMainWindow):
                                    self.level_meter, status)
         self.selection = SelectionActions(self.canvas, self.selection_panel, self.opened,
                                           self.jobs, status)
-        self.files = FileActions(self, self.opened, self.jobs, self.state, self.settings,
+        self.files = FileActions(self, self, self.opened, self.jobs, self.state, self.settings,
                                  self.analysis_panel, self.brush_panel, status, self.device)
         self.images = ImageActions(self, self.opened, self.canvas, self.view_panel, self.state,
                                    self.jobs, status)
@@ -294,7 +294,7 @@ class MainWindow(QMainWindow):
 
     def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
                      project_path: Path | None = None, view: dict | None = None,
-                     history: Kept | None = None, content_hz: float | None = None) -> None:
+                     kept: Kept | None = None, content_hz: float | None = None) -> None:
         """Swap in a new document and its resynthesizer (made by a worker); a project
         brings its view and its undo history; ``content_hz``: the top of the
         frequency axis it opens on (app.gui.view.viewfit; None: Nyquist)."""
@@ -305,16 +305,18 @@ class MainWindow(QMainWindow):
         self.undo_stack.clear()
         self.opened.audio_path, self.opened.project_path = audio_path, project_path
         self.canvas.view.content_hz = content_hz
-        self.install(PaintSession(doc, self.undo_stack, synth), EditTracker(doc), fit=True)
+        history = window_history(doc, self.undo_stack)
+        self.install(PaintSession(doc, self.undo_stack, history, synth), EditTracker(doc),
+                     fit=True)
         self.layers.show_view(None)  # the mix; the panel says so
         self.layers_panel.view.setCurrentIndex(0)
         self.selection.set_selection(None)  # drawn on the last file; a project brings its own
         if view:
             self.view_controls.apply_view(view)
-        if history is not None and history.steps:
+        if kept is not None and kept.steps:
             self.autosaver.holding = True  # the steps were saved: nothing new to autosave
             try:
-                restore(self.undo_stack, doc, history)
+                restore(self.session, kept)
             finally:
                 self.autosaver.holding = False
         self.area.view_changed()

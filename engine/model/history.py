@@ -15,6 +15,7 @@ again (the steps before it are that document's).
 """
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -128,8 +129,10 @@ class Swap:
 
 
 class History:
-    def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT):
-        self.doc, self.limit = doc, limit_bytes
+    def __init__(self, doc: Document, limit_bytes: int = DEFAULT_LIMIT,
+                 on_drop: Callable[["Step | Swap"], None] | None = None):
+        """``on_drop(step)``: told each step dropped past the cap (None: a warning)."""
+        self.doc, self.limit, self.on_drop = doc, limit_bytes, on_drop
         self.steps: list[Step | Swap] = []
         self.position = 0  # steps[:position] are done, the rest can be redone
         self.dropped = 0
@@ -149,9 +152,29 @@ class History:
             oldest = self.steps.pop(0)
             self.position -= 1
             self.dropped += 1
-            warnings.warn(f"undo history is over {self.limit / 2**20:.0f} MiB; the oldest step "
-                          f"('{oldest.label}') can no longer be undone", RuntimeWarning,
-                          stacklevel=2)
+            if isinstance(oldest, Step):  # its cells and layers go (a Swap's: on_drop's)
+                oldest.patches.clear()
+                oldest.stack = None
+            if self.on_drop is not None:
+                self.on_drop(oldest)
+            else:
+                warnings.warn(f"undo history is over {self.limit / 2**20:.0f} MiB; the oldest "
+                              f"step ('{oldest.label}') can no longer be undone",
+                              RuntimeWarning, stacklevel=2)
+
+    def merge_last(self) -> None:
+        """Fold the newest step, a layer change, into the one before it, another that
+        ends where it starts (the window's Gain box: one undo step for a turn of it)."""
+        first, last = self.steps[-2], self.steps[-1]
+        if not (self.position == len(self.steps) and first.stack is not None
+                and last.stack is not None and first.stack[1] is last.stack[0]
+                and not first.patches and not last.patches):
+            raise ValueError("only two layer changes in a row, both done, merge")
+        first.stack = (first.stack[0], last.stack[1])
+        first.label = last.label
+        first._stack_bytes = None
+        del self.steps[-1]
+        self.position -= 1
 
     def forget_redo(self) -> None:
         """Drop the undone steps (the next push would)."""

@@ -233,7 +233,8 @@ class EditActions:
                 self.opened.keep(clip)
             stack, before = self.opened.undo_stack, self.opened.selection
             command = SwapCommand(self.install, (session, tracker),
-                                  (PaintSession(doc, stack, synth), EditTracker(doc)), label)
+                                  (PaintSession(doc, stack, session.history, synth),
+                                   EditTracker(doc)), label)
             stack.push(command)
             after()
             command.reselect = Reselect(before, self.opened.selection, self.opened.select)

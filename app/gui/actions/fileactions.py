@@ -4,11 +4,12 @@ non-blocking (app.gui.services.prompts)."""
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox, QStatusBar
+from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
-from app.gui.services.autosave import describe
+from app.gui.services.autosave import Autosaver, describe
 from app.gui.services.editing import PaintSession, SwapCommand
 from app.gui.services.history_file import collect
 from app.gui.services.opened import OpenDocument
@@ -19,6 +20,7 @@ from app.gui.services.windowstate import SAME_AS_SOURCE, WindowState
 from app.gui.services.workers import Worker
 from app.gui.view.viewfit import content_top
 from app.gui.widgets.panels import AnalysisPanel, BrushPanel
+from app.project.saved_history import Kept
 from app.project.write import SAVED_TILE, EditTracker, load_project, save_project, snapshot
 from brushes.presets import Preset, save_preset, user_dir
 from engine.errors import TruncatedAudio
@@ -61,18 +63,37 @@ def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesi
     return doc, synth
 
 
-class FileActions:
-    """Opens files into ``window`` (the owner: ``set_document``, ``install``,
-    ``view_state``, ``update_title``, ``show_opening``, ``autosaver``), saves and
-    exports the ``opened`` document; long work through ``jobs``."""
+class DocumentHost(Protocol):
+    """What file work asks of the window it opens documents into (MainWindow)."""
 
-    def __init__(self, window, opened: OpenDocument, jobs: Jobs, state: WindowState,
-                 settings: QSettings, analysis_panel: AnalysisPanel, brush_panel: BrushPanel,
-                 status: QStatusBar, device: str | None):
-        self.window, self.opened, self.jobs, self.state = window, opened, jobs, state
-        self.settings, self.status, self.device = settings, status, device
+    autosaver: Autosaver
+
+    def set_document(self, made: tuple[Document, Resynthesizer], audio_path: Path | None,
+                     project_path: Path | None = None, view: dict | None = None,
+                     kept: Kept | None = None, content_hz: float | None = None) -> None: ...
+
+    def install(self, session: PaintSession, tracker: EditTracker, fit: bool = False) -> None: ...
+
+    def show_opening(self, name: str) -> None: ...
+
+    def enable_document_actions(self) -> None: ...
+
+    def update_title(self) -> None: ...
+
+    def view_state(self) -> dict: ...
+
+
+class FileActions:
+    """Opens files into ``host`` (the window, as a DocumentHost), saves and exports the
+    ``opened`` document; long work through ``jobs``; dialogs over ``parent``."""
+
+    def __init__(self, host: DocumentHost, parent: QWidget, opened: OpenDocument, jobs: Jobs,
+                 state: WindowState, settings: QSettings, analysis_panel: AnalysisPanel,
+                 brush_panel: BrushPanel, status: QStatusBar, device: str | None):
+        self.host, self.parent, self.opened, self.jobs = host, parent, opened, jobs
+        self.state, self.settings, self.status, self.device = state, settings, status, device
         self.analysis_panel, self.brush_panel = analysis_panel, brush_panel
-        self.recent_menu = QMenu("Open &recent", window)
+        self.recent_menu = QMenu("Open &recent", parent)
         self.export_depth: str | None = SAME_AS_SOURCE
         self.depth_menu, self.depth_actions = self._choices(
             "Export &bit depth", self.set_depth,
@@ -94,7 +115,7 @@ class FileActions:
     def _choices(self, title: str, choose, choices) -> tuple[QMenu, dict]:
         """A submenu of checkable ``(label, value)`` entries, each calling ``choose(value)``;
         the menu and its actions by value."""
-        menu, actions = QMenu(title, self.window), {}
+        menu, actions = QMenu(title, self.parent), {}
         for label, value in choices:
             action = menu.addAction(label)
             action.setCheckable(True)
@@ -103,10 +124,10 @@ class FileActions:
         return menu, actions
 
     def _ask(self, question: str, then, buttons=None, *, names=None) -> None:
-        ask(self.window, question, then, buttons, names=names)
+        ask(self.parent, question, then, buttons, names=names)
 
     def _file_dialog(self, title: str, name_filter: str, on_path, save: bool, name: str = ""):
-        return file_dialog(self.window, self.state, title, name_filter, on_path, save=save,
+        return file_dialog(self.parent, self.state, title, name_filter, on_path, save=save,
                            name=name)
 
     def maybe_discard(self, then) -> None:
@@ -147,7 +168,7 @@ class FileActions:
             return synth
 
         def shown(made):
-            self.window.set_document(made[:2], path, content_hz=made[2])
+            self.host.set_document(made[:2], path, content_hz=made[2])
             self._remember(path)  # opened: a file that failed is not offered again
             self.jobs.worker.blocks_editing = False
             self.jobs.job_status.cancel.setEnabled(False)
@@ -168,9 +189,9 @@ class FileActions:
         """With no document yet, the canvas names the file being opened (not "No
         document open") until it is shown, or says again what to do if it fails."""
         if worker is not None and self.opened.session is None:
-            self.window.show_opening(path.name)
+            self.host.show_opening(path.name)
             worker.finished.connect(lambda: self.opened.session is None and
-                                    self.window.enable_document_actions())
+                                    self.host.enable_document_actions())
         return worker
 
     def _open_failed(self, path: Path, error, message: str) -> None:
@@ -180,7 +201,7 @@ class FileActions:
         buttons = QMessageBox.StandardButton
         box = QMessageBox(QMessageBox.Icon.Warning, "SpectroPaint",
                           f"{error.problem}.\n\nOpen the part that can be read?",
-                          buttons.Cancel, self.window)
+                          buttons.Cancel, self.parent)
         box.setObjectName("truncated")
         readable = box.addButton("Open the readable part", QMessageBox.ButtonRole.AcceptRole)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -220,11 +241,11 @@ class FileActions:
             made, opened = result
             # an autosave names the project its edits were saved as (none: never saved)
             project = opened.project if recovered else path
-            self.window.set_document(made, made[0].audio.path, project, opened.view, opened.history)
+            self.host.set_document(made, made[0].audio.path, project, opened.view, opened.history)
             if recovered:
-                self.window.autosaver.adopt(path)  # now this session's autosave
+                self.host.autosaver.adopt(path)  # now this session's autosave
                 self.opened.undo_stack.resetClean()  # unsaved edits: asked about on quit
-                self.window.update_title()
+                self.host.update_title()
                 self.status.showMessage("recovered the autosaved edits; save them as a "
                                              "project or export them", 15000)
             else:
@@ -248,16 +269,16 @@ class FileActions:
             return None
         self.opened.session.finish()  # a stroke still being painted is part of what is saved
         doc = self.opened.doc
-        kept = collect(self.opened.undo_stack, doc)
+        kept = collect(self.opened.history)
         snap = snapshot(doc, self.opened.tracker, kept)  # copied here; written in the worker
-        view = self.window.view_state()
+        view = self.host.view_state()
         index = self.opened.undo_stack.index()
 
         def done(saved):
             self.opened.project_path = saved.path
             if self.opened.undo_stack.index() == index:  # strokes painted meanwhile stay unsaved
                 self.opened.undo_stack.setClean()
-            self.window.update_title()
+            self.host.update_title()
             notes = [n for n in (kept.left_out, saved.cleared) if n]
             self.status.showMessage(f"saved {saved.path}" + "".join(
                 f"; {n}" for n in notes), 10000 if notes else 5000)
@@ -318,7 +339,7 @@ class FileActions:
 
         def done(result):
             if isinstance(result, _Overs):
-                ask_about_overs(self.window, path.name, result.peak, result.count,
+                ask_about_overs(self.parent, path.name, result.peak, result.count,
                                 lambda choice: self.export_audio(path, force, choice))
             else:  # overs were handled as the user chose: the summary says how
                 self.status.showMessage(result.summary(), 10000)
@@ -352,7 +373,7 @@ class FileActions:
         session = self.opened.session
         layers = session.doc.layers.state.layers
         if len(layers) > 1 and not flatten:
-            ask(self.window, f"Changing the analysis mixes the {len(layers)} layers into "
+            ask(self.parent, f"Changing the analysis mixes the {len(layers)} layers into "
                 "one (Edit > Undo brings them back). Change it?",
                 lambda button: button == QMessageBox.StandardButton.Ok and self.reanalyze(
                     analysis, flatten=True))
@@ -367,10 +388,10 @@ class FileActions:
         def done(made):
             doc, synth = made
             tracker, stack = self.opened.tracker, self.opened.undo_stack
-            new = (PaintSession(doc, stack, synth), EditTracker(doc))
+            new = (PaintSession(doc, stack, session.history, synth), EditTracker(doc))
             new[1].tiles.update(Rect(0, doc.n_bins, 0, doc.n_frames).tiles(SAVED_TILE)
                                 if tracker.tiles else ())  # edits live in every tile now
-            stack.push(SwapCommand(self.window.install, (session, tracker), new,
+            stack.push(SwapCommand(self.host.install, (session, tracker), new,
                                        f"analysis: {describe_analysis(analysis)}"))
 
         worker = self.jobs.run("Re-analyzing", work, done, blocks_editing=True, asks=True)
@@ -393,7 +414,7 @@ class FileActions:
                 lambda: self.open_path(Path(p))))
 
     def save_preset_dialog(self) -> None:
-        dialog = QInputDialog(self.window)
+        dialog = QInputDialog(self.parent)
         dialog.setObjectName("preset-name")
         dialog.setWindowTitle("Save preset")
         dialog.setLabelText("Preset name:")

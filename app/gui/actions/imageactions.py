@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.services.editing import StrokeCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.prompts import file_dialog
 from app.gui.services.window_jobs import Jobs
@@ -155,7 +154,7 @@ class ImageActions:
             if self.opened.session is not session:
                 return  # another document meanwhile
             step = add_coefficients(doc, rect, added, channel=channel, label=f"image: {path.name}")
-            self.opened.undo_stack.push(StrokeCommand(doc, step))
+            session.push(step)
             session.catch_up()
             self.canvas.update()
 

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.actions.menuaction import menu_action
-from app.gui.services.editing import StrokeCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.prompts import file_dialog
 from app.gui.services.window_jobs import Jobs
@@ -188,8 +187,7 @@ class LayerActions:
             self.refresh()
             self.jobs.show_error(str(e))
             return
-        self.opened.undo_stack.push(StrokeCommand(self.opened.doc, step))
-        session.keep_within_limit()
+        session.push(step)
         session.catch_up_soon()
         self.refresh()
 

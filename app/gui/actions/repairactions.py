@@ -20,7 +20,6 @@ from app.gui.actions.compare_ab import Switch, reader
 from app.gui.actions.menuaction import menu_action
 from app.gui.actions.repairmarks import ClickMarks
 from app.gui.actions.transport import Transport
-from app.gui.services.editing import StrokeCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.services.window_jobs import Jobs
 from app.gui.view.canvas import SpectrogramCanvas
@@ -177,8 +176,7 @@ class RepairActions:
                 return  # another document meanwhile
             report = write(doc, *prepared)
             if report.changed:
-                command = StrokeCommand(doc, report.step)
-                self.opened.undo_stack.push(command)
+                command = session.push(report.step)
                 self.canvas.update()
                 if MODULES[name].marks:
                     self.click_marks.set(doc, command, report)

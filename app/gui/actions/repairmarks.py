@@ -7,7 +7,6 @@ step (its mark turns grey). Shown while the repair is applied (undone: gone)."""
 from PySide6.QtGui import QColor, QUndoCommand
 from PySide6.QtWidgets import QStatusBar
 
-from app.gui.services.editing import StrokeCommand
 from app.gui.services.opened import OpenDocument
 from app.gui.view.canvas_area import CanvasArea
 from app.gui.view.viewstate import format_time
@@ -105,9 +104,7 @@ class ClickMarks:
         if done is None:
             self.status.showMessage(f"{which}: the repair changed nothing there", 5000)
             return
-        command = StrokeCommand(self.doc, done)
-        self.opened.undo_stack.push(command)
-        self.put[self.index] = command
+        self.put[self.index] = self.opened.session.push(done)
         self.area.canvas.update()
         self.area.time_ruler.update()
         self.status.showMessage(f"{which} put back as it was before De-click "

@@ -102,7 +102,7 @@ class Autosaver:
             self.timer.start()
             return
         doc = opened.doc
-        snap = snapshot(doc, opened.tracker, collect(w.undo_stack, doc), opened.project_path)
+        snap = snapshot(doc, opened.tracker, collect(opened.history), opened.project_path)
         view, self.changes = w.view_state(), 0
         self.idle.clear()
         threading.Thread(target=self._write, args=(snap, view), daemon=True).start()

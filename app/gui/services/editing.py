@@ -1,5 +1,6 @@
-"""Painting from the GUI: pen events -> brush strokes -> one undo step each,
-wrapped in Qt's QUndoStack so the Edit menu and the history view show them."""
+"""Painting from the GUI: pen events -> brush strokes -> one undo step each, in the
+session's history (engine.model.history, as a script's), which Qt's QUndoStack shows
+to the Edit menu and the history view and whose undo and redo it calls."""
 
 import math
 import random
@@ -16,7 +17,7 @@ from brushes.path import StrokePoint
 from brushes.registry import get_brush
 from brushes.stroke import Stroke
 from engine.model.document import Document
-from engine.model.history import DEFAULT_LIMIT, Step
+from engine.model.history import History, Step, Swap
 from engine.model.resynth import Resynthesizer
 
 PAINT_BUDGET_S = 0.012  # seconds of painting and splicing per turn of the event loop
@@ -36,33 +37,39 @@ class Reselect:
     select: Callable[[object], None]
 
 
-class StrokeCommand(QUndoCommand):
-    """One finished stroke, owning its step (the cells before and after it): undo and
-    redo write exactly this stroke's cells, so the stack and the document cannot
-    drift. Its first redo (Qt calls it on push) is a no-op: the stroke is painted."""
+class StepCommand(QUndoCommand):
+    """A step of the session's history (engine.model.history: a stroke, a repair, a
+    layer operation) on Qt's undo stack, which the Edit menu and the history view show:
+    its undo and redo are the history's, so the two cannot drift. Pushing it pushes
+    the step (done: Qt's first redo adds it to the history, which the document holds
+    already)."""
 
-    def __init__(self, doc: Document, step: Step, applied: bool = True,
-                 reselect: Reselect | None = None):
-        """``applied`` False: a step put back on the stack as undone (a project's
-        history), which the document does not hold: its first undo is a no-op too."""
+    def __init__(self, history: History, step: Step, reselect: Reselect | None = None,
+                 restored: str | None = None):
+        """``restored``: a step of a project's history, "done" or "undone", which the
+        history holds already (app.gui.services.history_file.restore): Qt's redo as it
+        is pushed, and an undone one's undo as the stack's index is set, are no-ops."""
         super().__init__(step.label)
-        self.doc, self.step, self.fresh = doc, step, True
-        self.skip_undo = not applied
-        self.reselect = reselect
+        self.history, self.step, self.reselect = history, step, reselect
+        self.pushed = restored is not None
+        self.quiet = {None: 0, "done": 1, "undone": 2}[restored]  # Qt's calls to let pass
 
     def redo(self) -> None:
-        if self.fresh:
-            self.fresh = False
-            return
-        self.step.redo(self.doc)
-        if self.reselect is not None:
-            self.reselect.select(self.reselect.after)
+        if self.quiet:
+            self.quiet -= 1
+        elif not self.pushed:
+            self.pushed = True
+            self.history.push(self.step)
+        else:
+            self.history.redo()
+            if self.reselect is not None:
+                self.reselect.select(self.reselect.after)
 
     def undo(self) -> None:
-        if self.skip_undo:
-            self.skip_undo = False
+        if self.quiet:
+            self.quiet -= 1
             return
-        self.step.undo(self.doc)
+        self.history.undo()
         if self.reselect is not None:
             self.reselect.select(self.reselect.before)
 
@@ -73,46 +80,82 @@ class StrokeCommand(QUndoCommand):
 
     def mergeWith(self, other: QUndoCommand) -> bool:
         layer = _gain_changed(self.step)
-        if not (isinstance(other, StrokeCommand) and layer is not None
+        if not (isinstance(other, StepCommand) and layer is not None
                 and _gain_changed(other.step) == layer
                 and other.step.stack[0] is self.step.stack[1]):
             return False
-        self.step.stack = (self.step.stack[0], other.step.stack[1])
-        self.step.label = other.step.label
+        self.history.merge_last()
         self.setText(other.text())
         return True
 
     def drop(self, limit_bytes: int) -> None:
-        """Free the step's cells and layers: the stack shows it can no longer be undone,
-        and Qt removes it, without touching the document, if the user undoes that far."""
-        self.step.patches.clear()
-        self.step.stack = None
+        """The history let the step go (its cells past the cap): the stack shows it can
+        no longer be undone, and Qt removes it, without touching the document, if the
+        user undoes that far."""
         self.setObsolete(True)
         self.setText(f"{self.step.label} (can no longer be undone: undo history over "
                      f"{limit_bytes / 2**20:.0f} MiB)")
 
 
 class SwapCommand(QUndoCommand):
-    """One session swapped for another (each with its own document and history): a
-    new analysis, or a time edit's new document (app.gui.actions.editactions); undo
-    brings the previous one back with its edits."""
+    """One paint session swapped for another, each with its document: a new analysis,
+    or a time edit's new document (app.gui.actions.editactions); a
+    engine.model.history.Swap in the history, whose undo brings the previous one back
+    with its edits."""
 
     def __init__(self, install, before: tuple, after: tuple, label: str):
         """``install(session, tracker)``: makes a session the one painted on and shown
-        (the window's)."""
+        (the window's); ``before`` and ``after``: (PaintSession, EditTracker), the two
+        sessions sharing one history."""
         super().__init__(label)
         self.install, self.before, self.after = install, before, after
+        self.history: History = before[0].history
+        self.step = Swap(label, before[0].doc, after[0].doc)
+        self.pushed = False
         self.reselect: Reselect | None = None  # set once the edit has selected what it made
 
     def redo(self) -> None:
+        if self.pushed:
+            self.history.redo()
+        else:
+            self.pushed = True
+            self.history.push(self.step)
         self.install(*self.after)
         if self.reselect is not None:
             self.reselect.select(self.reselect.after)
 
     def undo(self) -> None:
+        self.history.undo()
         self.install(*self.before)
         if self.reselect is not None:
             self.reselect.select(self.reselect.before)
+
+    def drop(self, limit_bytes: int) -> None:
+        """The history let the document before it go: so does the stack."""
+        self.before[0].close()
+        self.before = None
+        self.setObsolete(True)
+        self.setText(f"{self.text()} (can no longer be undone: undo history over "
+                     f"{limit_bytes / 2**20:.0f} MiB)")
+
+
+def window_history(doc: Document, undo_stack: QUndoStack) -> History:
+    """The history of a document opened in the window, shown by ``undo_stack``: a step
+    dropped past the cap is shown so there (StepCommand.drop); a save before it is out
+    of reach then."""
+    history = History(doc)
+
+    def dropped(step) -> None:
+        for i in range(undo_stack.count()):
+            command = undo_stack.command(i)
+            if getattr(command, "step", None) is step:
+                command.drop(history.limit)
+                if 0 <= undo_stack.cleanIndex() <= i:
+                    undo_stack.resetClean()
+                return
+
+    history.on_drop = dropped
+    return history
 
 
 class PaintSession:
@@ -123,13 +166,13 @@ class PaintSession:
     audio never freezes the window, and it is one undo step either way. Audio
     catches up the same way, behind the painting."""
 
-    def __init__(self, doc: Document, undo_stack: QUndoStack,
+    def __init__(self, doc: Document, undo_stack: QUndoStack, history: History,
                  synth: Resynthesizer | None = None):
-        """``synth``: the document's resynthesizer with its waveform already made
+        """``history``: the editing session's (window_history), which ``undo_stack``
+        shows; ``synth``: the document's resynthesizer with its waveform already made
         (in a worker); made here otherwise."""
-        self.doc = doc
+        self.doc, self.history = doc, history
         doc.layers.deferred = True  # a layer change is remixed a piece a turn (work)
-        self.history_limit = DEFAULT_LIMIT  # bytes of undo cells kept over all strokes
         self.synth = synth or Resynthesizer(doc)
         if synth is None:
             self.synth.full()
@@ -148,6 +191,15 @@ class PaintSession:
         self._last_point: StrokePoint | None = None  # the pen's last position
         self._scheduled = self._closed = False
         self._landing = False  # finish(): strokes land now, a remix goes on by turns
+
+    @property
+    def history_limit(self) -> int:
+        """Bytes of undo the history keeps (engine.model.history: its cap)."""
+        return self.history.limit
+
+    @history_limit.setter
+    def history_limit(self, limit: int) -> None:
+        self.history.limit = limit
 
     @property
     def idle(self) -> bool:
@@ -299,14 +351,18 @@ class PaintSession:
         self.push(step, event.label)
         return True
 
-    def push(self, step: Step, label: str | None, reselect: Reselect | None = None) -> None:
-        """A finished stroke's step, or a step done outside a stroke (a worker's edit),
-        on the stack; what it tells the user shown."""
+    def push(self, step: Step, label: str | None = None,
+             reselect: Reselect | None = None) -> StepCommand | None:
+        """A finished stroke's step, or a step done outside a stroke (a worker's edit, a
+        layer operation), into the history and on the stack; what it tells the user
+        shown. The command on the stack (None: the step changed nothing)."""
         if step.notice:
             self.notice(f"{label or step.label}: {step.notice}")
-        if step.changed:
-            self.undo_stack.push(StrokeCommand(self.doc, step, reselect=reselect))
-            self.keep_within_limit()
+        if not step.changed:
+            return None
+        command = StepCommand(self.history, step, reselect=reselect)
+        self.undo_stack.push(command)
+        return command
 
     def _drop_stroke(self) -> None:
         """After a failure: forget the failed stroke's queued events."""
@@ -335,22 +391,6 @@ class PaintSession:
             self._scheduled = False
             self.catch_up()
             self.turn_painted()
-
-    def keep_within_limit(self) -> None:
-        """Past ``history_limit`` (patches, and what layer steps hold: Step.nbytes), the
-        oldest done steps on the stack are dropped (shown), every one before the newest
-        dropped too, so what can still be undone starts from where the document is."""
-        stack = self.undo_stack
-        strokes = [(i, c) for i, c in enumerate(map(stack.command, range(stack.count())))
-                   if isinstance(c, StrokeCommand) and not c.isObsolete()]
-        total = sum(c.step.nbytes for _, c in strokes)
-        for i, oldest in strokes[:-1]:
-            if total <= self.history_limit or i >= stack.index():  # only done ones
-                break
-            total -= oldest.step.nbytes
-            oldest.drop(self.history_limit)
-            if 0 <= stack.cleanIndex() <= i:  # the saved state lies before it: out of reach
-                stack.resetClean()
 
 
 @dataclass

@@ -1,34 +1,31 @@
-"""The undo stack's strokes in and out of a project (app.project.saved_history): which of
-them a project keeps, and putting them back on the stack when it is opened."""
+"""The session's history in and out of a project (app.project.saved_history): which of
+its steps a project keeps, and putting them back, on the undo stack too, when it is
+opened."""
 
-from PySide6.QtGui import QUndoStack
-
-from app.gui.services.editing import StrokeCommand
+from app.gui.services.editing import PaintSession, StepCommand
 from app.project.saved_history import Kept, keep_within
-from engine.model.document import Document
+from engine.model.history import History, Step
 
 
-def collect(stack: QUndoStack, doc: Document) -> Kept:
-    """The run of ``doc``'s strokes around ``stack``'s index: a re-analysis before or
-    after ends it (the steps beyond belong to another analysis), and so does a
-    stroke whose cells went past the undo memory cap."""
-    commands = [stack.command(i) for i in range(stack.count())]
-
-    def ours(i: int) -> bool:
-        c = commands[i]
-        return isinstance(c, StrokeCommand) and c.doc is doc and c.step.changed
-
-    lo = hi = stack.index()
-    while lo > 0 and ours(lo - 1):
+def collect(history: History) -> Kept:
+    """The run of the document's steps around the history's position: a re-analysis
+    or a time edit before or after ends it (the steps beyond belong to another
+    document)."""
+    steps = history.steps
+    lo = hi = history.position
+    while lo > 0 and isinstance(steps[lo - 1], Step):
         lo -= 1
-    while hi < len(commands) and ours(hi):
+    while hi < len(steps) and isinstance(steps[hi], Step):
         hi += 1
-    return keep_within([commands[i].step for i in range(lo, hi)], stack.index() - lo)
+    return keep_within(steps[lo:hi], history.position - lo)
 
 
-def restore(stack: QUndoStack, doc: Document, kept: Kept) -> None:
-    """Put ``kept``'s steps on ``stack`` (empty) as if they had been painted, its index
-    where it was; the document holds the state at that index already."""
+def restore(session: PaintSession, kept: Kept) -> None:
+    """Make ``kept``'s steps ``session``'s history (a new one, its undo stack empty) and
+    put them on the stack, its index where it was; the document holds the state at
+    that index already."""
+    history, stack = session.history, session.undo_stack
+    history.steps, history.position = list(kept.steps), kept.index
     for i, step in enumerate(kept.steps):
-        stack.push(StrokeCommand(doc, step, applied=i < kept.index))
+        stack.push(StepCommand(history, step, restored="done" if i < kept.index else "undone"))
     stack.setIndex(kept.index)

@@ -13,6 +13,7 @@ from app.gui.services.editing import PaintSession
 from app.project.write import EditTracker
 from app.session.session import Session
 from engine.model.document import Document
+from engine.model.history import History
 
 
 class OpenDocument(Session):
@@ -27,6 +28,12 @@ class OpenDocument(Session):
     @property
     def doc(self) -> Document | None:
         return self.session.doc if self.session else None
+
+    @property
+    def history(self) -> History | None:
+        """The document's undo history (engine.model.history), which the undo stack
+        shows."""
+        return self.session.history if self.session else None
 
     @property
     def modified(self) -> bool:
