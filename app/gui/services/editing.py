@@ -17,8 +17,9 @@ from brushes.path import StrokePoint
 from brushes.registry import get_brush
 from brushes.stroke import Stroke
 from engine.model.document import Document
-from engine.model.history import History, Step, Swap
+from engine.model.history import DEFAULT_LIMIT, History, Step, Swap
 from engine.model.resynth import Resynthesizer
+from engine.runtime.memory import available_memory
 
 PAINT_BUDGET_S = 0.012  # seconds of painting and splicing per turn of the event loop
 SLICE_DABS = 8  # dabs painted between looks at the clock (~3 ms on CPU)
@@ -140,10 +141,12 @@ class SwapCommand(QUndoCommand):
 
 
 def window_history(doc: Document, undo_stack: QUndoStack) -> History:
-    """The history of a document opened in the window, shown by ``undo_stack``: a step
-    dropped past the cap is shown so there (StepCommand.drop); a save before it is out
-    of reach then."""
-    history = History(doc)
+    """The history of a document opened in the window, shown by ``undo_stack``: it keeps
+    up to half the memory available once the document is open (1 GiB at least, the
+    scripts' cap): a time edit's undo keeps the whole document before it (1.65 GiB for
+    10 minutes of stereo). A step dropped past the cap is shown so on the stack
+    (StepCommand.drop); a save before it is out of reach then."""
+    history = History(doc, max(DEFAULT_LIMIT, available_memory() // 2))
 
     def dropped(step) -> None:
         for i in range(undo_stack.count()):
