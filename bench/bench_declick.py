@@ -9,13 +9,18 @@ PESQ-WB / STOI (speech) and SI-SDR (all) of the input and of the module's output
 (through the safety guard, as the document path applies it). Medians and the worst
 take per seed.
 
+With ``--clean`` nothing is drawn: the module at its defaults on the clean takes alone
+(issue 49 item 6: it should find nothing there): per kind, the takes it left bit for bit,
+the clicks it found, PESQ-WB of its output (speech; the take against itself: 4.64) and
+SI-SDR (all).
+
 With ``--draw crackle`` the disturbance is vinyl-like crackle instead: 200-2000 tiny
 clicks a second, 1-3 samples, 0.01-0.2 of the take's peak (the module's ``crackle``
 setting is for it).
 
     .venv/bin/python bench/bench_declick.py [--seeds 1 2 3] [--rate 22050] [--no-scores]
         [--sensitivity 5] [--crackle] [--draw clicks|crackle] [--dump clicks.json]
-        [--no-write]
+        [--no-write] [--clean]
 
 It rewrites its section of docs/benchmarks.md (the default settings and draw only).
 """
@@ -139,6 +144,34 @@ def run_seed(seed: int, sr: int, settings: dict, with_scores: bool, draw=takes.c
     return records, rows
 
 
+def clean_table(seeds: list[int], sr: int) -> str:
+    """The module at its defaults on the clean takes of ``seeds`` alone, per kind."""
+    rows = []
+    for seed in seeds:
+        for take in takes.clean_takes(sample_rate=sr, seed=seed):
+            x = take.samples.mean(0)
+            fixed, events, _ = repaired(x, sr, {})
+            row = {"kind": take.kind, "found": len(events), "same": np.array_equal(fixed, x),
+                   **scores(x, fixed, take.kind == "speech", sr)}
+            rows.append(row)
+            print(f"seed {seed} {take.name}: {len(events)} found, "
+                  f"{'bit for bit' if row['same'] else 'changed'}", flush=True)
+    lines = ["| takes | left bit for bit | clicks found a take, median / most | PESQ-WB median "
+             "/ worst | SI-SDR worst |", "|---|---:|---:|---:|---:|"]
+    for kind in ("speech", "sound", "music"):
+        mine = [r for r in rows if r["kind"] == kind]
+        if not mine:
+            continue
+        found = [r["found"] for r in mine]
+        pesq = [r["pesq"] for r in mine if "pesq" in r]
+        lines.append(f"| {kind} ({len(mine)}) | {sum(r['same'] for r in mine)} | "
+                     f"{np.median(found):g} / {max(found)} | "
+                     + (f"{np.median(pesq):.2f} / {min(pesq):.2f}" if pesq else "-")
+                     + f" | {min(r['si_sdr'] for r in mine):.1f} dB |")
+    return (f"clean takes at {sr} Hz, seeds {', '.join(map(str, seeds))}, default settings\n\n"
+            + "\n".join(lines) + "\n")
+
+
 def recall_table(records: list[dict]) -> str:
     lines = ["| group | clicks | found | covered |", "|---|---:|---:|---:|"]
     groups = [("all", lambda r: True)]
@@ -198,9 +231,13 @@ def main() -> None:
     parser.add_argument("--draw", choices=("clicks", "crackle"), default="clicks")
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--clean", action="store_true")
     args = parser.parse_args()
     if takes.missing() or material.available():
         sys.exit(f"bench_declick: {takes.missing() or material.available()}")
+    if args.clean:
+        print("\n" + clean_table(args.seeds, args.rate))
+        return
     settings = {"sensitivity": args.sensitivity, "crackle": args.crackle}
     records, rows_by_seed = [], {}
     load = os.getloadavg()[0]

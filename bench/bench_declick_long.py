@@ -35,9 +35,10 @@ LENGTHS = ((1, 4), (5, 9), (10, 19))
 LEVELS = ((-40, -30), (-30, -20), (-20, -14), (-14, -8))  # dBFS of a click's peak
 
 
-def draw_long(x: np.ndarray, rng, sr: int) -> tuple[np.ndarray, list[tuple[int, int, float]]]:
+def draw_long(x: np.ndarray, rng,
+              sr: int) -> tuple[np.ndarray, list[tuple[int, int, float, bool]]]:
     """``x`` (mono) with clicks as the module notes say, and each one's (first sample,
-    length, peak in dBFS)."""
+    length, peak in dBFS, whether it is smooth)."""
     n = len(x)
     y, drawn = x.copy(), []
     gap = max(40, round(0.001 * sr))
@@ -46,14 +47,15 @@ def draw_long(x: np.ndarray, rng, sr: int) -> tuple[np.ndarray, list[tuple[int, 
     for i in np.sort(rng.choice(slots, min(count, len(slots)), replace=False)):
         length = int(rng.integers(1, 20))
         level = float(rng.uniform(-40, -8))
-        if rng.random() < 0.5:
+        smooth = rng.random() >= 0.5
+        if not smooth:
             shape = rng.uniform(0.4, 1, length) * rng.choice([-1, 1], length, p=[0.3, 0.7])
         else:
             t = np.arange(length) + 0.5
             shape = np.sin(np.pi * t / length) * np.cos(2 * np.pi * rng.uniform(0, 0.25) * t)
         shape = shape / np.abs(shape).max()
         y[i:i + length] += rng.choice([-1, 1]) * 10 ** (level / 20) * shape
-        drawn.append((int(i), length, level))
+        drawn.append((int(i), length, level, bool(smooth)))
     return y, drawn
 
 
@@ -61,7 +63,7 @@ def _found(events, drawn, n: int) -> list[bool]:
     mask = np.zeros(n, bool)
     for e in events:
         mask[e.start:e.start + e.length] = True
-    return [bool(mask[i:i + length].any()) for i, length, _ in drawn]
+    return [bool(mask[i:i + length].any()) for i, length, *_ in drawn]
 
 
 def run_seed(seed: int, speech: int, music: int, sweep: list[float]):
@@ -79,8 +81,9 @@ def run_seed(seed: int, speech: int, music: int, sweep: list[float]):
         cpu = time.process_time() - t0
         clean = declick.run(x[None], SR)
         found = _found(outcome.events, drawn, len(y))
-        records += [{"kind": take.kind, "length": length, "level": level, "found": f}
-                    for (_, length, level), f in zip(drawn, found, strict=True)]
+        records += [{"kind": take.kind, "length": length, "level": level, "smooth": smooth,
+                     "found": f}
+                    for (_, length, level, smooth), f in zip(drawn, found, strict=True)]
         row = {"take": take.name, "kind": take.kind, "seconds": len(x) / SR,
                "recall": float(np.mean(found)), "false": len(clean.events),
                "clean_si_sdr": (si_sdr_db(x, clean.samples[0]) if clean.events
@@ -102,6 +105,7 @@ def tables(records: list[dict], rows: list[dict], sweep: list[float]) -> str:
     groups += [(f"{a}-{b} samples", lambda r, a=a, b=b: a <= r["length"] <= b)
                for a, b in LENGTHS]
     groups += [(f"{a} to {b} dBFS", lambda r, a=a, b=b: a <= r["level"] < b) for a, b in LEVELS]
+    groups += [("jagged", lambda r: not r["smooth"]), ("smooth (half-sine)", lambda r: r["smooth"])]
     groups += [("-14 to -8 dBFS, 10-19 samples",
                 lambda r: r["level"] >= -14 and r["length"] >= 10)]
     for name, keep in groups:

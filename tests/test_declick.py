@@ -4,10 +4,12 @@ whole tables: bench/bench_declick.py, bench/bench_declick_long.py)."""
 
 import numpy as np
 import pytest
+import soundfile as sf
 from scipy.signal import lfilter
 
 from engine.repair import ar, declick
 from tests import takes
+from tests.cli_run import specpaint_here
 
 pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
 
@@ -40,6 +42,48 @@ def test_declick_covers_random_clicks_at_a_bounded_false_rate():
     covered, false_rate = _judged(3, 22050)
     assert np.mean(covered) >= 0.85, np.mean(covered)
     assert np.median(false_rate) <= 1.5 and max(false_rate) <= 4.0, false_rate
+
+
+def test_clean_speech_is_left_bit_for_bit_and_the_cli_says_so(tmp_path):
+    """Issue 49 item 6: on clean espeak-ng takes de-click "repaired" 12-22 clicks a take
+    (0 of 16 left as they were, PESQ-WB 4.47 median), most of them a voice's glottal pulse
+    at an onset, which a short AR model cannot predict; they come a pitch period apart,
+    each as sharp as the next, and a click is sharper than anything about it. Three of
+    seed 1's takes (two voices), through the command line: nothing changed, bit for bit,
+    and it says so."""
+    chosen = takes.clean_takes(seed=1, speech=5, music=0, sounds=0)
+    for i in (0, 3, 4):
+        src, out = tmp_path / f"take{i}.wav", tmp_path / f"out{i}.wav"
+        sf.write(src, chosen[i].samples.T.astype(np.float32), 22050, subtype="FLOAT")
+        r = specpaint_here("repair", "declick", src, "-o", out)
+        assert r.returncode == 0, r.stderr
+        assert "De-click: found nothing to repair; nothing changed" in r.stderr, \
+            (chosen[i].name, r.stdout)
+        assert np.array_equal(sf.read(out, dtype="float32")[0], sf.read(src, dtype="float32")[0])
+
+
+def test_clicks_are_found_where_the_audio_has_them_and_clean_audio_is_left():
+    """Issue 49 item 6 took a candidate that is neither certain nor loud for a voice's
+    glottal pulse unless it was sharper than anything about it, which left clean speech
+    alone but missed clicks no sharper than the audio about them (bench_declick 94.5 ->
+    87.6 % found). Those tests now hold only where the audio shows no clicks (fewer than
+    ``declick.EVIDENCE`` evident ones within ``declick.EVIDENCE_SECONDS``): a clicked take
+    (tests.takes.clicks, three draws) and two clean ones after it, as one file. Before:
+    93.8 % of the clicks found; now 97.7 %, the clean takes still left alone (the code
+    before issue 49 item 6 repaired glottal pulses there)."""
+    sr = 22050
+    chosen = takes.clean_takes(seed=1, speech=5, music=0, sounds=0)
+    found = []
+    for seed in range(3):
+        clicked, drawn = takes.clicks(chosen[0].samples.mean(0), np.random.default_rng(seed), sr)
+        y = np.concatenate([clicked, chosen[3].samples.mean(0), chosen[4].samples.mean(0)])
+        outcome = declick.run(y[None], sr)
+        mask = np.zeros(len(y), bool)
+        for e in outcome.events:
+            mask[e.start:e.start + e.length] = True
+        found += [bool(mask[i:i + length].any()) for i, length in drawn]
+        assert np.array_equal(outcome.samples[0, len(clicked):], y[len(clicked):]), seed
+    assert np.mean(found) >= 0.96, np.mean(found)
 
 
 def _naive_interpolation(x, damaged, a):

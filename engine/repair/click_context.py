@@ -5,6 +5,9 @@
 - :func:`recurs`: the waveform comes back a period away, the candidate with it: a
   square wave's edge or a buzzy note's, which a short AR model cannot predict, is the
   sound, not a click.
+- :func:`isolated`: a click is the sharpest thing about it; a voice's glottal pulses
+  and a note's attacks come with others as sharp within a few milliseconds.
+- :func:`departures`: how far a candidate leaves the line through its neighbours.
 """
 
 import math
@@ -17,6 +20,8 @@ from engine.repair.click_find import FLOOR, runs
 EDGE_SECONDS = 0.0005  # the audio either side of a candidate compared with a period away
 PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
 RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
+APART_SECONDS = 0.01  # a click is sharper than anything this far either side of it...
+APART_GAP_SECONDS = 0.0005  # ...leaving out this much about it (its own reach)
 
 
 def in_silence(signal: np.ndarray, *, max_len: int, quiet: int) -> tuple[np.ndarray,
@@ -85,3 +90,33 @@ def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: fl
     error = np.abs(seg - gain * copy)
     sigma = 1.4826 * float(np.median(error[about])) + 1e-12
     return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)
+
+
+def isolated(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: float) -> bool:
+    """Whether ``[c0, c1)`` is sharper than anything about it: its largest second
+    difference (its samples and one either side) is over ``threshold`` times the largest
+    within ``APART_SECONDS`` either side, ``APART_GAP_SECONDS`` about it left out. A
+    click is a step or a spike the audio around it has no like of; a voice's glottal
+    pulses, which a short AR model cannot predict either, come a pitch period apart,
+    each about as sharp as the next."""
+    gap = max(6, round(APART_GAP_SECONDS * sample_rate))
+    reach = round(APART_SECONDS * sample_rate)
+    lo, hi = max(0, c0 - 1 - gap - reach), min(len(signal), c1 + 1 + gap + reach)
+    sharp = np.abs(np.diff(signal[lo:hi], 2))  # sharp[i]: about sample lo + 1 + i
+    at = np.arange(lo + 1, hi - 1)
+    own = (at >= c0 - 1) & (at < c1 + 1)
+    around = (at < c0 - 1 - gap) | (at >= c1 + 1 + gap)
+    if not own.any() or not around.any():
+        return True
+    return float(sharp[own].max()) > threshold * float(sharp[around].max())
+
+
+def departures(signal: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """How far each ``[starts[i], stops[i])`` departs at most from the straight line
+    through the samples either side of it (0 at the signal's ends)."""
+    out = np.zeros(len(starts))
+    for i, (a, b) in enumerate(zip(starts, stops, strict=True)):
+        if 0 < a and b < len(signal):
+            line = np.linspace(signal[a - 1], signal[b], b - a + 2)[1:-1]
+            out[i] = np.abs(signal[a:b] - line).max()
+    return out
