@@ -9,6 +9,11 @@ take. Then the time to de-noise 10 minutes of stereo at 44.1 kHz, noisereduce
 timed beside it.
 
     .venv/bin/python bench/bench_denoise.py [--seeds 1 2 3] [--runs 3] [--no-speed]
+    .venv/bin/python bench/bench_denoise.py --seeds 1 2 --count 8 --colours [KIND ...] [--music 4]
+
+--colours: speech under white, pink or brown hiss or a fan spinning up (PESQ-WB), and
+music excerpts under the same hiss (SI-SDR), beside noisereduce told the noise; then
+de-noise on clean takes.
 """
 
 import argparse
@@ -185,15 +190,17 @@ def fan(shape: tuple, rng, sample_rate: int = SR) -> np.ndarray:
     return x / np.sqrt(np.mean(x ** 2))
 
 
-def speech_under(kind: str, seed: int, count: int, sample_rate: int = SR):
-    """(take, SNR dB, noisy, noise told) for ``count`` speech takes of ``seed`` under
-    ``kind`` noise (white, pink, brown: the noise told is one second of it alone before
-    the take; fan: the whole fan noise added) at 0-20 dB SNR drawn per take."""
-    rng = np.random.default_rng(seed + 2000 + COLOURS.index(kind) if kind in COLOURS else
-                                seed + 3000)
+def speech_under(kind: str, seed: int, count: int, sample_rate: int = SR, *,
+                 music: bool = False):
+    """(take, SNR dB, noisy, noise told) for ``count`` speech takes (``music``: music
+    excerpts) of ``seed`` under ``kind`` noise (white, pink, brown: the noise told is one
+    second of it alone before the take; fan: the whole fan noise added) at 0-20 dB SNR
+    drawn per take."""
+    rng = np.random.default_rng(seed + (4000 if music else 0) + (
+        2000 + COLOURS.index(kind) if kind in COLOURS else 3000))
     out = []
-    for take in takes.clean_takes(sample_rate=sample_rate, seed=seed, speech=count, music=0,
-                                  sounds=0):
+    for take in takes.clean_takes(sample_rate=sample_rate, seed=seed, sounds=0,
+                                  speech=0 if music else count, music=count if music else 0):
         snr = float(rng.uniform(0, 20))
         level = np.sqrt(np.mean(take.samples ** 2)) * 10 ** (-snr / 20)
         n = take.samples.shape[1]
@@ -201,7 +208,8 @@ def speech_under(kind: str, seed: int, count: int, sample_rate: int = SR):
             noise = level * fan(take.samples.shape, rng, sample_rate)
             out.append((take, snr, take.samples + noise, noise))
         else:
-            noise = level * hiss(kind, (1, n + sample_rate), rng, sample_rate)
+            noise = level * hiss(kind, (take.samples.shape[0], n + sample_rate), rng,
+                                 sample_rate)
             out.append((take, snr, take.samples + noise[:, sample_rate:], noise[:, :sample_rate]))
     return out
 
@@ -228,30 +236,46 @@ def _pesq(clean: np.ndarray, test: np.ndarray, sr: int) -> float:
     return float(pesq(16000, ref16, test16, "wb"))
 
 
-def colour_rows(kinds, seeds, count: int) -> dict:
-    """PESQ-WB per kind and method: the list over takes."""
+def colour_rows(kinds, seeds, count: int, music: int = 4) -> dict:
+    """Per kind and method, the list over takes of PESQ-WB of the speech and (hiss
+    only) of SI-SDR of ``music`` excerpts a seed under the same kind of noise."""
+    from engine.measure.metrics import si_sdr_db
+
     got = {}
     for kind in kinds:
         methods = RAMP_METHODS if kind == "fan" else COLOUR_METHODS
-        got[kind] = {m: [] for m in methods}
+        got[kind] = {"pesq": {m: [] for m in methods}}
         for seed in seeds:
             for take, snr, noisy, told in speech_under(kind, seed, count):
                 for m in methods:
-                    got[kind][m].append(_pesq(take.samples[0], run_method(
+                    got[kind]["pesq"][m].append(_pesq(take.samples[0], run_method(
                         m, noisy, told, take.sample_rate)[0], take.sample_rate))
                 print(f"{kind:5s} {take.name:36s} {snr:5.1f} dB  " + "  ".join(
-                    f"{m}: {got[kind][m][-1]:.2f}" for m in methods), flush=True)
+                    f"{m}: {got[kind]['pesq'][m][-1]:.2f}" for m in methods), flush=True)
+        if kind == "fan" or not music:
+            continue
+        got[kind]["si_sdr"] = {m: [] for m in methods}
+        for seed in seeds:
+            for take, snr, noisy, told in speech_under(kind, seed, music, music=True):
+                for m in methods:
+                    got[kind]["si_sdr"][m].append(si_sdr_db(take.samples, run_method(
+                        m, noisy, told, take.sample_rate)))
+                print(f"{kind:5s} {take.name:36s} {snr:5.1f} dB  " + "  ".join(
+                    f"{m}: {got[kind]['si_sdr'][m][-1]:.2f}" for m in methods), flush=True)
     return got
 
 
 def colour_table(got: dict) -> str:
+    names = {"pesq": "speech PESQ-WB", "si_sdr": "music SI-SDR (dB)"}
     lines = []
-    for kind, by in got.items():
-        methods = list(by)
-        lines += [f"| {kind} ({len(by['input'])} takes) | " + " | ".join(methods) + " |",
-                  "|---|" + "---:|" * len(methods),
-                  "| PESQ-WB median / worst | " + " | ".join(
-                      f"{np.median(v):.2f} / {min(v):.2f}" for v in by.values()) + " |", ""]
+    for kind, measures in got.items():
+        methods = list(measures["pesq"])
+        lines += [f"| {kind} (median / worst) | takes | " + " | ".join(methods) + " |",
+                  "|---|---:|" + "---:|" * len(methods)]
+        lines += [f"| {names[m]} | {len(by['input'])} | " + " | ".join(
+            f"{np.median(v):.2f} / {min(v):.2f}" for v in by.values()) + " |"
+            for m, by in measures.items()]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -289,11 +313,14 @@ def main() -> None:
                         help="only the speech-under-noise rows: white, pink, brown, fan "
                              "(none named: all four), then the clean takes")
     parser.add_argument("--count", type=int, default=8, help="speech takes per seed")
+    parser.add_argument("--music", type=int, default=4,
+                        help="--colours: music excerpts per seed under each hiss (0: none)")
     args = parser.parse_args()
     if takes.missing():
         sys.exit(f"bench_denoise: {takes.missing()}")
     if args.colours is not None:
-        got = colour_rows(args.colours or COLOURS + ("fan",), args.seeds, args.count)
+        got = colour_rows(args.colours or COLOURS + ("fan",), args.seeds, args.count,
+                          args.music)
         print("\n" + colour_table(got) + "\n" + clean_rows(args.seeds))
         return
     lines = ["Hiss (white or pink, 0-20 dB SNR drawn per take) over the clean takes of "
