@@ -216,26 +216,23 @@ def test_hiss_of_a_band_limited_recording_is_still_reduced(seed):
     assert float(outcome.summary.split()[3]) > 6  # "noise reduced by N dB (...)": 9-11
 
 
-def test_brown_noise_is_learnt_in_the_bass_too():
-    """Speech under brown hiss (-6 dB per octave, 0-20 dB SNR), the noise learnt from
-    the take: in every octave band from 50 Hz up it lies within 5 dB of the hiss's own
-    power, on every take (8). Before, the slope cap from the steady bins above held the
-    learnt noise 10-26 dB low from 50 Hz to 1.6 kHz on one take (0.3 dB SNR): the
-    rumble was left."""
+@pytest.mark.slow
+def test_music_under_brown_or_pink_hiss_is_never_left_worse_than_its_input():
+    """Music excerpts under brown and pink hiss (0-20 dB SNR, seeds 1-2, 16 in all), the
+    noise learnt from the take: no output is worse than its input (SI-SDR against the
+    clean excerpt). Before, the slope cap followed a line through the steady bins
+    whenever it fell like a brown noise; over music those bins are two clusters (the
+    lowest and the top octave), the line learnt a held bass as noise 4-8 dB high, and
+    frontiers @220s and @115s under brown hiss came out 2.2 and 2.7 dB below their
+    input, frontiers @84s under pink 3.2 dB."""
     from bench.bench_denoise import speech_under
-    from engine.repair.denoise_noise import learnt_power, profile_power
 
-    for take, snr, noisy, told in speech_under("brown", 1, 8):
-        sr = take.sample_rate
-        n_fft = 1 << int(round(np.log2(denoise.FRAME_S * sr)))
-        learnt = learnt_power(noisy, np.zeros(noisy.shape, bool), n_fft=n_fft, sample_rate=sr,
-                              adaptive=False)[0][0, 0]
-        own = profile_power(told, 1, n_fft, sample_rate=sr)[0][0]
-        f = np.fft.rfftfreq(n_fft, 1 / sr)
-        for lo in 50 * 2 ** np.arange(7):
-            band = (f >= lo) & (f < 2 * lo)
-            off = 10 * np.log10(learnt[band].mean() / own[band].mean())
-            assert abs(off) < 5, (take.name, round(snr, 1), lo, off)
+    for kind in ("brown", "pink"):
+        for seed in (1, 2):
+            for take, snr, noisy, _ in speech_under(kind, seed, 4, music=True):
+                out = denoise.run(noisy, take.sample_rate).samples
+                assert si_sdr_db(take.samples, out) >= si_sdr_db(take.samples, noisy) - 0.05, (
+                    kind, seed, take.name, round(snr, 1))
 
 
 def test_a_clean_take_is_left_bit_for_bit_and_says_so():
