@@ -1,5 +1,7 @@
-"""Running ``specpaint`` as a user runs it: the checkout's own script, in a child
-process (kills, Ctrl+C and start-up are only real there)."""
+"""Running ``specpaint`` as a user runs it: in this process (:func:`specpaint_here`, what
+a test runs to check what a command says and writes), or the checkout's own script in
+a child process (:func:`specpaint`: kills, Ctrl+C, worker death, start-up and a
+timeout are only real there)."""
 
 import os
 import shutil
@@ -36,8 +38,8 @@ def specpaint(*args, cwd=None, env=None, timeout=120):
 
 def specpaint_here(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
     """``specpaint *args`` run in this process, as :func:`specpaint` runs it in a child:
-    for refusals and usage errors, which need no process of their own (a child costs
-    1.5-2 s of start-up). Its status, standard output and standard error."""
+    for every run that needs no process of its own (a child costs 1.5-4 s of start-up).
+    Its status, standard output and standard error."""
     import contextlib
     import io
     import warnings

@@ -9,6 +9,7 @@ level between -12 and -3 dBFS. :func:`clean_takes` gives the same takes for the
 same seed; another seed draws other voices, texts, excerpts and levels.
 """
 
+import functools
 import shutil
 import subprocess
 import tempfile
@@ -60,6 +61,12 @@ def resample(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
 
 
 def _read(path: Path, sr: int, start: float = 0.0, seconds: float | None = None) -> np.ndarray:
+    return _decoded(path, sr, start, seconds).copy()
+
+
+@functools.cache
+def _decoded(path: Path, sr: int, start: float, seconds: float | None) -> np.ndarray:
+    """A recording read and resampled once a test run (many tests draw the same takes)."""
     info = sf.info(path)
     frames = -1 if seconds is None else int(seconds * info.samplerate)
     x, rate = sf.read(path, start=int(start * info.samplerate), frames=frames,
@@ -68,11 +75,18 @@ def _read(path: Path, sr: int, start: float = 0.0, seconds: float | None = None)
 
 
 def speak(text: str, voice: str, sr: int, speed: int = 150) -> np.ndarray:
+    return _spoken(text, voice, sr, speed).copy()
+
+
+@functools.cache
+def _spoken(text: str, voice: str, sr: int, speed: int) -> np.ndarray:
+    """espeak-ng's take, made once a test run."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.wav"
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", str(path), text],
                        check=True, capture_output=True)
-        return _read(path, sr)
+        x, rate = sf.read(path, dtype="float64", always_2d=True)
+    return resample(x.T, rate, sr)
 
 
 def _fade(n: int, seconds: float, sr: int) -> np.ndarray:

@@ -22,7 +22,7 @@ from engine.transforms.settings import (
     with_table,
 )
 from engine.transforms.stft import MAIN_LOBE_BINS, WINDOWS
-from tests.cli_run import specpaint, specpaint_here
+from tests.cli_run import specpaint_here
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBERS = [s for s in SETTINGS if not s.choices]
@@ -113,7 +113,7 @@ def test_every_command_that_analyses_takes_the_declared_options(command):
 
 @pytest.mark.slow
 def test_the_help_shows_each_setting_with_its_range_and_default():
-    text = " ".join(specpaint("roundtrip", "--help").stdout.split())
+    text = " ".join(specpaint_here("roundtrip", "--help").stdout.split())
     for s in SETTINGS:
         assert s.flag in text and " ".join(s.help.split()) in text
         if s.default is not None:

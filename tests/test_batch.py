@@ -27,7 +27,7 @@ from engine.errors import ParameterError
 from engine.io.audio import Audio, load
 from engine.measure.metrics import snr_db
 from engine.model.document import Document
-from tests.cli_run import ROOT, interruptible, specpaint, specpaint_here
+from tests.cli_run import ROOT, interruptible, specpaint_here
 
 LINE = ["--preset", "hard-eraser", "--line", "0.1:1000,0.6:1000"]
 
@@ -58,16 +58,16 @@ def journal(outdir):
 def test_outputs_mirror_the_tree_in_the_inputs_format_and_depth_as_apply_writes_them(
         tree, tmp_path):
     out = tmp_path / "out"
-    r = specpaint("batch", tree, "-o", out, *LINE)
+    r = specpaint_here("batch", tree, "-o", out, *LINE)
     assert r.returncode == 0, r.stderr
     assert "3 of 3 file(s) done, 0 failed" in r.stdout
     for rel, subtype in [("a.wav", "PCM_16"), ("sub/b.flac", "PCM_24"),
                          ("sub/deeper/c.wav", "FLOAT")]:
         assert sf.info(out / rel).subtype == subtype
         alone = tmp_path / ("alone" + (tree / rel).suffix)  # the same stroke by `apply`
-        assert specpaint("apply", tree / rel, "-o", alone, "--bits",
-                         {"PCM_16": "16", "PCM_24": "24", "FLOAT": "float"}[subtype],
-                         *LINE).returncode == 0
+        assert specpaint_here("apply", tree / rel, "-o", alone, "--bits",
+                              {"PCM_16": "16", "PCM_24": "24", "FLOAT": "float"}[subtype],
+                              *LINE).returncode == 0
         np.testing.assert_array_equal(sf.read(out / rel)[0], sf.read(alone)[0])
     report = json.loads((out / batch.REPORT).read_text())
     assert (report["total"], report["done"], report["failed"]) == (3, 3, 0)
@@ -96,7 +96,7 @@ def test_a_folder_in_every_written_format_comes_out_as_it_went_in(tmp_path, rng)
     for name, (fmt, subtype) in EVERY_FORMAT.items():
         sf.write(root / name, take(rng).T, 22050, format=fmt, subtype=subtype)
     out = tmp_path / "out"
-    r = specpaint("batch", root, "-o", out, *LINE)
+    r = specpaint_here("batch", root, "-o", out, *LINE)
     assert r.returncode == 0, r.stderr
     assert f"{len(EVERY_FORMAT)} of {len(EVERY_FORMAT)} file(s) done" in r.stdout
     for name, (fmt, subtype) in EVERY_FORMAT.items():
@@ -120,7 +120,7 @@ def test_inputs_read_but_not_written_need_a_format_before_any_file(tmp_path, rng
     assert "a.opus and 1 more: SpectroPaint reads .opus files but does not write them; " \
            "give --format (" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()  # refused before anything: not even the folder
-    r = specpaint("batch", root, "-o", out, "--format", "flac", *LINE)
+    r = specpaint_here("batch", root, "-o", out, "--format", "flac", *LINE)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in out.glob("*.flac")) == ["a.flac", "b.flac", "c.flac"]
 
@@ -140,8 +140,8 @@ def test_bits_for_an_ogg_output_says_it_has_none():
 @pytest.mark.slow
 def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
     out = tmp_path / "out"
-    r = specpaint("batch", tree / "a.wav", "-o", out, "--preset", "hard-eraser", "--line",
-                  "0.1:1000,5:1000")
+    r = specpaint_here("batch", tree / "a.wav", "-o", out, "--preset", "hard-eraser", "--line",
+                       "0.1:1000,5:1000")
     assert r.returncode == 0, r.stderr
     notes = json.loads((out / batch.REPORT).read_text())["files"][0]["notes"]
     assert len(notes) == 1 and "past the end" in notes[0]
@@ -150,8 +150,8 @@ def test_a_stroke_past_a_files_end_is_clipped_with_a_note(tree, tmp_path):
 @pytest.mark.slow
 def test_format_and_bits_options_and_a_glob(tree, tmp_path):
     out = tmp_path / "out"
-    r = specpaint("batch", f"{tree}/**/*.wav", "-o", out, "--format", "flac", "--bits", "16",
-                  *LINE)
+    r = specpaint_here("batch", f"{tree}/**/*.wav", "-o", out, "--format", "flac", "--bits", "16",
+                       *LINE)
     assert r.returncode == 0, r.stderr
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.flac"))
     assert written == ["a.flac", "sub/deeper/c.flac"]
@@ -162,7 +162,7 @@ def test_format_and_bits_options_and_a_glob(tree, tmp_path):
 def test_a_bad_file_is_recorded_and_the_batch_goes_on(tree, tmp_path):
     (tree / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
     out = tmp_path / "out"
-    r = specpaint("batch", tree, "-o", out, *LINE)
+    r = specpaint_here("batch", tree, "-o", out, *LINE)
     assert r.returncode == 1, r.stderr
     assert "3 of 4 file(s) done, 1 failed" in r.stdout
     failed = [e for e in journal(out) if e["status"] == "failed"]
@@ -195,14 +195,14 @@ def test_no_audio_found_is_a_usage_error(tmp_path):
 @pytest.mark.slow
 def test_resume_skips_what_the_journal_records_as_done(tree, tmp_path):
     out = tmp_path / "out"
-    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    assert specpaint_here("batch", tree, "-o", out, *LINE).returncode == 0
     records = (out / batch.JOURNAL).read_text().splitlines()
     first = json.loads(records[0])
     kept = os.stat(first["output"])
     # as a killed run leaves it: one file recorded, the next line cut short, one output gone
     (out / batch.JOURNAL).write_text(records[0] + "\n" + records[1][:25])
     os.unlink(json.loads(records[1])["output"])
-    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    r = specpaint_here("batch", tree, "-o", out, "--resume", *LINE)
     assert r.returncode == 0, r.stderr
     assert "3 of 3 file(s) done" in r.stdout and "1 done before" in r.stderr
     again = os.stat(first["output"])
@@ -219,7 +219,7 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
     """A resumed batch skips the files done: with another preset or --bits it left OUTDIR
     half painted one way and half the other, without a word."""
     out = tmp_path / "out"
-    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    assert specpaint_here("batch", tree, "-o", out, *LINE).returncode == 0
     recorded = json.loads((out / batch.SETTINGS).read_text(), parse_constant=strict_json)
     assert recorded["strokes"][0]["set"]["gain_db"] == "-inf"  # the hard eraser's
     records = (out / batch.JOURNAL).read_text().splitlines()
@@ -241,7 +241,7 @@ def test_resume_with_other_settings_is_refused_and_changes_nothing(tree, tmp_pat
     r = specpaint_here("batch", tree, "-o", out, "--resume", *LINE)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     (out / batch.SETTINGS).write_text(settings)
-    r = specpaint("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
+    r = specpaint_here("batch", tree, "-o", out, "--resume", "--jobs", "1", *LINE)  # same: goes on
     assert r.returncode == 0 and "1 done before" in r.stderr, r.stderr
 
 
@@ -250,7 +250,7 @@ def test_resume_paints_again_an_input_changed_since_it_was_painted(tree, tmp_pat
     """A take re-exported between two runs was skipped on --resume, its output left
     painted from the old take."""
     out = tmp_path / "out"
-    assert specpaint("batch", tree, "-o", out, *LINE).returncode == 0
+    assert specpaint_here("batch", tree, "-o", out, *LINE).returncode == 0
     records = [json.loads(line) for line in (out / batch.JOURNAL).read_text().splitlines()]
     assert all(r["bytes"] == os.path.getsize(r["input"]) and r["mtime_ns"] for r in records)
     outputs = {r["output"]: os.stat(r["output"]) for r in records}
@@ -258,7 +258,7 @@ def test_resume_paints_again_an_input_changed_since_it_was_painted(tree, tmp_pat
     changed = Path(records[0]["input"])
     x, rate = sf.read(changed, dtype="float32")
     sf.write(changed, 0.5 * x, rate, subtype=sf.info(changed).subtype)  # same size, new take
-    r = specpaint("batch", tree, "-o", out, "--resume", *LINE)
+    r = specpaint_here("batch", tree, "-o", out, "--resume", *LINE)
     assert r.returncode == 0, r.stderr
     assert f"{changed} changed since painted; painting again" in r.stderr
     assert "2 done before" in r.stderr and "3 of 3 file(s) done" in r.stdout
@@ -302,8 +302,8 @@ def test_a_batch_paints_with_its_presets_as_they_were_when_it_started(tree, tmp_
     assert np.array_equal(sf.read(out / "a.wav", dtype="float32", always_2d=True)[0].T,
                           expected.audio())
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # edited, then resumed
-    assert specpaint("batch", take_path, "-o", out, "--preset", "my-cut", "--line",
-                     "0.1:1000,0.6:1000").returncode == 0
+    assert specpaint_here("batch", take_path, "-o", out, "--preset", "my-cut", "--line",
+                          "0.1:1000,0.6:1000").returncode == 0
     (mine / "my-cut.json").write_text((mine / "my-cut.json").read_text().replace("-30", "-12"))
     r = specpaint_here("batch", take_path, "-o", out, "--resume", "--preset", "my-cut",
                        "--line", "0.1:1000,0.6:1000")
@@ -375,23 +375,24 @@ def test_a_stack_the_device_has_no_memory_for_is_halved_and_the_batch_goes_on(rn
         assert any("painting 6 files at once: 3 at once from then on" in n for n in audio.notes)
 
 
-def many(tmp_path, rng, count):
+def many(tmp_path, rng, count, seconds=2.0):
     root = tmp_path / "many"
     root.mkdir()
-    x = take(rng, seconds=2.0)
+    x = take(rng, seconds=seconds)
     for i in range(count):
         sf.write(root / f"f{i:03d}.wav", x.T, 22050, subtype="PCM_16")
     return root
 
 
-COUNT = 160  # files: a batch is still busy when the test interrupts it (the tasks in
-# flight, up to workers + 1 of 16 files, finish first: at 80 a quiet machine finished all)
+COUNT, SECONDS = 160, 1.0  # files: a batch is still busy when the test interrupts it (the
+# tasks in flight, up to workers + 1 of 16 files, finish first: at 80 a quiet machine
+# finished all); each 1 s long, so that a resume paints the rest soon
 
 
 def start_batch(root, out, jobs=None):
     env = {**os.environ, "SPECPAINT_DEVICE": "cpu"}
     return subprocess.Popen([sys.executable, "-m", "app.main", "batch", str(root), "-o", str(out),
-                             "--preset", "blur-haze", "--line", "0:500,2:3000",
+                             "--preset", "blur-haze", "--line", "0:500,1:3000",
                              "--transform", "cq", *(["--jobs", str(jobs)] if jobs else [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, preexec_fn=interruptible)
@@ -410,7 +411,7 @@ def wait_for_records(out, count, proc, timeout=90):
 
 @pytest.mark.slow
 def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
-    root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
+    root, out = many(tmp_path, rng, COUNT, SECONDS), tmp_path / "out"
     proc = start_batch(root, out)
     wait_for_records(out, 3, proc)
     workers = _workers(proc.pid)
@@ -428,11 +429,11 @@ def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
     done = [e for e in journal(out) if e["status"] == "done"]
     assert 3 <= len(done) < COUNT
     for e in done:  # every file the journal calls done is whole
-        assert sf.info(e["output"]).frames == 44100
+        assert sf.info(e["output"]).frames == SECONDS * 22050
     for path in out.glob("*.wav"):  # and no output under its final name is partial
-        assert sf.info(path).frames == 44100
-    r = specpaint("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
-                  "0:500,2:3000", "--transform", "cq")
+        assert sf.info(path).frames == SECONDS * 22050
+    r = specpaint_here("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
+                       "0:500,1:3000", "--transform", "cq")
     assert r.returncode == 0, r.stderr
     assert len(list(out.glob("*.wav"))) == COUNT and not list(out.glob(".*.part"))
     assert f"{len(done)} done before" in r.stderr
@@ -441,7 +442,7 @@ def test_kill_9_loses_no_finished_file_and_resume_completes(tmp_path, rng):
 @pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])  # the in-process pipeline; worker processes
 def test_ctrl_c_keeps_finished_files_and_says_how_to_go_on(tmp_path, rng, jobs):
-    root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
+    root, out = many(tmp_path, rng, COUNT, SECONDS), tmp_path / "out"
     proc = start_batch(root, out, jobs)
     wait_for_records(out, 2, proc)
     proc.send_signal(signal.SIGINT)
@@ -626,11 +627,11 @@ def test_the_batch_on_a_dask_cluster_writes_what_the_local_run_writes(tree, tmp_
     from dask.distributed import LocalCluster
 
     local, remote = tmp_path / "local", tmp_path / "remote"
-    assert specpaint("batch", tree, "-o", local, *LINE).returncode == 0
+    assert specpaint_here("batch", tree, "-o", local, *LINE).returncode == 0
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster:
-        r = specpaint("batch", tree, "-o", remote, "--scheduler", cluster.scheduler_address,
-                      *LINE)
+        r = specpaint_here("batch", tree, "-o", remote, "--scheduler", cluster.scheduler_address,
+                           *LINE)
     assert r.returncode == 0, r.stderr
     def audio_files(folder):
         return sorted(p.relative_to(folder) for p in folder.rglob("*")
@@ -674,7 +675,7 @@ def test_a_connect_timeout_that_is_no_time_is_a_usage_error(capsys, tree, tmp_pa
 
 @pytest.mark.slow
 def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, rng):
-    root, out = many(tmp_path, rng, COUNT), tmp_path / "out"
+    root, out = many(tmp_path, rng, COUNT, SECONDS), tmp_path / "out"
     proc = start_batch(root, out)
     wait_for_records(out, 1, proc)
     workers = _workers(proc.pid)
@@ -687,8 +688,8 @@ def test_a_worker_that_dies_fails_its_files_and_the_batch_reports_it(tmp_path, r
     lost = [f for f in report["files"] if f["status"] == "failed"]
     assert lost and all("--resume runs this file again" in f["error"] for f in lost)
     assert report["done"] + report["failed"] + report["not_run"] == COUNT
-    r = specpaint("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
-                  "0:500,2:3000", "--transform", "cq")
+    r = specpaint_here("batch", root, "-o", out, "--resume", "--preset", "blur-haze", "--line",
+                       "0:500,1:3000", "--transform", "cq")
     assert r.returncode == 0, r.stderr
     assert len(list(out.glob("*.wav"))) == COUNT
 
@@ -807,8 +808,8 @@ def test_a_stroke_naming_the_second_channel_is_painted_on_stereo_files(tmp_path,
     """The batch's probe was mono: a stroke naming channel 1 was refused before any
     file, though every file had two."""
     sf.write(tmp_path / "st.wav", take(rng, channels=2).T, 22050, subtype="FLOAT")
-    r = specpaint("batch", tmp_path / "st.wav", "-o", tmp_path / "out", "--jobs", "1", *LINE,
-                  "--channel", "1")
+    r = specpaint_here("batch", tmp_path / "st.wav", "-o", tmp_path / "out", "--jobs", "1", *LINE,
+                       "--channel", "1")
     assert r.returncode == 0, r.stderr
     x, y = sf.read(tmp_path / "st.wav")[0], sf.read(tmp_path / "out" / "st.wav")[0]
     assert snr_db(x[:, 0], y[:, 0]) > 100 and snr_db(x[:, 1], y[:, 1]) < 20

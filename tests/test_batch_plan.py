@@ -14,7 +14,7 @@ from app.batch.pipeline import run_local
 from app.batch.plan import CPU_WORKERS, GPU, GPU_DECODERS, Gpu, Machine, Probe, choose
 from app.batch.probe import probe
 from app.batch.stacks import check_settings
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint_here
 
 GIB = 1 << 30
 H100 = (Gpu("cuda:0", "NVIDIA H100 80GB HBM3", 80 * GIB),)
@@ -73,13 +73,14 @@ def test_the_command_chooses_cpu_workers_here_and_says_why(tmp_path, rng):
         x = 0.3 * np.sin(2 * np.pi * rng.uniform(300, 3000) * np.arange(22050) / 22050)
         sf.write(root / f"{i}.wav", (x + rng.normal(0, 0.05, x.size)).astype(np.float32),
                  22050, subtype="PCM_16")
-    auto = specpaint("batch", root, "-o", tmp_path / "auto", *LINE, env={"SPECPAINT_DEVICE": ""})
+    auto = specpaint_here("batch", root, "-o", tmp_path / "auto", *LINE,
+                          env={"SPECPAINT_DEVICE": ""})
     assert auto.returncode == 0, auto.stderr
     cores = len(os.sched_getaffinity(0))
     workers = "one process" if cores == 1 else f"{cores} worker processes"
     assert f"specpaint: batch: {workers} on the CPU (no GPU; {cores} core" in auto.stderr
-    alone = specpaint("--device", "cpu", "batch", root, "-o", tmp_path / "one", "--jobs", "1",
-                      *LINE)
+    alone = specpaint_here("--device", "cpu", "batch", root, "-o", tmp_path / "one", "--jobs", "1",
+                           *LINE)
     assert alone.returncode == 0 and "one process on the CPU (--device cpu" in alone.stderr
     for i in range(5):
         assert (tmp_path / "auto" / f"{i}.wav").read_bytes() == \

@@ -727,12 +727,14 @@ def test_a_stroke_on_constant_q_takes_a_tone_down_to_its_own_ends(hz, hardness):
     kept in time. Every 20 ms where the stroke is whole is within 1 dB of what the
     same stroke does on an STFT document (measured: within 0.1 dB); the 40 ms of
     each edge are left out (the STFT smears its edge over its window); nothing
-    changes beyond the stroke's reach, and undo gives back every cell."""
-    t = np.arange(6 * SR) / SR
+    changes beyond the stroke's reach, and undo gives back every cell. Here 1 s long
+    (each event costs a resynthesis): with its ends not painted beyond, 14 of its 20 ms
+    steps were off by over 1 dB at 440 Hz (hard), 11 at 100 Hz (soft)."""
+    t = np.arange(5 * SR) / SR
     x = 0.2 * np.sin(2 * np.pi * hz * t)
     params = {"gain_db": -30.0, "hardness": hardness, "radius_ms": 50.0, "radius_hz": 150.0}
-    stft_before, stft, _, _ = _stroke_per_event(x, "stft", hz, 2.0, 4.0, params)
-    before, after, doc, history = _stroke_per_event(x, "cq", hz, 2.0, 4.0, params)
+    stft_before, stft, _, _ = _stroke_per_event(x, "stft", hz, 2.0, 3.0, params)
+    before, after, doc, history = _stroke_per_event(x, "cq", hz, 2.0, 3.0, params)
     history.undo()
     untouched = Document(Audio(x[None].astype(np.float32), SR), transform="cq", device="cpu")
     assert torch.equal(doc.read_complex(doc.full_rect(), None),
@@ -742,10 +744,10 @@ def test_a_stroke_on_constant_q_takes_a_tone_down_to_its_own_ends(hz, hardness):
         part = slice(round(a * SR), round((a + 0.02) * SR))
         return 10 * np.log10(np.mean(signal[part] ** 2) / np.mean(reference[part] ** 2) + 1e-30)
 
-    for a in np.arange(1.98, 4.0, 0.02):  # the dabs' centres, and their full effect
+    for a in np.arange(1.98, 3.0, 0.02):  # the dabs' centres, and their full effect
         want = level_db(stft, stft_before, a)
         assert abs(level_db(after, before, a) - want) < 1.0, (a, want)
     reach = (2 - hardness) * 0.05  # where a dab's effect ends
     for a in [*np.arange(0.5, 2.0 - reach - 0.035, 0.02),
-              *np.arange(4.0 + reach + 0.015, 5.5, 0.02)]:
+              *np.arange(3.0 + reach + 0.015, 4.5, 0.02)]:
         assert level_db(after - before, before, a) < -100, a

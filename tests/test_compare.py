@@ -18,7 +18,7 @@ from engine.measure.comparison import (
     multi_resolution_stft,
 )
 from tests import material
-from tests.cli_run import specpaint, specpaint_here
+from tests.cli_run import specpaint_here
 
 RATE = 16000
 
@@ -140,7 +140,7 @@ def test_the_command(tmp_path, noise):
     sf.write(tmp_path / "ref.wav", noise.T, RATE, subtype="FLOAT")
     sf.write(tmp_path / "test.wav", 0.5 * noise[:, :-160].T, RATE, subtype="FLOAT")
     sf.write(tmp_path / "stereo.wav", np.vstack([noise, noise]).T, RATE, subtype="FLOAT")
-    r = specpaint("compare", tmp_path / "ref.wav", tmp_path / "test.wav", "--json")
+    r = specpaint_here("compare", tmp_path / "ref.wav", tmp_path / "test.wav", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["metrics"]["snr_db"] == pytest.approx(-20 * math.log10(0.5), abs=1e-3)
@@ -148,7 +148,8 @@ def test_the_command(tmp_path, noise):
     assert any("160 samples shorter" in n for n in out["notes"])
     r = specpaint_here("compare", tmp_path / "ref.wav", tmp_path / "stereo.wav")
     assert r.returncode == 2 and "--channel" in r.stderr and "Traceback" not in r.stderr
-    r = specpaint("compare", tmp_path / "stereo.wav", tmp_path / "stereo.wav", "--channel", "1")
+    r = specpaint_here("compare", tmp_path / "stereo.wav", tmp_path / "stereo.wav", "--channel",
+                       "1")
     assert r.returncode == 0 and "SNR" in r.stdout and "inf" in r.stdout
 
 
@@ -207,12 +208,12 @@ def test_silence_and_constants_are_defined_and_said(ref, test, snr, sdr, note):
 def test_the_command_on_a_silent_output(tmp_path):
     sf.write(tmp_path / "ref.wav", _sine().T, RATE, subtype="FLOAT")
     sf.write(tmp_path / "zero.wav", np.zeros((2 * RATE, 1)), RATE, subtype="FLOAT")
-    r = specpaint("compare", tmp_path / "ref.wav", tmp_path / "zero.wav")
+    r = specpaint_here("compare", tmp_path / "ref.wav", tmp_path / "zero.wav")
     assert r.returncode == 0, r.stderr
     assert "SI-SDR                        -inf dB" in r.stdout
     assert "note: TEST is silent: SI-SDR is -inf" in r.stderr
     assert "PESQ-WB is undefined" in r.stderr and "Warning" not in r.stderr
-    r = specpaint("compare", tmp_path / "zero.wav", tmp_path / "zero.wav", "--json")
+    r = specpaint_here("compare", tmp_path / "zero.wav", tmp_path / "zero.wav", "--json")
     out = json.loads(r.stdout)
     assert out["metrics"]["snr_db"] is None and out["metrics"]["si_sdr_db"] is None
     assert "REF and TEST are both silent: SNR and SI-SDR are undefined" in out["notes"]
@@ -256,7 +257,7 @@ def test_compare_scores_a_long_take_in_windows(tmp_path):
     """Issue 37: pesq crashed the command (exit 139, no message) on long speech with
     pauses; now PESQ-WB is the mean of 8 s windows, and the output says so."""
     sf.write(tmp_path / "long.wav", bursts(64.0).T, RATE, subtype="FLOAT")
-    r = specpaint("compare", tmp_path / "long.wav", tmp_path / "long.wav", "--json")
+    r = specpaint_here("compare", tmp_path / "long.wav", tmp_path / "long.wav", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["metrics"]["pesq_wb"] == pytest.approx(4.64, abs=0.01)

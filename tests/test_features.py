@@ -10,7 +10,7 @@ import soundfile as sf
 import torch
 
 from engine.measure.logmel import FeatureSettings, LogMel, items
-from tests.cli_run import specpaint, specpaint_here
+from tests.cli_run import specpaint_here
 
 SR = 4096
 
@@ -51,7 +51,8 @@ def expected_items(n, seg=1024, seg_hop=512, sub=512, sub_hop=256):
 def test_features_match_librosa_and_the_mapping_points_at_them(takes, tmp_path):
     folder, lengths = takes
     out = tmp_path / "out"
-    r = specpaint("features", folder, "-o", out, "--subsegment", "512:256", "--dtype", "float32")
+    r = specpaint_here("features", folder, "-o", out, "--subsegment", "512:256", "--dtype",
+                       "float32")
     assert r.returncode == 0, r.stderr
     features = np.load(out / "features.npy", mmap_mode="r")
     mapping = np.load(out / "mapping.npy", mmap_mode="r")
@@ -81,8 +82,8 @@ def test_pooled_features_are_the_mean_or_max_of_an_item_s_frames(takes, tmp_path
     sets = {}
     for pool in (None, "mean", "max"):
         out = tmp_path / str(pool)
-        r = specpaint("features", folder, "-o", out, "--subsegment", "512:256", "--dtype",
-                      "float32", *(["--pool", pool] if pool else []))
+        r = specpaint_here("features", folder, "-o", out, "--subsegment", "512:256", "--dtype",
+                           "float32", *(["--pool", pool] if pool else []))
         assert r.returncode == 0, r.stderr
         sets[pool] = np.load(out / "features.npy")
         manifest = json.loads((out / "manifest.json").read_text())
@@ -109,7 +110,7 @@ def test_float16_storage_and_resampling(tmp_path, rng):
     x = rng.normal(0, 0.1, n).astype(np.float32)
     sf.write(folder / "eight.wav", x, 8000, subtype="PCM_16")
     out = tmp_path / "out"
-    r = specpaint("features", folder / "eight.wav", "-o", out)
+    r = specpaint_here("features", folder / "eight.wav", "-o", out)
     assert r.returncode == 0, r.stderr
     features = np.load(out / "features.npy", mmap_mode="r")
     manifest = json.loads((out / "manifest.json").read_text())
@@ -124,7 +125,7 @@ def test_a_bad_file_is_listed_and_the_rest_written(takes, tmp_path):
     folder, lengths = takes
     (folder / "broken.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEjunk")
     out = tmp_path / "out"
-    r = specpaint("features", folder, "-o", out)
+    r = specpaint_here("features", folder, "-o", out)
     assert r.returncode == 1 and "broken.wav" in r.stderr and "Traceback" not in r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     broken = [f for f in manifest["files"] if "broken" in f["path"]][0]

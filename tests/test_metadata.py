@@ -18,7 +18,7 @@ from app.project.write import ProjectError, open_project, save_project, snapshot
 from engine.io.audio import load
 from engine.io.export import export
 from engine.io.metadata import Metadata
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint_here
 from tests.test_project_hostile import Tracker
 
 RATE = 48000
@@ -165,7 +165,7 @@ def test_the_source_is_read_as_packed(take):
 
 @pytest.mark.slow
 def test_info_shows_them(take):
-    r = specpaint("info", take)
+    r = specpaint_here("info", take)
     assert r.returncode == 0, r.stderr
     seconds = BEXT["time_reference"] / RATE  # 447418.147 s: 124 h 16 min 58.147 s
     assert f"starts at:   124:16:{seconds % 60:06.3f} after midnight" in r.stdout
@@ -179,8 +179,8 @@ def test_info_shows_them(take):
 @pytest.mark.slow
 def test_apply_keeps_the_bext_chunk_and_the_tags(take, tmp_path):
     out = tmp_path / "clean.wav"
-    r = specpaint("apply", take, "-o", out, "--preset", "hard-eraser", "--line",
-                  "0.5:1000,1.5:1000")
+    r = specpaint_here("apply", take, "-o", out, "--preset", "hard-eraser", "--line",
+                       "0.5:1000,1.5:1000")
     assert r.returncode == 0, r.stderr
     check_carried(out)
     assert "not kept" not in r.stdout
@@ -201,13 +201,13 @@ def test_a_file_without_them_gets_none(tmp_path, rng):
 @pytest.mark.slow
 def test_a_batch_keeps_them_and_says_what_flac_cannot(take, tmp_path):
     out = tmp_path / "out"
-    r = specpaint("batch", take, "-o", out, "--preset", "hard-eraser", "--line",
-                  "0.5:1000,1.5:1000", "--jobs", "1")
+    r = specpaint_here("batch", take, "-o", out, "--preset", "hard-eraser", "--line",
+                       "0.5:1000,1.5:1000", "--jobs", "1")
     assert r.returncode == 0, r.stderr
     check_carried(out / "take.wav")
     flac = tmp_path / "flac"
-    r = specpaint("batch", take, "-o", flac, "--format", "flac", "--preset", "hard-eraser",
-                  "--line", "0.5:1000,1.5:1000", "--jobs", "1")
+    r = specpaint_here("batch", take, "-o", flac, "--format", "flac", "--preset", "hard-eraser",
+                       "--line", "0.5:1000,1.5:1000", "--jobs", "1")
     assert r.returncode == 0, r.stderr
     with sf.SoundFile(flac / "take.flac") as f:
         assert f.copy_metadata() == {"title": TAGS["INAM"], "artist": TAGS["IART"],

@@ -11,7 +11,7 @@ import soundfile as sf
 from engine.transforms import make
 from engine.view import nnaudio_views as views
 from engine.view.render import colormap_lut
-from tests.cli_run import specpaint
+from tests.cli_run import specpaint_here
 from tests.picture import check_steady, lut_levels, read_png, row_frequencies, steady_chord
 
 FILES = {"44.1 kHz, 12 s": (44100, 12.0), "96 kHz, 8 s": (96000, 8.0)}  # 8 and 6 old slices
@@ -28,9 +28,9 @@ def chord(request, tmp_path_factory):
 
 
 def _render(path, out, width: int, height: int, log: bool, *analysis) -> np.ndarray:
-    r = specpaint("render", path, "-o", out, "--colormap", "gray", "--top-db", 0,
-                  "--db-range", 100, "--width", width, "--height", height,
-                  *(["--log-freq"] if log else []), *analysis)
+    r = specpaint_here("render", path, "-o", out, "--colormap", "gray", "--top-db", 0,
+                       "--db-range", 100, "--width", width, "--height", height,
+                       *(["--log-freq"] if log else []), *analysis)
     assert r.returncode == 0, r.stderr
     return lut_levels(read_png(out), colormap_lut("gray").numpy(), -100.0, 0.0)
 

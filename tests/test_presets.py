@@ -160,7 +160,7 @@ def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_pat
     import soundfile as sf
 
     from engine.measure.metrics import snr_db
-    from tests.cli_run import specpaint
+    from tests.cli_run import specpaint_here
     from tests.conftest import tone
 
     folder = tmp_path / "config" / "spectropaint" / "presets"
@@ -177,8 +177,8 @@ def test_a_whole_number_parameter_following_a_curve_paints_whole_numbers(tmp_pat
     source = write_audio("h.wav", take, rate, "FLOAT")
     config = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
     for preset in ("h", "up"):
-        r = specpaint("apply", source, "-o", tmp_path / f"{preset}-out.wav", "--preset", preset,
-                      "--line", "0.5:500,3.5:500", env=config)
+        r = specpaint_here("apply", source, "-o", tmp_path / f"{preset}-out.wav", "--preset",
+                           preset, "--line", "0.5:500,3.5:500", env=config)
         assert r.returncode == 0, r.stderr
     painted = sf.read(tmp_path / "up-out.wav", dtype="float32")[0]
     third = tone(1500, 4.0, rate, 0.2)[0]

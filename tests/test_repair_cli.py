@@ -14,7 +14,7 @@ from engine.errors import ParameterError
 from engine.io.audio import Audio
 from engine.measure.metrics import si_sdr_db
 from engine.model.document import Document
-from tests.cli_run import specpaint, specpaint_here
+from tests.cli_run import specpaint_here
 
 SR = 22050
 
@@ -33,7 +33,7 @@ def test_cli_declick_repairs_and_reports_each_click(tmp_path, write_audio, rng):
     clean, x = _clicked_tone(rng)
     src = write_audio("clicks.wav", x[None].astype(np.float32), SR, "FLOAT")
     out = tmp_path / "fixed.wav"
-    r = specpaint("repair", "declick", src, "-o", out, "--json")
+    r = specpaint_here("repair", "declick", src, "-o", out, "--json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     assert report["changed"] and 10 <= len(report["events"]) <= 16, report["summary"]
@@ -62,7 +62,7 @@ def test_cli_repair_that_finds_nothing_says_so(tmp_path, write_audio):
     t = np.arange(SR) / SR
     src = write_audio("tone.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
                       SR, "FLOAT")
-    r = specpaint("repair", "dehum", src, "-o", tmp_path / "o.wav")
+    r = specpaint_here("repair", "dehum", src, "-o", tmp_path / "o.wav")
     assert r.returncode == 0, r.stderr
     assert "De-hum: found nothing to repair; nothing changed" in r.stderr
     assert "found nothing to repair" in r.stdout
@@ -76,8 +76,8 @@ def test_cli_dehum_within_a_region_changes_only_the_region(tmp_path, write_audio
     hum = 0.05 * np.sin(2 * np.pi * 60.2 * t) + 0.03 * np.sin(2 * np.pi * 180.6 * t + 1)
     src = write_audio("hum.wav", (voice + hum)[None].astype(np.float32), SR, "FLOAT")
     out = tmp_path / "o.wav"
-    r = specpaint("repair", "dehum", src, "-o", out, "--start", "2", "--end", "4", "--high",
-                  "1000")
+    r = specpaint_here("repair", "dehum", src, "-o", out, "--start", "2", "--end", "4", "--high",
+                       "1000")
     assert r.returncode == 0, r.stderr
     assert "hum at 60." in r.stdout
     x, y = sf.read(src, dtype="float64")[0], sf.read(out, dtype="float64")[0]
@@ -149,8 +149,8 @@ def test_batch_repairs_every_file_before_the_strokes(tmp_path, write_audio, rng)
     for name in ("a.wav", "b.wav"):
         write_audio(f"in/{name}", x[None].astype(np.float32), SR, "FLOAT")
     out = tmp_path / "out"
-    r = specpaint("batch", folder, "-o", out, "--repair", "declick:sensitivity=5",
-                  "--repair-after", "dehum", "--jobs", "1")
+    r = specpaint_here("batch", folder, "-o", out, "--repair", "declick:sensitivity=5",
+                       "--repair-after", "dehum", "--jobs", "1")
     assert r.returncode == 0, r.stderr
     report = json.loads((out / "batch-report.json").read_text())
     for entry in report["files"]:

@@ -11,7 +11,7 @@ import soundfile as sf
 from app.session.editor import Editor, load_stroke_script
 from engine.errors import ParameterError
 from engine.measure.metrics import snr_db
-from tests.cli_run import specpaint, specpaint_here
+from tests.cli_run import specpaint_here
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,8 +77,8 @@ def test_apply_writes_the_sources_bit_depth_unless_told(tmp_path):
 
 def test_cli_apply_quick_form_equals_the_api(tmp_path):
     out = tmp_path / "out.wav"
-    r = specpaint("apply", ROOT / "assets" / "demo.flac", "-o", out, "--preset", "hard-eraser",
-                  "--set", "radius_hz=150", "--line", "3.0:6000,8.0:6000", "--bits", "float")
+    r = specpaint_here("apply", ROOT / "assets" / "demo.flac", "-o", out, "--preset", "hard-eraser",
+                       "--set", "radius_hz=150", "--line", "3.0:6000,8.0:6000", "--bits", "float")
     assert r.returncode == 0, r.stderr
     assert "painted 1 of 1 stroke(s)" in r.stdout
     ed = Editor.open(ROOT / "assets" / "demo.flac")
@@ -91,14 +91,14 @@ def test_cli_apply_strokes_file_and_channel(tmp_path, write_audio, rng):
     stereo = write_audio("st.wav", rng.uniform(-0.3, 0.3, (2, 16000)).astype(np.float32), 16000,
                          "FLOAT")
     out = tmp_path / "left.wav"
-    r = specpaint("apply", stereo, "-o", out, "--brush", "gain", "--set", "gain_db=-inf",
-                  "--set", "hardness=1", "--channel", "0", "--line", "0.5:0,0.5:8000")
+    r = specpaint_here("apply", stereo, "-o", out, "--brush", "gain", "--set", "gain_db=-inf",
+                       "--set", "hardness=1", "--channel", "0", "--line", "0.5:0,0.5:8000")
     assert r.returncode == 0, r.stderr
     x, y = sf.read(stereo, dtype="float32")[0], sf.read(out, dtype="float32")[0]
     assert snr_db(x[:, 1], y[:, 1]) > 100  # the right channel is untouched
     assert snr_db(x[:, 0], y[:, 0]) < 20
-    r = specpaint("apply", stereo, "-o", tmp_path / "s.wav", "--strokes",
-                  ROOT / "assets" / "strokes" / "demo-cleanup.json")
+    r = specpaint_here("apply", stereo, "-o", tmp_path / "s.wav", "--strokes",
+                       ROOT / "assets" / "strokes" / "demo-cleanup.json")
     assert r.returncode == 0, r.stderr
     # on noise the two heal strokes find no click: they change nothing and say so
     assert "painted 2 of 4 stroke(s)" in r.stdout
@@ -124,7 +124,7 @@ def test_cli_apply_errors_are_one_line(tmp_path, args, words):
 
 @pytest.mark.slow
 def test_cli_presets_lists_builtins_with_parameters():
-    r = specpaint("presets")
+    r = specpaint_here("presets")
     assert r.returncode == 0, r.stderr
     for words in ["hard-eraser  [gain]", "gain_db=-inf dB", "tone-pen  [tone]",
                   "opacity follows pressure: [[0.0, 0.2], [1.0, 1.0]]"]:
