@@ -10,7 +10,10 @@ an autosave, the project the edits were saved as; version 4 the layers
 (app.project.saved_layers), the edited tiles being then those painted before the
 document had layers, and the layers' own cells their tiles and masks; version 5 the
 content, when a time edit made it (the edited audio the coefficients are the analysis
-of, engine.model.splice), beside the recording. Arrays are read with
+of, engine.model.splice), beside the recording; version 6, written for a document
+without layers, stores the edited tiles and the undo history as what differs from what
+can be re-derived (app.project.cell_walk), and each repair's step as its audio change
+(a project with layers is written as version 5). Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
 ``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
@@ -29,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from app.project import cell_walk
 from app.project import saved_layers as layers
 from app.project.read import (
     FORMAT,
@@ -39,7 +43,7 @@ from app.project.read import (
     check_digest,
     read,
 )
-from app.project.saved_history import Kept, pack, unpack
+from app.project.saved_history import Kept, pack, patch_rect, planned, unpack
 from engine.errors import Cancelled, ParameterError
 from engine.io.atomic import clear_stale, commit, discard, temporary
 from engine.io.audio import Audio
@@ -89,7 +93,7 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
                             "layout": list(doc.audio.layout)},
             "source_metadata": doc.audio.metadata.to_json(), "history": history,
             "project": str(project) if project else None, "layers": table,
-            "next_id": doc.layers.next_id}
+            "next_id": doc.layers.next_id, "transform": doc.transform, "device": doc.device}
 
 
 def _written(doc: Document, plain) -> list[Rect]:
@@ -125,9 +129,16 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if table is not None:
         manifest["layers"], cells = layers.pack(table, snap["next_id"])
         arrays.update(cells)
-    if snap.get("history") is not None and snap["history"].steps:
-        manifest["history"], cells = pack(snap["history"], table.state if table else None)
+    history = snap.get("history")
+    if history is not None and history.steps:
+        manifest["history"], cells = pack(history, table.state if table else None,
+                                          compact=table is None)
         arrays.update(cells)
+    if table is None:
+        manifest["version"] = VERSION
+        arrays.update(_walked(snap, arrays, history or Kept([], 0)))
+    else:
+        manifest["version"] = 5  # layers: the cells as they are
     manifest["cells_sha256"] = cells_digest(manifest, arrays)
     try:
         cleared = clear_stale(path)
@@ -152,6 +163,20 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if progress:
         progress(1.0)
     return Saved(path, cleared)
+
+
+def _walked(snap: dict, arrays: dict[str, np.ndarray], history: Kept) -> dict[str, np.ndarray]:
+    """The edited tiles' and the history's cells as version 6 stores them
+    (app.project.cell_walk); takes the edited tiles' ``re_``/``im_`` arrays out."""
+    edited = [Rect(*r) for r in snap["rects"]]
+    cells = [torch.complex(torch.from_numpy(arrays.pop(f"re_{i}")),
+                           torch.from_numpy(arrays.pop(f"im_{i}"))) for i in range(len(edited))]
+    steps = [cell_walk.Planned(s.channel, s.change, [patch_rect(p) for p in s.patches],
+                               [p.before for p in s.patches], [p.after for p in s.patches])
+             for s in history.steps]
+    return cell_walk.encode(steps, history.index, edited, cells,
+                            samples=arrays.get("content", arrays["audio"]),
+                            transform=snap["transform"], device=snap["device"])
 
 
 def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
@@ -213,19 +238,36 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
     check_bounded(path, arrays, doc.transform.coefficient_limit)
-    for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
-        if b1 > doc.n_bins or f1 > doc.n_frames:
-            raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
-                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
-        doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
+    _inside(path, doc, manifest["edited_rects"], "edited rect")
+    walked, steps = None, []
+    if manifest["version"] >= 6:
+        steps = planned(manifest["history"], arrays, doc.channels) if "history" in manifest \
+            else []
+        _inside(path, doc, arrays.get("history_rects", np.zeros((0, 4))).tolist(),
+                "history patch")
+        walked, edited = cell_walk.decode(
+            steps, manifest["history"]["index"] if steps else 0,
+            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc)
+    for i, rect in enumerate(manifest["edited_rects"]):
+        doc.write_complex(Rect(*rect), edited[i] if walked is not None else
+                          _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
     states = layers.unpack(manifest["layers"], arrays, doc, path=path, confirm=confirm) \
         if "layers" in manifest else []
-    history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
+    history = unpack(manifest["history"], arrays, doc, path=path, states=states,
+                     walked=walked, planned_steps=steps if walked is not None else None) \
         if "history" in manifest else Kept([], 0)
     check_digest(path, manifest, arrays)  # last: every message above names what is wrong
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)
+
+
+def _inside(path: Path, doc: Document, rects: list, what: str) -> None:
+    """Every rect of ``rects`` ([bin0, bin1, frame0, frame1]) within the document."""
+    for i, (_, b1, _, f1) in enumerate(rects):
+        if b1 > doc.n_bins or f1 > doc.n_frames:
+            raise ProjectError(f"{path}: the project is damaged: {what} {i} lies outside "
+                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
 
 
 def _refused(path: Path):
