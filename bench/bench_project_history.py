@@ -21,6 +21,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.project.read import parts_folder  # noqa: E402
 from app.project.saved_history import keep_within  # noqa: E402
 from app.project.write import EditTracker, load_project, save_project, snapshot  # noqa: E402
 from app.session.editor import Editor  # noqa: E402
@@ -85,12 +86,17 @@ def main() -> None:
         print(f"undo after reopening, bit for bit: {torch.equal(opened.doc.mix, ed.doc.mix)}")
         for step in ed_steps:
             step.redo(ed.doc)
-        ed.repair("declick", sensitivity=9.0)
-        kept = keep_within(ed.history.steps, ed.history.position)
-        start = time.perf_counter()
-        save_project(where / "autosave.spp", snapshot(ed.doc, tracker, kept), {})
-        print(f"autosave after one more step: {time.perf_counter() - start:.1f} s, "
-              f"{(where / 'autosave.spp').stat().st_size / 1e6:.1f} MB written")
+        autosave = where / "autosave-1.spp"
+        for label in ("autosave", "autosave after one more step"):
+            before = set(parts_folder(autosave).glob("*")) if autosave.exists() else set()
+            kept = keep_within(ed.history.steps, ed.history.position)
+            start = time.perf_counter()
+            save_project(autosave, snapshot(ed.doc, tracker, kept), {}, apart=True)
+            took = time.perf_counter() - start
+            written = autosave.stat().st_size + sum(
+                p.stat().st_size for p in set(parts_folder(autosave).glob("*")) - before)
+            print(f"{label}: {took:.1f} s, {written / 1e6:.1f} MB written")
+            ed.repair("declick", sensitivity=9.0)
 
 
 if __name__ == "__main__":

@@ -97,3 +97,51 @@ def test_undone_repairs_come_back_bit_for_bit_and_save_again(session, tmp_path):
     for i in reversed(range(5)):
         steps[i].undo(doc)
     assert torch.equal(doc.mix, mixes[0])
+
+
+def test_an_autosave_after_one_more_repair_writes_only_that_step(session, tmp_path):
+    """An autosave keeps the audio and each repair's change beside it, written once: the
+    next one, after a repair, writes its manifest, mask and that repair's change."""
+    from app.project.read import parts_folder
+
+    ed, tracker, _, mixes = session
+    path = tmp_path / "autosave-1.spp"
+    ed.undo()
+    try:
+        save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps[:4], 4)),
+                     {}, apart=True)
+    finally:
+        ed.redo()
+    written = {p: p.stat().st_mtime_ns for p in parts_folder(path).iterdir()}
+    assert len(written) == 5  # the audio and four changes
+    save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps, 5)), {},
+                 apart=True)
+    now = {p: p.stat().st_mtime_ns for p in parts_folder(path).iterdir()}
+    new = set(now) - set(written)
+    assert {p: now[p] for p in written} == written and len(new) == 1  # the fifth change
+    change = ed.history.steps[4].change.packed.nbytes
+    assert path.stat().st_size < max(change, 64 << 10)
+    opened = load_project(path, device="cpu")
+    assert torch.equal(opened.doc.mix, mixes[5])
+    for step in reversed(opened.history.steps):
+        step.undo(opened.doc)
+    assert torch.equal(opened.doc.mix, mixes[0])
+
+
+def test_an_autosave_whose_part_is_missing_or_altered_is_refused(session, tmp_path):
+    from app.project.read import parts_folder
+    from app.project.write import ProjectError
+
+    ed, tracker, _, _ = session
+    path = tmp_path / "autosave-2.spp"
+    save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps, 5)), {},
+                 apart=True)
+    first = sorted(parts_folder(path).iterdir())[0]
+    data = bytearray(first.read_bytes())
+    data[-1] ^= 1
+    first.write_bytes(bytes(data))
+    with pytest.raises(ProjectError, match="does not match its checksum"):
+        load_project(path, device="cpu")
+    first.unlink()
+    with pytest.raises(ProjectError, match="cannot be read"):
+        load_project(path, device="cpu")

@@ -8,13 +8,17 @@ ProjectError saying what, never another exception.
   field of the right type and range (``true`` is not a version or a rate);
 - the arrays: a real .npz of .npy members, each header's shape and dtype agreeing
   with the bytes present before it is read, audio ``[channels >= 1, frames >= 1]``
-  and every number finite, magnitudes not negative, patches the shape of their rect.
+  and every number finite, magnitudes not negative, patches the shape of their rect;
+- an autosave's parts (:func:`parts_folder`: arrays that do not change from one autosave
+  to the next, written once, each named by the SHA-256 of its bytes): every one named
+  is there, its bytes match its name, and it is a .npy checked as the members are.
 """
 
 import hashlib
 import io
 import json
 import math
+import re
 import stat
 import zipfile
 import zlib
@@ -55,6 +59,14 @@ LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
 CELL_KEYS = ("edited_rects", "layers", "history")  # what cells_digest covers of the manifest
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
+PART_NAMES = re.compile(r"audio|content|history_change_\d{1,6}")  # what may be stored apart
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def parts_folder(path: Path) -> Path:
+    """Where the parts of the project at ``path`` are kept (an autosave's, see the module's
+    docstring)."""
+    return path.with_name(path.name + ".parts")
 
 
 def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -77,8 +89,49 @@ def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
                 NotImplementedError) as e:
             raise ProjectError(f"{path}: the file is damaged ({e})") from e
+    if "parts" in manifest:
+        arrays.update(_parts(path, manifest["parts"], set(arrays)))
     _check_contents(path, manifest, arrays)
     return manifest, arrays
+
+
+def _parts(path: Path, parts, held: set) -> dict[str, np.ndarray]:
+    """The arrays stored apart from the project at ``path`` (``parts``: name -> SHA-256)."""
+    if not isinstance(parts, dict) or not all(
+            isinstance(k, str) and PART_NAMES.fullmatch(k) and k not in held
+            and isinstance(v, str) and SHA256.fullmatch(v) for k, v in parts.items()):
+        raise ProjectError(f"{path}: the project is damaged: parts {str(parts)[:80]!r}")
+    out = {}
+    for name, digest in parts.items():
+        part = parts_folder(path) / f"{digest}.npy"
+        try:
+            _check_size(path, part.stat().st_size, 0.8 * available_memory(), f"its part {name}")
+            data = part.read_bytes()
+        except OSError as e:
+            raise ProjectError(f"{path}: its part {name} cannot be read ({e}); the autosave "
+                               "is incomplete") from e
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ProjectError(f"{path}: its part {name} ({part.name}) does not match its "
+                               "checksum; the autosave is damaged")
+        out[name] = _npy(path, data, name)
+    return out
+
+
+def _npy(path: Path, data: bytes, name: str) -> np.ndarray:
+    """A .npy's array, its header checked against the bytes present first."""
+    f = io.BytesIO(data)
+    try:
+        if not data.startswith(NPY_MAGIC):
+            raise ValueError("not a .npy")
+        version = np.lib.format.read_magic(f)
+        shape, order, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(f))
+        if dtype.kind not in "fiu" or order or math.prod(shape) * dtype.itemsize != \
+                len(data) - f.tell():
+            raise ValueError(f"declares {shape} {dtype}, holds {len(data) - f.tell():,} bytes")
+        return np.frombuffer(data, dtype, offset=f.tell()).reshape(shape)
+    except (ValueError, SyntaxError, TokenError) as e:
+        raise ProjectError(f"{path}: its part {name} is damaged ({e})") from e
 
 
 def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:

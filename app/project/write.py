@@ -36,16 +36,18 @@ from app.project import cell_walk
 from app.project import saved_layers as layers
 from app.project.read import (
     FORMAT,
+    PART_NAMES,
     VERSION,
     ProjectError,
     cells_digest,
     check_bounded,
     check_digest,
+    parts_folder,
     read,
 )
 from app.project.saved_history import Kept, pack, patch_rect, planned, unpack
 from engine.errors import Cancelled, ParameterError
-from engine.io.atomic import clear_stale, commit, discard, temporary
+from engine.io.atomic import clear_stale, commit, discard, temporary, write_bytes
 from engine.io.audio import Audio
 from engine.io.metadata import Metadata
 from engine.model.document import Document
@@ -111,7 +113,11 @@ class Saved(NamedTuple):
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
-                 cancel=None) -> Saved:
+                 cancel=None, *, apart: bool = False) -> Saved:
+    """Write the project ``snap`` (:func:`snapshot`) with ``view`` to ``path``; ``apart``
+    (an autosave): the arrays that do not change from one save to the next (the audio,
+    each repair's change) are kept beside it (app.project.read.parts_folder), each written
+    once, so a save writes only what changed."""
     path = Path(path)
     if not path.parent.is_dir():
         raise ProjectError(f"{path}: the folder {path.parent} does not exist")
@@ -141,6 +147,8 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         manifest["version"] = 5  # layers: the cells as they are
     manifest["cells_sha256"] = cells_digest(manifest, arrays)
     try:
+        if apart:
+            manifest["parts"], arrays = _stored_apart(path, arrays)
         cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
@@ -160,9 +168,32 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
     finally:
         discard(tmp)
+    if apart:  # what the previous one held alone
+        for old in set(parts_folder(path).glob("*.npy")) - {
+                parts_folder(path) / f"{d}.npy" for d in manifest["parts"].values()}:
+            discard(old)
     if progress:
         progress(1.0)
     return Saved(path, cleared)
+
+
+def _stored_apart(path: Path, arrays: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """Write the arrays that may be stored apart (app.project.read.PART_NAMES) to the
+    parts folder, those not there already; their names and digests, and the rest."""
+    folder, parts, rest = parts_folder(path), {}, {}
+    folder.mkdir(exist_ok=True)
+    for name, array in arrays.items():
+        if not PART_NAMES.fullmatch(name):
+            rest[name] = array
+            continue
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        data = buffer.getvalue()
+        parts[name] = hashlib.sha256(data).hexdigest()
+        part = folder / f"{parts[name]}.npy"
+        if not part.exists():
+            write_bytes(part, data)
+    return parts, rest
 
 
 def _walked(snap: dict, arrays: dict[str, np.ndarray], history: Kept) -> dict[str, np.ndarray]:
