@@ -59,10 +59,15 @@ SAVED_TILE = 64  # bins and frames per side of a tile an edit touched, as a proj
 
 
 class EditTracker:
-    """Remembers which 64 x 64 tiles of a document have been written to."""
+    """Remembers which 64 x 64 tiles of a document have been written to: since it was
+    analysed (a project opened writes its edits first), every bin of the frames written
+    then (Document.written_frames), and the tiles of each write since."""
 
     def __init__(self, doc: Document):
         self.doc, self.tiles = doc, set()
+        for frames in doc.written_frames():
+            for f0, f1 in frames:
+                self.tiles.update(Rect(0, doc.n_bins, f0, f1).tiles(SAVED_TILE))
         doc.add_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels) -> None:
