@@ -57,7 +57,7 @@ def test_five_whole_file_repairs_are_all_kept_and_the_project_stays_small(sessio
     kept = keep_within(ed.history.steps, ed.history.position)
     assert len(kept.steps) == 5 and not kept.left_out
     path = save_project(tmp_path / "take.spp", snapshot(ed.doc, tracker, kept), {}).path
-    # before version 6: 46x (every step's coefficients, float32 pairs, 16 bytes a sample)
+    # before version 6, far past it: every step's coefficients, float32 pairs, 16 bytes a sample
     assert path.stat().st_size < 8 * source.stat().st_size
     with zipfile.ZipFile(path) as z:
         assert json.loads(z.read("manifest.json"))["version"] == 6
