@@ -41,6 +41,30 @@ def test_every_few_strokes_the_edits_are_autosaved_and_reopen_exactly(qtbot, win
     assert digest(doc) == digest(window.doc)
 
 
+def test_an_autosave_writes_what_changed_not_the_audio_again(qtbot, window):
+    """Issue 50, item 4: every autosave rewrote all of the project. The audio is kept
+    beside it once; the next autosave writes the edits and leaves it be."""
+    from app.project.read import parts_folder
+
+    saver = window.autosaver
+    for i in range(EVERY_STROKES):
+        stroke(window, 0.5 + i)
+    qtbot.waitUntil(lambda: saver.path.exists() and saver.idle.is_set(), timeout=30000)
+    parts = {p: p.stat().st_mtime_ns for p in parts_folder(saver.path).iterdir()}
+    assert len(parts) == 1 and saver.path.stat().st_size < window.doc.audio.samples.nbytes / 4
+    first = saver.path.stat().st_mtime_ns
+    for i in range(EVERY_STROKES):
+        stroke(window, 0.7 + i, 3000.0)
+    qtbot.waitUntil(lambda: saver.path.stat().st_mtime_ns != first and saver.idle.is_set(),
+                    timeout=30000)
+    assert {p: p.stat().st_mtime_ns for p in parts_folder(saver.path).iterdir()} == parts
+    doc, _ = open_project(saver.path, device="cpu")
+    assert digest(doc) == digest(window.doc)
+    window.undo_stack.setClean()  # saved: the autosave and its parts go
+    qtbot.waitUntil(lambda: not parts_folder(saver.path).exists(), timeout=5000)
+    assert not saver.path.exists()
+
+
 def test_layers_are_autosaved_and_reopen_bit_for_bit(qtbot, window):
     """Layer operations count as edits; the autosave keeps the layers and their history."""
     from app.session.selection import Selection

@@ -580,3 +580,28 @@ def test_a_save_that_leaves_undo_history_out_says_so_in_a_dialog(qtbot, window, 
     assert said.startswith("Saved take.spp, but not all of its undo history: the history "
                            "kept 2 steps; 1 older and 0 undone ones past"), said
     assert len(load_project(project, device="cpu").history.steps) == 2
+
+
+def test_a_reopened_project_saved_again_keeps_the_edits_it_was_opened_with(qtbot, window,
+                                                                           tmp_path):
+    """The edit tracker of a reopened project started empty: one more stroke, Save, and
+    the project held that stroke alone; every edit it was opened with was lost."""
+    import torch
+
+    from tests.gui_input import drag, point
+
+    strokes(qtbot, window, 2)
+    project = tmp_path / "take.spp"
+    save_as(window, project)
+    choose(window, "File > Save project as…")
+    run_until(lambda: window.opened.project_path == project and window.undo_stack.isClean())
+    window.open_path(project)
+    run_until(lambda: window.opened.project_path == project and window.jobs.idle()
+              and window.undo_stack.count() == 2)
+    drag(qtbot, window.canvas, point(window, 6.0, 2000), point(window, 7.0, 2000))
+    edited = window.doc.coefficients(0, window.doc.n_frames).clone()
+    choose(window, "File > Save project")
+    run_until(lambda: window.undo_stack.isClean() and window.jobs.idle())
+    window.open_path(project)
+    run_until(lambda: window.jobs.idle() and window.undo_stack.count() == 3)
+    assert torch.equal(window.doc.coefficients(0, window.doc.n_frames), edited)

@@ -8,13 +8,17 @@ ProjectError saying what, never another exception.
   field of the right type and range (``true`` is not a version or a rate);
 - the arrays: a real .npz of .npy members, each header's shape and dtype agreeing
   with the bytes present before it is read, audio ``[channels >= 1, frames >= 1]``
-  and every number finite, magnitudes not negative, patches the shape of their rect.
+  and every number finite, magnitudes not negative, patches the shape of their rect;
+- an autosave's parts (:func:`parts_folder`: arrays that do not change from one autosave
+  to the next, written once, each named by the SHA-256 of its bytes): every one named
+  is there, its bytes match its name, and it is a .npy checked as the members are.
 """
 
 import hashlib
 import io
 import json
 import math
+import re
 import stat
 import zipfile
 import zlib
@@ -24,21 +28,25 @@ from tokenize import TokenError
 import numpy as np
 
 from app.project import saved_layers as layers
+from app.project.cell_walk import cell_count, unpacked_mask
 from app.project.project_error import ProjectError
 from app.session.selection import Selection
 from engine.errors import ParameterError
 from engine.io.metadata import Metadata
+from engine.model.history import Change
 from engine.runtime.memory import available_memory
 from engine.transforms.settings import checked
 from engine.transforms.transform import HEADROOM_DB
 
-FORMAT, VERSION = "spectropaint-project", 5
+FORMAT, VERSION = "spectropaint-project", 6
 # what each version stores of an edited rect (3 adds the undo history, 4 the layers, 5 the
-# content: the edited audio a time edit made, which the coefficients are the analysis of)
+# content: the edited audio a time edit made, which the coefficients are the analysis of;
+# 6 stores the cells as what differs from what is re-derived, app.project.cell_walk)
 PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im"), 4: ("re", "im"),
-         5: ("re", "im")}
+         5: ("re", "im"), 6: ()}
 STEP_KEYS = {3: {"label", "channel", "patches"},
-             4: {"label", "channel", "patches", "layer", "stack"}}
+             4: {"label", "channel", "patches", "layer", "stack"},
+             6: {"label", "channel", "patches", "layer", "stack", "change"}}
 MANIFEST_BYTES = 1 << 20
 JSON_DEPTH = 64
 RATE_RANGE = (1, 768_000)
@@ -51,6 +59,14 @@ LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
 CELL_KEYS = ("edited_rects", "layers", "history")  # what cells_digest covers of the manifest
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
+PART_NAMES = re.compile(r"audio|content|history_change_\d{1,6}")  # what may be stored apart
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def parts_folder(path: Path) -> Path:
+    """Where the parts of the project at ``path`` are kept (an autosave's, see the module's
+    docstring)."""
+    return path.with_name(path.name + ".parts")
 
 
 def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -73,8 +89,49 @@ def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
                 NotImplementedError) as e:
             raise ProjectError(f"{path}: the file is damaged ({e})") from e
+    if "parts" in manifest:
+        arrays.update(_parts(path, manifest["parts"], set(arrays)))
     _check_contents(path, manifest, arrays)
     return manifest, arrays
+
+
+def _parts(path: Path, parts, held: set) -> dict[str, np.ndarray]:
+    """The arrays stored apart from the project at ``path`` (``parts``: name -> SHA-256)."""
+    if not isinstance(parts, dict) or not all(
+            isinstance(k, str) and PART_NAMES.fullmatch(k) and k not in held
+            and isinstance(v, str) and SHA256.fullmatch(v) for k, v in parts.items()):
+        raise ProjectError(f"{path}: the project is damaged: parts {str(parts)[:80]!r}")
+    out = {}
+    for name, digest in parts.items():
+        part = parts_folder(path) / f"{digest}.npy"
+        try:
+            _check_size(path, part.stat().st_size, 0.8 * available_memory(), f"its part {name}")
+            data = part.read_bytes()
+        except OSError as e:
+            raise ProjectError(f"{path}: its part {name} cannot be read ({e}); the autosave "
+                               "is incomplete") from e
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ProjectError(f"{path}: its part {name} ({part.name}) does not match its "
+                               "checksum; the autosave is damaged")
+        out[name] = _npy(path, data, name)
+    return out
+
+
+def _npy(path: Path, data: bytes, name: str) -> np.ndarray:
+    """A .npy's array, its header checked against the bytes present first."""
+    f = io.BytesIO(data)
+    try:
+        if not data.startswith(NPY_MAGIC):
+            raise ValueError("not a .npy")
+        version = np.lib.format.read_magic(f)
+        shape, order, dtype = (np.lib.format.read_array_header_1_0(f) if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0(f))
+        if dtype.kind not in "fiu" or order or math.prod(shape) * dtype.itemsize != \
+                len(data) - f.tell():
+            raise ValueError(f"declares {shape} {dtype}, holds {len(data) - f.tell():,} bytes")
+        return np.frombuffer(data, dtype, offset=f.tell()).reshape(shape)
+    except (ValueError, SyntaxError, TokenError) as e:
+        raise ProjectError(f"{path}: its part {name} is damaged ({e})") from e
 
 
 def _check_member(path: Path, info: zipfile.ZipInfo | None, name: str) -> None:
@@ -228,13 +285,15 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
             raise bad(f"negative magnitudes in edited rect {i}")
     states = 0
     if "layers" in manifest:
-        if manifest["version"] < 4:
+        if manifest["version"] not in (4, 5):
             raise bad(f"layers in a version {manifest['version']} project")
         layers.check(manifest["layers"], arrays, bad)
         states = len(manifest["layers"]["states"])
     if "history" in manifest:
         check_history(manifest["history"], arrays, audio.shape[0], bad,
-                      version=manifest["version"], states=states)
+                      version=manifest["version"], states=states, length=audio.shape[1])
+    if manifest["version"] >= 6:
+        _check_walked(manifest, arrays, audio.shape[0], bad)
     for name, array in arrays.items():
         if not np.isfinite(array).all():
             raise bad(f"{name} holds NaN or infinite values")
@@ -282,24 +341,52 @@ def check_bounded(path: Path, arrays: dict[str, np.ndarray], limit: float) -> No
                     "sound analyses to; no edit makes them. Open an earlier copy of it")
 
 
+def _check_walked(manifest: dict, arrays: dict[str, np.ndarray], channels: int, bad) -> None:
+    """A version 6 project's mask of the cells it stores, one bit for each cell of its
+    edited rects and history patches, and as many cells as bits set."""
+    history = manifest.get("history", {"steps": [], "index": 0})
+    rects, row, steps = arrays.get("history_rects", np.zeros((0, 4), np.int64)).tolist(), 0, []
+    for step in history["steps"]:
+        steps.append((step["channel"], rects[row:row + step["patches"]]))
+        row += step["patches"]
+    cells = cell_count(channels, manifest["edited_rects"], steps, history["index"])
+    if 8 * cells > 0.8 * available_memory():
+        raise bad(f"its edited rects and history patches declare {cells:,} cells, more than "
+                  "memory holds")
+    mask, values = arrays.get("cells_mask"), arrays.get("cells_values")
+    if mask is None or mask.dtype != np.uint8 or mask.ndim != 1:
+        raise bad("cells_mask is not a uint8 array")
+    bits = unpacked_mask(mask, cells)
+    if bits is None:
+        raise bad(f"cells_mask is not the deflated mask of {cells:,} cells")
+    count = int(np.unpackbits(bits, count=cells).sum())
+    if values is None or values.dtype != np.float32 or values.shape != (count, 2):
+        raise bad(f"cells_values is not float32 [{count:,}, 2]")
+
+
 def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
-                  version: int = VERSION, states: int = 0) -> None:
+                  version: int = VERSION, states: int = 0, length: int = 0) -> None:
     """The undo history (app.project.saved_history): its steps, and arrays holding exactly
     the cells its patches need (their bounds in the document are checked on opening);
-    ``states``: how many layer states the project holds (a step's "stack" names two)."""
+    ``states``: how many layer states the project holds (a step's "stack" names two);
+    ``length``: the audio's samples (a version 6 repair's change lies within them)."""
     steps = history.get("steps") if isinstance(history, dict) else None
     index = history.get("index") if isinstance(history, dict) else None
     if not isinstance(steps, list) or len(steps) > MAX_STEPS or type(index) is not int \
             or not 0 <= index <= len(steps):
         raise bad(f"history {str(history)[:80]!r}")
     for i, step in enumerate(steps):
-        if not (isinstance(step, dict) and set(step) == STEP_KEYS[4 if version >= 4 else 3]
+        if not (isinstance(step, dict) and set(step) == STEP_KEYS[max(k for k in STEP_KEYS
+                                                                      if k <= version)]
                 and _layer_fields_ok(step, states)
                 and isinstance(step["label"], str) and len(step["label"]) <= LABEL_CHARS
                 and (step["channel"] is None or type(step["channel"]) is int
                      and 0 <= step["channel"] < channels)
                 and type(step["patches"]) is int and step["patches"] >= 0):
             raise bad(f"history step {i}: {str(step)[:80]!r}")
+        if version >= 6:
+            _check_change(step, arrays.get(f"history_change_{i}"), channels, length,
+                          lambda what, i=i: bad(f"history step {i}'s change: {what}"))
     rects = arrays.get("history_rects")
     count = sum(step["patches"] for step in steps)
     if rects is None or rects.dtype != np.int64 or rects.shape != (count, 4):
@@ -307,6 +394,8 @@ def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
     if count and ((rects[:, 0] < 0) | (rects[:, 0] >= rects[:, 1]) | (rects[:, 2] < 0)
                   | (rects[:, 2] >= rects[:, 3])).any():
         raise bad("a history patch's bins or frames are empty or negative")
+    if version >= 6:
+        return  # the cells are in cells_mask and cells_values (_check_walked)
     cells = {"before": 0, "after": 0}
     row = 0
     for i, step in enumerate(steps):
@@ -320,6 +409,29 @@ def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
         array = arrays.get(f"history_{name}")
         if array is None or array.dtype != np.float32 or array.shape != (size, 2):
             raise bad(f"history_{name} is not float32 [{size:,}, 2]")
+
+
+def _check_change(step: dict, samples, channels: int, length: int, bad) -> None:
+    """A version 6 step's change: none, or its first sample and its float32 array
+    ``[channels, n]`` within the audio's ``length``."""
+    span = step["change"]
+    if span is None:
+        if samples is not None:
+            raise bad("an array for a step without one")
+        return
+    depth = channels if step["channel"] is None else 1
+    if not (isinstance(span, list) and len(span) == 2 and all(type(v) is int for v in span)
+            and 0 <= span[0] <= span[0] + span[1] <= length and span[1] > 0):
+        raise bad(f"samples {str(span)[:40]} (first and how many, within {length:,})")
+    if samples is None or samples.dtype != np.uint8 or samples.ndim != 1:
+        raise bad("its array is missing or not uint8")
+    if 4 * depth * span[1] > 0.8 * available_memory():
+        raise bad(f"{depth} x {span[1]:,} samples, more than memory holds")
+    x = Change(span[0], (depth, span[1]), samples).samples()
+    if x is None:
+        raise bad(f"its array is not {depth} x {span[1]:,} packed samples")
+    if not np.isfinite(x).all() or np.abs(x).max() > 2 * 10 ** (HEADROOM_DB / 20):
+        raise bad(f"samples not finite or past {2 * 10 ** (HEADROOM_DB / 20):.3g}")
 
 
 def _layer_fields_ok(step: dict, states: int) -> bool:

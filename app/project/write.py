@@ -10,7 +10,10 @@ an autosave, the project the edits were saved as; version 4 the layers
 (app.project.saved_layers), the edited tiles being then those painted before the
 document had layers, and the layers' own cells their tiles and masks; version 5 the
 content, when a time edit made it (the edited audio the coefficients are the analysis
-of, engine.model.splice), beside the recording. Arrays are read with
+of, engine.model.splice), beside the recording; version 6, written for a document
+without layers, stores the edited tiles and the undo history as what differs from what
+can be re-derived (app.project.cell_walk), and each repair's step as its audio change
+(a project with layers is written as version 5). Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
 ``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
@@ -29,19 +32,22 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from app.project import cell_walk
 from app.project import saved_layers as layers
 from app.project.read import (
     FORMAT,
+    PART_NAMES,
     VERSION,
     ProjectError,
     cells_digest,
     check_bounded,
     check_digest,
+    parts_folder,
     read,
 )
-from app.project.saved_history import Kept, pack, unpack
+from app.project.saved_history import Kept, pack, patch_rect, planned, unpack
 from engine.errors import Cancelled, ParameterError
-from engine.io.atomic import clear_stale, commit, discard, temporary
+from engine.io.atomic import clear_stale, commit, discard, temporary, write_bytes
 from engine.io.audio import Audio
 from engine.io.metadata import Metadata
 from engine.model.document import Document
@@ -53,10 +59,15 @@ SAVED_TILE = 64  # bins and frames per side of a tile an edit touched, as a proj
 
 
 class EditTracker:
-    """Remembers which 64 x 64 tiles of a document have been written to."""
+    """Remembers which 64 x 64 tiles of a document have been written to: since it was
+    analysed (a project opened writes its edits first), every bin of the frames written
+    then (Document.written_frames), and the tiles of each write since."""
 
     def __init__(self, doc: Document):
         self.doc, self.tiles = doc, set()
+        for frames in doc.written_frames():
+            for f0, f1 in frames:
+                self.tiles.update(Rect(0, doc.n_bins, f0, f1).tiles(SAVED_TILE))
         doc.add_listener(self._on_edit)
 
     def _on_edit(self, rect: Rect, channels) -> None:
@@ -89,7 +100,7 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
                             "layout": list(doc.audio.layout)},
             "source_metadata": doc.audio.metadata.to_json(), "history": history,
             "project": str(project) if project else None, "layers": table,
-            "next_id": doc.layers.next_id}
+            "next_id": doc.layers.next_id, "transform": doc.transform, "device": doc.device}
 
 
 def _written(doc: Document, plain) -> list[Rect]:
@@ -107,7 +118,11 @@ class Saved(NamedTuple):
 
 
 def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
-                 cancel=None) -> Saved:
+                 cancel=None, *, apart: bool = False) -> Saved:
+    """Write the project ``snap`` (:func:`snapshot`) with ``view`` to ``path``; ``apart``
+    (an autosave): the arrays that do not change from one save to the next (the audio,
+    each repair's change) are kept beside it (app.project.read.parts_folder), each written
+    once, so a save writes only what changed."""
     path = Path(path)
     if not path.parent.is_dir():
         raise ProjectError(f"{path}: the folder {path.parent} does not exist")
@@ -125,11 +140,20 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if table is not None:
         manifest["layers"], cells = layers.pack(table, snap["next_id"])
         arrays.update(cells)
-    if snap.get("history") is not None and snap["history"].steps:
-        manifest["history"], cells = pack(snap["history"], table.state if table else None)
+    history = snap.get("history")
+    if history is not None and history.steps:
+        manifest["history"], cells = pack(history, table.state if table else None,
+                                          compact=table is None)
         arrays.update(cells)
+    if table is None:
+        manifest["version"] = VERSION
+        arrays.update(_walked(snap, arrays, history or Kept([], 0)))
+    else:
+        manifest["version"] = 5  # layers: the cells as they are
     manifest["cells_sha256"] = cells_digest(manifest, arrays)
     try:
+        if apart:
+            manifest["parts"], arrays = _stored_apart(path, arrays)
         cleared = clear_stale(path)
         tmp = temporary(path)
     except OSError as e:
@@ -149,9 +173,46 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         raise ProjectError(f"{path}: saving failed ({e}); the previous file is unchanged") from e
     finally:
         discard(tmp)
+    if apart:  # what the previous one held alone
+        for old in set(parts_folder(path).glob("*.npy")) - {
+                parts_folder(path) / f"{d}.npy" for d in manifest["parts"].values()}:
+            discard(old)
     if progress:
         progress(1.0)
     return Saved(path, cleared)
+
+
+def _stored_apart(path: Path, arrays: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """Write the arrays that may be stored apart (app.project.read.PART_NAMES) to the
+    parts folder, those not there already; their names and digests, and the rest."""
+    folder, parts, rest = parts_folder(path), {}, {}
+    folder.mkdir(exist_ok=True)
+    for name, array in arrays.items():
+        if not PART_NAMES.fullmatch(name):
+            rest[name] = array
+            continue
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        data = buffer.getvalue()
+        parts[name] = hashlib.sha256(data).hexdigest()
+        part = folder / f"{parts[name]}.npy"
+        if not part.exists():
+            write_bytes(part, data)
+    return parts, rest
+
+
+def _walked(snap: dict, arrays: dict[str, np.ndarray], history: Kept) -> dict[str, np.ndarray]:
+    """The edited tiles' and the history's cells as version 6 stores them
+    (app.project.cell_walk); takes the edited tiles' ``re_``/``im_`` arrays out."""
+    edited = [Rect(*r) for r in snap["rects"]]
+    cells = [torch.complex(torch.from_numpy(arrays.pop(f"re_{i}")),
+                           torch.from_numpy(arrays.pop(f"im_{i}"))) for i in range(len(edited))]
+    steps = [cell_walk.Planned(s.channel, s.change, [patch_rect(p) for p in s.patches],
+                               [p.before for p in s.patches], [p.after for p in s.patches])
+             for s in history.steps]
+    return cell_walk.encode(steps, history.index, edited, cells,
+                            samples=arrays.get("content", arrays["audio"]),
+                            transform=snap["transform"], device=snap["device"])
 
 
 def _coefficients(arrays: dict[str, np.ndarray], i: int, version: int) -> torch.Tensor:
@@ -213,19 +274,36 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     except ParameterError as e:
         raise ProjectError(f"{path}: {e}") from e
     check_bounded(path, arrays, doc.transform.coefficient_limit)
-    for i, (b0, b1, f0, f1) in enumerate(manifest["edited_rects"]):
-        if b1 > doc.n_bins or f1 > doc.n_frames:
-            raise ProjectError(f"{path}: the project is damaged: edited rect {i} lies outside "
-                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
-        doc.write_complex(Rect(b0, b1, f0, f1), _coefficients(arrays, i, manifest["version"]))
+    _inside(path, doc, manifest["edited_rects"], "edited rect")
+    walked, steps = None, []
+    if manifest["version"] >= 6:
+        steps = planned(manifest["history"], arrays, doc.channels) if "history" in manifest \
+            else []
+        _inside(path, doc, arrays.get("history_rects", np.zeros((0, 4))).tolist(),
+                "history patch")
+        walked, edited = cell_walk.decode(
+            steps, manifest["history"]["index"] if steps else 0,
+            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc)
+    for i, rect in enumerate(manifest["edited_rects"]):
+        doc.write_complex(Rect(*rect), edited[i] if walked is not None else
+                          _coefficients(arrays, i, manifest["version"]))
     doc.take_dirty()
     states = layers.unpack(manifest["layers"], arrays, doc, path=path, confirm=confirm) \
         if "layers" in manifest else []
-    history = unpack(manifest["history"], arrays, doc, path=path, states=states) \
+    history = unpack(manifest["history"], arrays, doc, path=path, states=states,
+                     walked=walked, planned_steps=steps if walked is not None else None) \
         if "history" in manifest else Kept([], 0)
     check_digest(path, manifest, arrays)  # last: every message above names what is wrong
     project = Path(manifest["project"]) if manifest.get("project") else None
     return Opened(doc, manifest.get("view", {}), history, project)
+
+
+def _inside(path: Path, doc: Document, rects: list, what: str) -> None:
+    """Every rect of ``rects`` ([bin0, bin1, frame0, frame1]) within the document."""
+    for i, (_, b1, _, f1) in enumerate(rects):
+        if b1 > doc.n_bins or f1 > doc.n_frames:
+            raise ProjectError(f"{path}: the project is damaged: {what} {i} lies outside "
+                               f"the document ({doc.n_bins} bins x {doc.n_frames} frames)")
 
 
 def _refused(path: Path):

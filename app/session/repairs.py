@@ -31,7 +31,7 @@ import torch
 from brushes.params import Param
 from engine.errors import ParameterError
 from engine.model.document import MEMORY_SHARE, Document
-from engine.model.history import History, Patch, Step
+from engine.model.history import Change, History, Patch, Step
 from engine.model.resynth import layer_audio
 from engine.progress import ProgressFn, scaled, step
 from engine.region import Rect
@@ -239,10 +239,12 @@ class Cells:
     channel: int | None
     layer: int
     rects: list[tuple[Rect, torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    change: Change | None = None  # see engine.model.history.Step
 
     def write(self, doc: Document) -> Step:
         """Write them; the undo step (before-patches). All or nothing."""
-        done = Step(self.label, self.channel, layer=self.layer, written=doc.written_frames())
+        done = Step(self.label, self.channel, layer=self.layer, written=doc.written_frames(),
+                    change=self.change)
         try:
             for rect, before, after in self.rects:
                 done.patches.append(Patch(rect, before))
@@ -483,8 +485,8 @@ def _cells(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     step(0.0, None, cancel)
+    cells = Cells(label, channel, layer, change=Change.of(c0, change[:, c0:c1].numpy()))
     change = change.to(doc.device)
-    cells = Cells(label, channel, layer)
     for fa in range(f0, f1, WRITE_FRAMES):
         step((fa - f0) / max(f1 - f0, 1), progress, cancel)
         fb = min(f1, fa + WRITE_FRAMES)

@@ -15,9 +15,11 @@ again (the steps before it are that document's).
 """
 
 import warnings
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from engine.model.document import Document
@@ -25,6 +27,37 @@ from engine.model.layer_stack import StackState, held_tensors
 from engine.region import Rect
 
 DEFAULT_LIMIT = 1 << 30
+
+
+@dataclass(frozen=True)
+class Change:
+    """A repair's audio change: float32 ``shape`` (channels, samples) from ``sample0``,
+    kept packed (each sample's first bytes, then its second ...: the exponents lie
+    together; deflated), as a project stores it."""
+
+    sample0: int
+    shape: tuple[int, int]
+    packed: np.ndarray  # uint8
+
+    @classmethod
+    def of(cls, sample0: int, samples: np.ndarray) -> "Change":
+        shuffled = np.ascontiguousarray(np.ascontiguousarray(samples, np.float32)
+                                        .view(np.uint8).reshape(-1, 4).T)
+        return cls(sample0, samples.shape,
+                   np.frombuffer(zlib.compress(shuffled.tobytes(), 1), np.uint8))
+
+    def samples(self) -> np.ndarray | None:
+        """The change, float32 ``shape``; None if ``packed`` does not hold that."""
+        size = 4 * self.shape[0] * self.shape[1]
+        inflater = zlib.decompressobj()
+        try:
+            raw = inflater.decompress(self.packed.tobytes(), size + 1)
+        except zlib.error:
+            return None
+        if len(raw) != size or not inflater.eof or inflater.unconsumed_tail:
+            return None
+        return np.frombuffer(raw, np.uint8).reshape(4, -1).T.copy().view(np.float32) \
+            .reshape(self.shape)
 
 
 @dataclass
@@ -48,6 +81,9 @@ class Step:
     layer: int = 0  # the id of the layer the patches were painted on
     stack: tuple[StackState, StackState] | None = None  # the layers before and after it
     written: list | None = None  # Document.written_frames() before it (None: not known)
+    # a repair's (app.session.repairs): the audio change whose analysis was added to the
+    # before-patches; a project re-derives the after-patches from it (app.project.cell_walk)
+    change: Change | None = None
     _written_after: list | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -59,9 +95,11 @@ class Step:
 
     @property
     def nbytes(self) -> int:
-        """Its patches' bytes and :attr:`stack_nbytes`."""
-        return self.stack_nbytes + sum(t.numel() * t.element_size() for p in self.patches
-                                       for t in (p.before, p.after) if t is not None)
+        """Its patches' bytes, its change's and :attr:`stack_nbytes`."""
+        change = 0 if self.change is None else self.change.packed.nbytes
+        return self.stack_nbytes + change + sum(
+            t.numel() * t.element_size() for p in self.patches
+            for t in (p.before, p.after) if t is not None)
 
     @property
     def stack_nbytes(self) -> int:

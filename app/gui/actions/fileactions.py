@@ -9,7 +9,7 @@ from typing import Protocol
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QInputDialog, QMenu, QMessageBox, QStatusBar, QWidget
 
-from app.gui.services.autosave import Autosaver, describe
+from app.gui.services.autosave import Autosaver, describe, forget
 from app.gui.services.editing import PaintSession, SwapCommand
 from app.gui.services.history_file import collect
 from app.gui.services.opened import OpenDocument
@@ -223,7 +223,7 @@ class FileActions:
             if button == buttons.Yes:
                 self.open_project(orphan, recovered=True)
             else:
-                orphan.unlink(missing_ok=True)
+                forget(orphan)
                 otherwise()
 
         self._ask(f"SpectroPaint closed without saving. Recover {describe(orphan)}?",

@@ -5,13 +5,17 @@ app.project.write) are written in the background to ``autosave-<pid>.spp`` in th
 user's data folder: after every ``EVERY_STROKES`` undo-stack changes, and after
 ``IDLE_S`` seconds without one. The file is replaced atomically (written aside,
 flushed to disk, renamed), so a crash at any moment leaves the previous autosave
-or the new one, never half of one. A clean state (saved, or the edits discarded)
+or the new one, never half of one. What does not change from one autosave to the next
+(the audio, each repair's change) is kept beside it in ``autosave-<pid>.spp.parts``,
+written once (app.project.write.save_project's ``apart``): an autosave writes what
+changed. A clean state (saved, or the edits discarded)
 and a normal quit remove it. An autosave whose process is gone is what a crash or
 a kill left behind: the next start offers to recover it (app.gui.start).
 """
 
 import json
 import os
+import shutil
 import threading
 import time
 import zipfile
@@ -20,6 +24,7 @@ from pathlib import Path
 from PySide6.QtCore import QStandardPaths, QTimer
 
 from app.gui.services.history_file import collect
+from app.project.read import parts_folder
 from app.project.write import save_project, snapshot
 from engine.io.atomic import discard, running
 
@@ -57,6 +62,12 @@ def describe(orphan: Path) -> str:
         name = "a recording"
     when = time.strftime("%H:%M on %d %b", time.localtime(orphan.stat().st_mtime))
     return f"the edits to {name}, autosaved at {when}"
+
+
+def forget(autosave: Path) -> None:
+    """Remove an autosave and its parts; never raises."""
+    discard(autosave)
+    shutil.rmtree(parts_folder(autosave), ignore_errors=True)
 
 
 class Autosaver:
@@ -110,7 +121,7 @@ class Autosaver:
     def _write(self, snap: dict, view: dict) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            save_project(self.path, snap, view)
+            save_project(self.path, snap, view, apart=True)
         except Exception as e:  # a full disk must not stop the user working; save() says it
             self.error = str(e)
         finally:
@@ -119,6 +130,9 @@ class Autosaver:
     def adopt(self, orphan: Path) -> None:
         """A recovered autosave becomes this process's (until the next one replaces it)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(parts_folder(self.path), ignore_errors=True)
+        if parts_folder(orphan).exists():
+            os.replace(parts_folder(orphan), parts_folder(self.path))
         os.replace(orphan, self.path)
 
     def remove(self) -> None:
@@ -126,4 +140,4 @@ class Autosaver:
         self.timer.stop()
         self.idle.wait(30)
         self.changes = 0
-        discard(self.path)  # never raises: it runs in Qt's signal handlers
+        forget(self.path)  # never raises: it runs in Qt's signal handlers

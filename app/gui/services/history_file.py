@@ -17,7 +17,7 @@ def collect(history: History) -> Kept:
         lo -= 1
     while hi < len(steps) and isinstance(steps[hi], Step):
         hi += 1
-    return keep_within(steps[lo:hi], history.position - lo)
+    return keep_within(steps[lo:hi], history.position - lo, plain=history.doc.layers.plain)
 
 
 def restore(session: PaintSession, kept: Kept) -> None:

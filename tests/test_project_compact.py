@@ -1,0 +1,147 @@
+"""A working session's undo history in a project (issue 50, item 4; version 6,
+app.project.cell_walk): whole-file repairs are kept as their audio change, not their
+coefficients, so all of them fit and the project stays a few times the source; undo and
+redo after reopening are bit for bit."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from app.project.saved_history import keep_within
+from app.project.write import EditTracker, load_project, save_project, snapshot
+from app.session.editor import Editor
+
+RATE = 16000
+REPAIRS = (("dehum", {}), ("denoise", {}), ("declick", {}), ("denoise", {"amount_db": 6.0}),
+           ("declick", {"sensitivity": 8.0}))
+
+
+class Everywhere:  # an edit tracker that reports every tile (the repairs touched them all)
+    def __init__(self, doc):
+        self.doc = doc
+
+    def rects(self):
+        return [self.doc.full_rect()]
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    """Five whole-file repairs on a 4-second 16-bit take with hiss, hum and clicks:
+    (the editor, its edit tracker, the source file, the mix before each step)."""
+    where = tmp_path_factory.mktemp("take")
+    rng = np.random.default_rng(3)
+    t = np.arange(4 * RATE) / RATE
+    voice = sum(np.sin(2 * np.pi * 220 * k * t) / k for k in range(1, 6)) \
+        * (np.sin(2 * np.pi * 1.5 * t) > 0)
+    x = 0.2 * voice + 0.01 * rng.standard_normal(len(t)) \
+        + sum(0.03 / k * np.sin(2 * np.pi * 50 * k * t) for k in (1, 2, 3))
+    x[rng.integers(0, len(t), 30)] += 0.4
+    source = where / "take.wav"
+    sf.write(source, np.clip(x, -1, 1), RATE, subtype="PCM_16")
+    ed = Editor.open(source, device="cpu")
+    tracker = EditTracker(ed.doc)
+    mixes = []
+    for name, settings in REPAIRS:
+        mixes.append(ed.doc.mix.clone())
+        assert ed.repair(name, **settings).changed, name
+    mixes.append(ed.doc.mix.clone())
+    return ed, tracker, source, mixes
+
+
+def test_five_whole_file_repairs_are_all_kept_and_the_project_stays_small(session, tmp_path):
+    ed, tracker, source, mixes = session
+    kept = keep_within(ed.history.steps, ed.history.position)
+    assert len(kept.steps) == 5 and not kept.left_out
+    path = save_project(tmp_path / "take.spp", snapshot(ed.doc, tracker, kept), {}).path
+    # before version 6, far past it: every step's coefficients, float32 pairs, 16 bytes a sample
+    assert path.stat().st_size < 8 * source.stat().st_size
+    with zipfile.ZipFile(path) as z:
+        assert json.loads(z.read("manifest.json"))["version"] == 6
+    opened = load_project(path, device="cpu")
+    doc, steps = opened.doc, opened.history.steps
+    assert torch.equal(doc.mix, mixes[-1]) and opened.history.index == 5
+    for i in reversed(range(5)):
+        steps[i].undo(doc)
+        assert torch.equal(doc.mix, mixes[i]), f"undo of step {i}"
+    for i in range(5):
+        steps[i].redo(doc)
+        assert torch.equal(doc.mix, mixes[i + 1]), f"redo of step {i}"
+
+
+def test_undone_repairs_come_back_bit_for_bit_and_save_again(session, tmp_path):
+    """Two of the repairs undone before saving: their after-cells are re-derived from
+    their change; the reopened project, saved again, is as compact and as exact."""
+    ed, tracker, _, mixes = session
+    ed.undo()
+    ed.undo()
+    try:
+        kept = keep_within(ed.history.steps, ed.history.position)
+        first = save_project(tmp_path / "a.spp", snapshot(ed.doc, tracker, kept), {}).path
+    finally:
+        ed.redo()
+        ed.redo()
+    opened = load_project(first, device="cpu")
+    again = save_project(tmp_path / "b.spp", snapshot(opened.doc, Everywhere(opened.doc),
+                                                      opened.history), {}).path
+    assert again.stat().st_size < 1.05 * first.stat().st_size
+    opened = load_project(again, device="cpu")
+    doc, steps = opened.doc, opened.history.steps
+    assert opened.history.index == 3 and torch.equal(doc.mix, mixes[3])
+    for i in (3, 4):
+        steps[i].redo(doc)
+        assert torch.equal(doc.mix, mixes[i + 1]), f"redo of step {i}"
+    for i in reversed(range(5)):
+        steps[i].undo(doc)
+    assert torch.equal(doc.mix, mixes[0])
+
+
+def test_an_autosave_after_one_more_repair_writes_only_that_step(session, tmp_path):
+    """An autosave keeps the audio and each repair's change beside it, written once: the
+    next one, after a repair, writes its manifest, mask and that repair's change."""
+    from app.project.read import parts_folder
+
+    ed, tracker, _, mixes = session
+    path = tmp_path / "autosave-1.spp"
+    ed.undo()
+    try:
+        save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps[:4], 4)),
+                     {}, apart=True)
+    finally:
+        ed.redo()
+    written = {p: p.stat().st_mtime_ns for p in parts_folder(path).iterdir()}
+    assert len(written) == 5  # the audio and four changes
+    save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps, 5)), {},
+                 apart=True)
+    now = {p: p.stat().st_mtime_ns for p in parts_folder(path).iterdir()}
+    new = set(now) - set(written)
+    assert {p: now[p] for p in written} == written and len(new) == 1  # the fifth change
+    change = ed.history.steps[4].change.packed.nbytes
+    assert path.stat().st_size < max(change, 64 << 10)
+    opened = load_project(path, device="cpu")
+    assert torch.equal(opened.doc.mix, mixes[5])
+    for step in reversed(opened.history.steps):
+        step.undo(opened.doc)
+    assert torch.equal(opened.doc.mix, mixes[0])
+
+
+def test_an_autosave_whose_part_is_missing_or_altered_is_refused(session, tmp_path):
+    from app.project.read import parts_folder
+    from app.project.write import ProjectError
+
+    ed, tracker, _, _ = session
+    path = tmp_path / "autosave-2.spp"
+    save_project(path, snapshot(ed.doc, tracker, keep_within(ed.history.steps, 5)), {},
+                 apart=True)
+    first = sorted(parts_folder(path).iterdir())[0]
+    data = bytearray(first.read_bytes())
+    data[-1] ^= 1
+    first.write_bytes(bytes(data))
+    with pytest.raises(ProjectError, match="does not match its checksum"):
+        load_project(path, device="cpu")
+    first.unlink()
+    with pytest.raises(ProjectError, match="cannot be read"):
+        load_project(path, device="cpu")
