@@ -16,8 +16,8 @@ from app.project.write import EditTracker, load_project, save_project, snapshot
 from app.session.editor import Editor
 
 RATE = 16000
-REPAIRS = (("dehum", {}), ("denoise", {}), ("declick", {}), ("denoise", {"amount_db": 6.0}),
-           ("declick", {"sensitivity": 8.0}))
+REPAIRS = (("dehum", {}), ("denoise", {}), ("declick", {"sensitivity": 2.0}),
+           ("denoise", {"amount_db": 6.0}), ("declick", {"sensitivity": 8.0}))
 
 
 class Everywhere:  # an edit tracker that reports every tile (the repairs touched them all)
@@ -40,6 +40,7 @@ def session(tmp_path_factory):
     x = 0.2 * voice + 0.01 * rng.standard_normal(len(t)) \
         + sum(0.03 / k * np.sin(2 * np.pi * 50 * k * t) for k in (1, 2, 3))
     x[rng.integers(0, len(t), 30)] += 0.4
+    x[rng.integers(0, len(t), 30)] += 0.05  # fainter clicks: the second de-click's
     source = where / "take.wav"
     sf.write(source, np.clip(x, -1, 1), RATE, subtype="PCM_16")
     ed = Editor.open(source, device="cpu")
