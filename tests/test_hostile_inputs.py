@@ -154,6 +154,27 @@ def test_stale_temporary_files_of_dead_processes_are_cleared_on_the_next_write(
     assert sorted(p.name for p in out.iterdir()) == [other.name, "out.wav"]
 
 
+def test_a_part_of_a_killed_process_not_yet_reaped_is_stale_at_once(capsys, one_second, out):
+    """A worker killed with its batch is a zombie until the init that adopted it reaps
+    it; it writes nothing more. Its part was taken for a running process's and kept
+    by the next write's sweep (a batch resumed at once, in the same second: the part
+    stayed after the resume finished; test_batch's kill -9 test, 2026-11-29)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # ended, not reaped: a zombie
+        with open(f"/proc/{child.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    stale = out / f".out.wav.{child.pid}.part"
+    stale.write_bytes(b"half a file")
+    try:
+        status, _, _ = run(capsys, "roundtrip", one_second, "-o", out / "out.wav")
+        assert status == 0 and not stale.exists()
+    finally:
+        child.wait()
+
+
 def test_a_folder_written_many_times_is_listed_once_a_sweep_and_stale_parts_still_go(
         tmp_path, monkeypatch):
     """A batch writes thousands of files into one folder: listing the folder on every

@@ -109,11 +109,22 @@ def write_bytes(path: Path, data: bytes) -> str | None:
 
 
 def running(pid: int) -> bool:
-    """Whether process ``pid`` exists."""
+    """Whether process ``pid`` runs: it exists and is not a zombie (killed, it writes
+    nothing more, though its parent, or the init that adopted it, has not reaped it
+    yet: a part of it is stale at once)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return pid != 0
+    return pid != 0 and not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended and waits to be reaped (Linux's /proc; elsewhere False)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
