@@ -4,7 +4,7 @@
 
 The clean takes of tests/takes.py (10 speech, 2 recorded sounds, 4 stereo music
 excerpts, 22.05 kHz) per seed, each through three curves drawn per take
-(tests/test_declip_soft.py): ``tanh`` (the peak 1.5-3.5 into it), ``offset`` (tanh
+(tests/engine/test_declip_soft.py): ``tanh`` (the peak 1.5-3.5 into it), ``offset`` (tanh
 of the input off its centre by 0.1-0.4: one polarity bent more) and ``arctan``
 (another shape), scaled to a peak of -12 to -1 dBFS; and ``strong tanh`` (the peak
 3.5-6 into it). Repaired by ``engine.repair.declip`` and by de-clip without its
@@ -29,7 +29,7 @@ from bench.bench_dehum_buzz import summary_table  # noqa: E402
 from engine.measure.metrics import si_sdr_db  # noqa: E402
 from engine.repair import declip, declip_soft  # noqa: E402
 from tests import material, takes  # noqa: E402
-from tests.test_declip_soft import SR, compressed, limited, saturated  # noqa: E402
+from tests.engine.test_declip_soft import SR, compressed, limited, saturated  # noqa: E402
 
 CURVES = ("tanh", "offset", "arctan", "strong tanh")
 

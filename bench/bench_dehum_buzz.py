@@ -4,7 +4,7 @@
 
 The clean takes of tests/takes.py (10 speech, 2 recorded sounds, 4 music excerpts
 mixed to mono, 22.05 kHz) per seed, each under three hums drawn per take
-(tests/test_repair_buzz.py): ``odd`` (10-15 strong odd harmonics, the even ones at
+(tests/engine/test_repair_buzz.py): ``odd`` (10-15 strong odd harmonics, the even ones at
 most a tenth), ``rectified`` (10-15 strong even ones: a rectifier's) and
 ``decaying`` (4-12 harmonics falling 0.75 each, as bench_repair's hum); 50 or 60 Hz,
 up to 0.4 Hz off and drifting 0.1 Hz, 15-35 dB under the take's peak. Repaired by
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from engine.measure.metrics import si_sdr_db  # noqa: E402
 from engine.repair import dehum  # noqa: E402
 from tests import material, takes  # noqa: E402
-from tests.test_repair_buzz import SR, buzzed, notch_comb  # noqa: E402
+from tests.engine.test_repair_buzz import SR, buzzed, notch_comb  # noqa: E402
 
 KINDS = ("odd", "rectified", "decaying")
 TOLERANCE = {"pesq": 0.05, "stoi": 0.005, "si_sdr": 0.1}

@@ -3,7 +3,7 @@ its cells over a rect (now, and as the recording had them), written back over a 
 and the analysis's sizes and axes. Not the document's layers, history, audio or
 listeners: a kernel that needs more asks for it here first.
 
-engine.model.document.Document is a Surface; tests/test_kernels.py checks that the
+engine.model.document.Document is a Surface; tests/brushes/test_kernels.py checks that the
 kernels touch nothing else of it, and an import contract that they do not import it.
 """
 

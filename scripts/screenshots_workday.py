@@ -95,7 +95,7 @@ def main() -> None:
     w.close()
 
     # six lanes, labelled on a log axis
-    from tests.test_gui_lanes import wavex
+    from tests.app.gui.test_gui_lanes import wavex
 
     folder = Path(tempfile.mkdtemp())
     rate, t = 48000, np.arange(48000 * 4) / 48000

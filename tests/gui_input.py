@@ -77,7 +77,7 @@ def lasso(qtbot, window, centre_t=6.0, centre_hz=4000.0, rt=1.5, rf=1500.0, step
     qtbot.mouseRelease(canvas, Qt.MouseButton.LeftButton, pos=at[-1])
 
 
-# -- edits (tests/test_gui_edit.py, test_gui_transform.py) --------------------------
+# -- edits (tests/app/gui/test_gui_edit.py, test_gui_transform.py) --------------------------
 def audio(window) -> np.ndarray:
     window.session.finish_mix()
     return window.session.synth.waveform().copy()

@@ -1,5 +1,5 @@
 """What a picture of a steady signal must show, for the picture tests
-(tests/test_picture.py, tests/test_gui_picture.py).
+(tests/engine/test_picture.py, tests/app/gui/test_gui_picture.py).
 
 A steady chord (random pitches, levels and phases, no transient but the file's
 own ends) must be drawn as steady lines: each tone's row within 1 dB of itself

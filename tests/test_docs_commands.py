@@ -26,8 +26,8 @@ from tests.takes import speak
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUN = {  # a documented line this test cannot run -> why
-    ".venv/bin/specpaint take.flac": "opens the app's window (tests/test_gui*.py)",
-    "--scheduler tcp://scheduler-host:8786": "needs a Dask cluster (tests/test_batch.py "
+    ".venv/bin/specpaint take.flac": "opens the app's window (tests/app/gui/)",
+    "--scheduler tcp://scheduler-host:8786": "needs a Dask cluster (tests/app/batch/test_batch.py "
                                              "starts a LocalCluster)",
 }
 SR = 22050

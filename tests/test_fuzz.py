@@ -17,8 +17,8 @@ from app.project.write import ProjectError, open_project, save_project, snapshot
 from app.session.editor import Editor
 from brushes.presets import parse_preset
 from engine.errors import SpectroPaintError
+from tests.app.project.test_project_hostile import Tracker
 from tests.conftest import document
-from tests.test_project_hostile import Tracker
 
 EXAMPLES = int(os.environ.get("SPECPAINT_FUZZ", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

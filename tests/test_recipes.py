@@ -27,8 +27,9 @@ def missing(name: str, places: dict[str, bool]) -> list[str]:
 def test_a_brush_has_its_measured_test_its_docs_section_and_its_bench_row(brush):
     word = rf"""["'`]{re.escape(brush)}["'`]"""
     assert missing(brush, {
-        "a test on both transforms (tests/test_kernels.py or tests/test_brush_measured.py)":
-            re.search(word, text("tests/test_kernels.py", "tests/test_brush_measured.py")),
+        "a test on both transforms (tests/brushes/test_kernels.py or test_brush_measured.py)":
+            re.search(word, text("tests/brushes/test_kernels.py",
+                                 "tests/brushes/test_brush_measured.py")),
         "a section in docs/brushes.md (python -m brushes.registry > docs/brushes.md)":
             f"## `{brush}`" in text("docs/brushes.md"),
         "a row in bench/bench_brushes.py (it paints every brush of the registry)":
@@ -40,7 +41,8 @@ def test_a_brush_has_its_measured_test_its_docs_section_and_its_bench_row(brush)
 def test_a_transform_has_its_picture_test_its_docs_and_its_bench_row(kind):
     word = rf"""["'`]{kind}["'`]"""
     assert missing(kind, {
-        "a picture test (tests/test_picture.py)": re.search(word, text("tests/test_picture.py")),
+        "a picture test (tests/engine/test_picture.py)":
+            re.search(word, text("tests/engine/test_picture.py")),
         "its notes in docs/engine.md": re.search(word, text("docs/engine.md")),
         "a row in bench/bench_transforms.py": re.search(word, text("bench/bench_transforms.py")),
     }) == []
@@ -49,10 +51,10 @@ def test_a_transform_has_its_picture_test_its_docs_and_its_bench_row(kind):
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_a_repair_module_has_its_contract_test_docs_row_bench_row_and_cli_test(module):
     word = rf"""["'`]{module}["'`]"""
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     assert missing(module, {
-        "the contract on real takes (tests/test_repair_contract.py)":
-            re.search(word, text("tests/test_repair_contract.py")),
+        "the contract on real takes (tests/engine/test_repair_contract.py)":
+            re.search(word, text("tests/engine/test_repair_contract.py")),
         "a row in docs/restoration.md's table": f"| `{module}` |" in text("docs/restoration.md"),
         "a row in bench/bench_repair.py": re.search(word, text("bench/bench_repair.py")),
         "a test of `specpaint repair` with it":
@@ -63,7 +65,7 @@ def test_a_repair_module_has_its_contract_test_docs_row_bench_row_and_cli_test(m
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_command_is_documented_and_run_by_a_test(command):
     docs = text("README.md", *(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     assert missing(command, {
         "a command line in README.md or docs/": re.search(rf"specpaint {command}\b", docs),
         "a test that runs it": re.search(

@@ -19,11 +19,12 @@ import torch
 from app.project.write import ProjectError, load_project, save_project, snapshot
 from engine.errors import AudioError
 from engine.io.export import export
-from tests import test_hostile_inputs, test_project_hostile, test_project_layers
+from tests import test_hostile_inputs
+from tests.app.project import test_project_hostile, test_project_layers
+from tests.app.project.test_project_hostile import build, refused
+from tests.app.project.test_project_layers import AllTiles
 from tests.cli_run import specpaint_here
 from tests.conftest import document
-from tests.test_project_hostile import build, refused
-from tests.test_project_layers import AllTiles
 
 valid = test_project_hostile.valid  # their fixtures: a project, a layered project
 valid_layers = test_project_layers.valid_layers

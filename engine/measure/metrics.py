@@ -77,7 +77,7 @@ def si_sdr_and_snr_db(reference: np.ndarray, test: np.ndarray) -> tuple[float, f
     from which the sums with the means removed are derived where the means are small
     (their energy at most SMALL_MEAN of the signal's: audio's are far smaller); else a
     second pass takes them, as si_sdr_db does. SNR is snr_db's value, SI-SDR si_sdr_db's
-    to 1e-4 dB (tests/test_compare.py; 2.4e-6 dB at most over 50 random pairs of 0-86
+    to 1e-4 dB (tests/engine/test_compare.py; 2.4e-6 dB at most over 50 random pairs of 0-86
     dB; a batch reports 3 decimals). A batch measures every output so: a 10 s file
     took 2.5 ms with the two functions, 1.4 ms so."""
     return _si_sdr(reference, test, with_snr=True)

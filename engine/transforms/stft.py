@@ -84,7 +84,7 @@ class STFT(Transform):
         """Fewer frames at once the more channels: 256 frames of 8 channels (16 MiB of
         windowed frames at 2048 points) outgrew the caches, 4.3 ms a channel of 10 s
         against 2.9 ms in chunks of 64. Each frame's FFT is its own: the same
-        coefficients whatever the chunk (tests/test_stft.py)."""
+        coefficients whatever the chunk (tests/engine/test_stft.py)."""
         return max(64, self.chunk_frames // max(1, channels))
 
     def frame_span(self, frame0: int, frame1: int) -> tuple[int, int]:

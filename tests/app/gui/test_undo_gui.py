@@ -123,7 +123,7 @@ def test_quit_with_edits_then_discard_exits_cleanly():
     """The whole app in its own process, as a user quits it: the window and its undo
     stack are destroyed for real (the test's own window never is)."""
     run = subprocess.run([sys.executable, "-c", QUIT_WITH_EDITS], capture_output=True,
-                         text=True, timeout=120, cwd=Path(__file__).parent.parent)
+                         text=True, timeout=120, cwd=Path(__file__).parents[3])
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "already deleted" not in run.stderr, run.stderr
 

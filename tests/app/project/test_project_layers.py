@@ -16,8 +16,8 @@ from app.session.selection import Selection
 from brushes.path import StrokePoint
 from brushes.stroke import paint
 from engine.model.history import History
-from tests.test_layers import digest, noisy_doc, random_masks
-from tests.test_project_hostile import build, refused
+from tests.app.project.test_project_hostile import build, refused
+from tests.app.session.test_layers import digest, noisy_doc, random_masks
 
 
 class AllTiles:  # what app.project.write.EditTracker reports after edits everywhere

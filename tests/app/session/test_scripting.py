@@ -13,7 +13,7 @@ from engine.errors import ParameterError
 from engine.measure.metrics import snr_db
 from tests.cli_run import specpaint_here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_scripting_guide_example_runs(tmp_path, monkeypatch):

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QDialog
 
 from engine.io.audio import load
 from engine.io.layout import channel_mask
+from tests.app.gui.test_gui_images import read_png
+from tests.app.gui.test_gui_lanes import wavex
 from tests.dialogs import choose, menu_action, open_file, run_until, save_as, when_shown
-from tests.test_gui_images import read_png
-from tests.test_gui_lanes import wavex
 
 
 def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_path):
@@ -521,15 +521,15 @@ CHOSEN_IN = {  # each test here, in test_gui_workday or test_gui_selection: what
 def covered() -> dict:
     """Each menu entry and the test that chooses it from its menu, answers its dialogs
     and checks the file or the state that results."""
-    from tests import (
+    from tests.app.gui import (
         test_gui_edit,
         test_gui_layers,
         test_gui_repair,
         test_gui_selection,
         test_gui_transform,
         test_gui_workday,
-        test_voice,
     )
+    from tests.engine import test_voice
 
     found = {**vars(test_gui_selection), **vars(test_gui_workday), **vars(test_gui_repair),
              **vars(test_gui_edit), **vars(test_gui_transform),

@@ -24,7 +24,7 @@ from engine.transforms.settings import (
 from engine.transforms.stft import MAIN_LOBE_BINS, WINDOWS
 from tests.cli_run import specpaint_here
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NUMBERS = [s for s in SETTINGS if not s.choices]
 
 

@@ -163,7 +163,7 @@ def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
     from engine.measure.metrics import si_sdr_db
     from engine.repair import dehum
     from tests import takes
-    from tests.test_repair_contract import _hum
+    from tests.engine.test_repair_contract import _hum
 
     rng = np.random.default_rng(7)
     for seed in (1, 2, 3, 4):

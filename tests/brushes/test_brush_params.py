@@ -9,7 +9,7 @@ from brushes.params import Param, curve_value, mapped_value, validate_curve
 from brushes.registry import BRUSHES, COMMON, markdown
 from engine.errors import ParameterError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_brush_declares_the_common_dab_parameters():

@@ -16,7 +16,7 @@ from brushes.presets import (
 )
 from engine.errors import ParameterError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "presets"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "presets"
 
 BAD = {
     "truncated.json": r"not valid JSON: .* at line 1 column \d+ \(truncated or mistyped\?\)",

@@ -343,7 +343,7 @@ def test_f1_the_readme_and_the_guide_name_the_same_keys(qtbot, window):
     table = window.findChild(QDialog, "shortcuts").table
     f1 = " ; ".join(f"{table.item(r, 0).text()} = {table.item(r, 1).text()}"
                     for r in range(table.rowCount()))
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     readme = (root / "README.md").read_text()
     sentence = readme[readme.index("In the window:"):readme.index("See [docs/gui.md]")]
     guide = (root / "docs" / "gui.md").read_text()

@@ -114,7 +114,7 @@ def test_the_documented_session_example_runs(capsys, monkeypatch):
     import re
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     page = (root / "docs" / "scripting.md").read_text()
     section = page[page.index("### The session: select, then act"):]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
