@@ -8,7 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from app.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,3 +65,19 @@ def specpaint_here(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
         os.environ.update(saved_env)
         warnings.showwarning = saved_warn
     return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
+
+
+def run(capsys, *args):
+    t0 = time.perf_counter()
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert time.perf_counter() - t0 < 60
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def refused(capsys, match, *args):
+    status, _, err = run(capsys, *args)
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1 and match in err, err
+    return err

@@ -113,3 +113,74 @@ def fail_gain_at(monkeypatch, dab: int) -> list:
 
     monkeypatch.setattr(Gain, "effect", effect)
     return dabs
+
+
+
+@pytest.fixture
+def quad(qtbot, window, tmp_path):
+    """A four-channel file with a different tone per channel, opened in the window."""
+    from tests.gui_input import wavex
+
+    rate, t = 16000, np.arange(16000 * 4) / 16000
+    samples = np.stack([0.2 * np.sin(2 * np.pi * f * t) for f in (500, 1000, 1500, 2000)])
+    path = tmp_path / "quad.wav"
+    wavex(path, samples, rate, 0x33)  # FL FR BL BR
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.opened.audio_path == path and window.jobs.idle(),
+                    timeout=20000)
+    return window
+
+
+@pytest.fixture(scope="module")
+def valid(tmp_path_factory):
+    """The members of a good project: manifest (dict) and arrays (dict)."""
+    import io
+    import json
+    import zipfile
+
+    from app.project.write import save_project, snapshot
+    from tests.projects import Tracker, as_version_5
+
+    doc = document(np.random.default_rng(1).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
+    path = tmp_path_factory.mktemp("p") / "good.spp"
+    save_project(path, snapshot(doc, Tracker(doc)), {"t0": 0.0, "colormap": "viridis"})
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        return as_version_5(doc, manifest, {k: npz[k] for k in npz.files})
+
+
+@pytest.fixture(scope="module")
+def valid_layers(tmp_path_factory):
+    """The members of a good layered project, with its history."""
+    import io
+    import json
+    import zipfile
+
+    from app.project.saved_history import keep_within
+    from app.project.write import save_project, snapshot
+    from tests.projects import AllTiles, layered
+
+    doc, history = layered(1)
+    path = tmp_path_factory.mktemp("p") / "layers.spp"
+    save_project(path, snapshot(doc, AllTiles(doc), keep_within(history.steps,
+                                                                 history.position)), {})
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        return manifest, {k: npz[k] for k in npz.files}
+
+
+@pytest.fixture
+def one_second(write_audio):
+    t = np.arange(22050) / 22050
+    return write_audio("one.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
+                       22050, "FLOAT")
+
+
+@pytest.fixture
+def out(tmp_path):
+    """An empty folder for outputs (the input lies beside it)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    return folder

@@ -3,13 +3,15 @@ chosen, the file dialog answered, a time range or a band selected, an edit waite
 for; and the canvas's pixels and the edited audio as they are."""
 
 import math
+import struct
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
-from tests.dialogs import choose
+from tests.dialogs import choose, run_until
 
 
 def pixels(window):
@@ -110,3 +112,34 @@ def band_db(window, t0: float, t1: float, hz: float) -> float:
 def select_band(qtbot, window, t0, t1, f0, f1) -> None:
     choose(window, "Edit > Rectangle select tool")
     drag(qtbot, window.canvas, point(window, t0, f1), point(window, t1, f0))
+
+
+def wavex(path, samples: np.ndarray, rate: int, mask: int) -> None:
+    """A 16-bit WAVE_FORMAT_EXTENSIBLE file declaring ``mask`` (written by hand: the
+    reference for the parser is the format's layout, not our own writer)."""
+    channels, frames = samples.shape
+    data = (np.clip(samples.T, -1, 1) * 32767).astype("<i2").tobytes()
+    pcm_guid = bytes.fromhex("0100000000001000800000aa00389b71")
+    fmt = struct.pack("<HHIIHHHHI", 0xFFFE, channels, rate, rate * channels * 2, channels * 2,
+                      16, 22, 16, mask) + pcm_guid
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + \
+        struct.pack("<I", len(data)) + data
+    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+
+
+def read_png(path) -> np.ndarray:
+    image = QImage(str(path)).convertToFormat(QImage.Format.Format_RGBA8888)
+    array = np.frombuffer(image.constBits(), np.uint8)
+    rows = array.reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return rows[:, :image.width()].copy()  # the QImage goes with this function
+
+
+def names(window) -> list[str]:
+    panel = window.layers_panel.list
+    return [panel.item(i).text() for i in range(panel.count())]  # top layer first
+
+
+def idle(window) -> None:
+    """No job, its outcome handled (jobs.idle: a finished worker's ``done`` may still be
+    queued, and the layer operation lands there), and nothing left to paint or remix."""
+    run_until(lambda: window.jobs.idle() and window.session.idle, timeout=120)

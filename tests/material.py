@@ -153,3 +153,30 @@ def repaired(case: Case, transform: str) -> np.ndarray:
     for preset, points, overrides in case.strokes:
         ed.paint(preset, points, **overrides)
     return ed.audio()[0].astype(np.float64)
+
+
+def mains_hum(n: int, sr: int, rng) -> tuple[np.ndarray, float]:
+    """Mains hum as bench_repair draws it: 50 or 60 Hz, up to 0.4 Hz off and drifting,
+    4-12 harmonics, 15-35 dB under the take's peak (scaled there by the caller)."""
+    base = float(rng.choice([50.0, 60.0]))
+    t = np.arange(n) / sr
+    f = base + rng.uniform(-0.4, 0.4) + 0.1 * np.sin(2 * np.pi * t / rng.uniform(5, 20))
+    phase = 2 * np.pi * np.cumsum(f) / sr
+    h = sum(rng.uniform(0.3, 1) * 0.75 ** (k - 1) * np.sin(k * phase + rng.uniform(0, 6))
+            for k in range(1, int(rng.integers(4, 13)) + 1))
+    return h / np.abs(h).max() * 10 ** (rng.uniform(-35, -15) / 20), base
+
+
+def _peaks(x: np.ndarray, window: int) -> np.ndarray:
+    count = x.shape[1] // window
+    return np.abs(x[:, :count * window]).reshape(x.shape[0], count, window).max(axis=2)
+
+
+def assert_never_louder(x: np.ndarray, y: np.ndarray, sample_rate: int) -> None:
+    """The contract: y's peak over each 10 ms is at most x's over it and 10 ms either
+    side, + 1 dB."""
+    window = int(0.01 * sample_rate)
+    px, py = _peaks(x, window), _peaks(y, window)
+    around = np.maximum(px, np.maximum(np.roll(px, 1, axis=1), np.roll(px, -1, axis=1)))
+    assert np.all(py <= around * 10 ** (1 / 20) + 1e-12)
+    assert np.all(np.isfinite(y)) and y.shape == x.shape

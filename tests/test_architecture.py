@@ -144,3 +144,18 @@ def test_the_actions_take_the_session_and_services_not_the_window():
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
         and node.value.attr == "host"}
     assert used and used <= members, used - members
+
+
+def test_no_test_module_imports_another():
+    """Issue 47: test modules imported helpers from each other (23 times, then 25 after
+    the tests moved into folders); shared helpers live in helper modules and shared
+    fixtures in tests/conftest.py. Only test_gui_menus' `covered` reads test modules,
+    to find which test drives each menu entry."""
+    import re
+
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in (ROOT / "tests").rglob("test_*.py")
+             for m in re.finditer(r"^\s*from tests(\.\w+)*\.test_\w+ import .*$|"
+                                  r"^\s*from tests(\.\w+)* import \(?\s*test_\w+", p.read_text(),
+                                  re.M)
+             if p.name != "test_gui_menus.py"]
+    assert found == [], found

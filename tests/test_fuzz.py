@@ -4,7 +4,6 @@ our own one-line error (exit 2 on the CLI); nothing else escapes. Examples per
 surface: $SPECPAINT_FUZZ (default 60; docs/ reports a run of 2,000)."""
 
 import json
-import os
 import zipfile
 
 import numpy as np
@@ -17,20 +16,13 @@ from app.project.write import ProjectError, open_project, save_project, snapshot
 from app.session.editor import Editor
 from brushes.presets import parse_preset
 from engine.errors import SpectroPaintError
-from tests.app.project.test_project_hostile import Tracker
 from tests.conftest import document
+from tests.fuzzing import EXAMPLES, json_values, scalars, stroke
+from tests.projects import Tracker
 
-EXAMPLES = int(os.environ.get("SPECPAINT_FUZZ", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
-
-numbers = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=True, allow_infinity=True),
-                    st.sampled_from([0, 1, -1, 2**63, 1e308, 1e-9]))
-scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=12))
-json_values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-    max_leaves=12)
 
 
 @pytest.fixture(scope="module")
@@ -97,17 +89,6 @@ def test_presets_of_any_shape(data):
 @pytest.fixture(scope="module")
 def editor():
     return Editor(document(np.random.default_rng(4).uniform(-0.5, 0.5, (2, 4000)), n_fft=256))
-
-
-point = st.lists(numbers, min_size=0, max_size=4)
-stroke = st.fixed_dictionaries(
-    {"preset": st.sampled_from(["hard-eraser", "soft-eraser", "harmonic-eraser", "spot-repair",
-                                "tone-pen"]),
-     "points": st.lists(point, max_size=4)},
-    optional={"set": st.dictionaries(st.sampled_from(["radius_ms", "radius_hz", "radius_cents",
-                                                      "spacing", "opacity", "harmonics"]),
-                                     numbers, max_size=3),
-              "channel": scalars})
 
 
 @pytest.mark.slow

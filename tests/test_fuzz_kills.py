@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_run import ROOT, checkout_first
-from tests.test_fuzz import EXAMPLES
+from tests.fuzzing import EXAMPLES
 
 KILLS = settings(max_examples=int(os.environ.get("SPECPAINT_FUZZ_KILLS", max(2, EXAMPLES // 20))),
                  deadline=None, derandomize=True,

@@ -23,7 +23,7 @@ from app.session.editor import Editor, checked_script, with_presets_resolved
 from brushes.presets import PresetWarning
 from engine.errors import SpectroPaintError
 from tests.conftest import document
-from tests.test_fuzz import EXAMPLES, json_values, numbers, scalars, stroke
+from tests.fuzzing import EXAMPLES, json_values, numbers, scalars, stroke
 
 SLOW = settings(max_examples=max(5, EXAMPLES // 6), deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,

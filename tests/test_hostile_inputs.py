@@ -12,38 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli.commands import main
-
-
-@pytest.fixture
-def one_second(write_audio):
-    t = np.arange(22050) / 22050
-    return write_audio("one.wav", (0.3 * np.sin(2 * np.pi * 440 * t))[None].astype(np.float32),
-                       22050, "FLOAT")
-
-
-@pytest.fixture
-def out(tmp_path):
-    """An empty folder for outputs (the input lies beside it)."""
-    folder = tmp_path / "out"
-    folder.mkdir()
-    return folder
-
-
-def run(capsys, *args):
-    t0 = time.perf_counter()
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert time.perf_counter() - t0 < 60
-    assert "Traceback" not in err
-    return status, out, err
-
-
-def refused(capsys, match, *args):
-    status, _, err = run(capsys, *args)
-    assert status == 2, err
-    assert len(err.strip().splitlines()) == 1 and match in err, err
-    return err
+from tests.cli_run import refused, run
 
 
 @pytest.mark.parametrize("extra,match", [

@@ -19,16 +19,11 @@ import torch
 from app.project.write import ProjectError, load_project, save_project, snapshot
 from engine.errors import AudioError
 from engine.io.export import export
-from tests import test_hostile_inputs
-from tests.app.project import test_project_hostile, test_project_layers
-from tests.app.project.test_project_hostile import build, refused
-from tests.app.project.test_project_layers import AllTiles
+from tests.cli_run import refused as cli_refused
+from tests.cli_run import run as cli_run
 from tests.cli_run import specpaint_here
 from tests.conftest import document
-
-valid = test_project_hostile.valid  # their fixtures: a project, a layered project
-valid_layers = test_project_layers.valid_layers
-
+from tests.projects import AllTiles, build, refused
 
 # -- 1. coefficients past any sound --------------------------------------------------------
 
@@ -147,7 +142,6 @@ def test_the_gui_says_so_for_a_sound_that_is_not_finite(qtbot, window, tmp_path)
 
 # -- 4. named pipes and devices as files ----------------------------------------------------
 
-one_second = test_hostile_inputs.one_second
 
 
 def unblock(fifo, after: float = 8.0) -> None:
@@ -179,7 +173,7 @@ def test_a_named_pipe_as_a_script_or_marks_is_refused_at_once(capsys, one_second
     unblock(fifo)
     args = [a.format(input=one_second, out=out, fifo=fifo) for a in command]
     t0 = time.monotonic()
-    test_hostile_inputs.refused(capsys, f"pipe.json: is a FIFO (named pipe), not a {what}; "
+    cli_refused(capsys, f"pipe.json: is a FIFO (named pipe), not a {what}; "
                                 "give a file", *args)
     assert time.monotonic() - t0 < 5
     assert list(out.iterdir()) == []
@@ -192,7 +186,7 @@ def test_a_named_pipe_in_the_presets_folder_is_skipped_at_once(capsys, tmp_path,
     os.mkfifo(folder / "pipe.json")
     unblock(folder / "pipe.json")
     t0 = time.monotonic()
-    status, out, err = test_hostile_inputs.run(capsys, "presets")
+    status, out, err = cli_run(capsys, "presets")
     assert time.monotonic() - t0 < 5
     assert status == 0 and "hard-eraser" in out
     assert "pipe.json: is a FIFO (named pipe), not a preset; give a file; skipped" in err
@@ -212,7 +206,7 @@ def manifest_of(folder, stem="one") -> dict:
 def test_a_second_unmix_replaces_the_first_set_whole(capsys, one_second, tmp_path):
     """Stale stems of another method stayed beside the new ones, even without a kill."""
     out = tmp_path / "stems"
-    run = test_hostile_inputs.run
+    run = cli_run
     assert run(capsys, "unmix", one_second, "-o", out, "--method", "hpss")[0] == 0
     assert stems_of(out) == ["one-1-Recording-harmonic.wav", "one-2-Recording-percussive.wav",
                              "one-3-Recording-residual.wav", "one-stems.json"]
@@ -230,13 +224,13 @@ def test_stems_no_set_names_are_refused_not_mixed(capsys, one_second, tmp_path):
     out = tmp_path / "stems"
     out.mkdir()
     (out / "one-3-Recording-residual.wav").write_bytes(b"an older unmix's")
-    test_hostile_inputs.refused(capsys, "holds stems of one that no one-stems.json names "
+    cli_refused(capsys, "holds stems of one that no one-stems.json names "
                                 "(one-3-Recording-residual.wav); move them away", "unmix",
                                 one_second, "-o", out, "--method", "tonal-noise")
     assert stems_of(out) == ["one-3-Recording-residual.wav"]
     (out / "one-3-Recording-residual.wav").unlink()
     (out / "one-stems.json").write_text('{"format": "spectropaint-stems", "stems": ["../x"]}')
-    test_hostile_inputs.refused(capsys, "one-stems.json: not the manifest of a stem set",
+    cli_refused(capsys, "one-stems.json: not the manifest of a stem set",
                                 "unmix", one_second, "-o", out, "--method", "hpss")
 
 
@@ -248,7 +242,7 @@ def test_a_set_cut_short_is_marked_incomplete_and_replaced_whole(capsys, one_sec
     from app.session import stem_set
 
     out = tmp_path / "stems"
-    run = test_hostile_inputs.run
+    run = cli_run
     assert run(capsys, "unmix", one_second, "-o", out, "--method", "hpss")[0] == 0
     first = stems_of(out)
     real, renamed = os.replace, []

@@ -14,6 +14,7 @@ from engine.errors import Cancelled
 from engine.measure.metrics import si_sdr_db
 from engine.repair import denoise
 from tests import takes
+from tests.material import assert_never_louder
 
 pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
 
@@ -25,21 +26,6 @@ def _set():
 
 def _speech_at_5_to_15_db():
     return [case for case in _set() if case[0].kind == "speech" and 5 <= case[2] < 15][:3]
-
-
-def _peaks(x: np.ndarray, window: int) -> np.ndarray:
-    count = x.shape[1] // window
-    return np.abs(x[:, :count * window]).reshape(x.shape[0], count, window).max(axis=2)
-
-
-def assert_never_louder(x: np.ndarray, y: np.ndarray, sample_rate: int) -> None:
-    """The contract: y's peak over each 10 ms is at most x's over it and 10 ms either
-    side, + 1 dB."""
-    window = int(0.01 * sample_rate)
-    px, py = _peaks(x, window), _peaks(y, window)
-    around = np.maximum(px, np.maximum(np.roll(px, 1, axis=1), np.roll(px, -1, axis=1)))
-    assert np.all(py <= around * 10 ** (1 / 20) + 1e-12)
-    assert np.all(np.isfinite(y)) and y.shape == x.shape
 
 
 @pytest.mark.slow

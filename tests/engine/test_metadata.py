@@ -18,8 +18,8 @@ from app.project.write import ProjectError, open_project, save_project, snapshot
 from engine.io.audio import load
 from engine.io.export import export
 from engine.io.metadata import Metadata
-from tests.app.project.test_project_hostile import Tracker
 from tests.cli_run import specpaint_here
+from tests.projects import Tracker
 
 RATE = 48000
 BEXT = {"description": "Take 12, scene 4: the door slam", "originator": "FieldRec 8",

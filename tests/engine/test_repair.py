@@ -163,7 +163,7 @@ def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
     from engine.measure.metrics import si_sdr_db
     from engine.repair import dehum
     from tests import takes
-    from tests.engine.test_repair_contract import _hum
+    from tests.material import mains_hum
 
     rng = np.random.default_rng(7)
     for seed in (1, 2, 3, 4):
@@ -172,7 +172,7 @@ def test_dehum_takes_no_bass_note_near_the_mains_frequency_for_a_hum():
             out = dehum.run(x[None], sr)
             assert np.array_equal(out.samples[0], x), (seed, take.name, out.summary)
             if seed <= 2:
-                y = x + _hum(len(x), sr, rng)[0] * np.abs(x).max()
+                y = x + mains_hum(len(x), sr, rng)[0] * np.abs(x).max()
                 gained = si_sdr_db(x, dehum.run(y[None], sr).samples[0]) - si_sdr_db(x, y)
                 assert gained > -0.1, (seed, take.name, gained)
 

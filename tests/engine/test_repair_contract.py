@@ -18,6 +18,7 @@ from engine.io.audio import Audio
 from engine.model.document import Document
 from engine.repair import guard
 from tests import takes
+from tests.material import mains_hum
 
 pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
 
@@ -177,18 +178,6 @@ def test_declick_leaves_music_s_own_edges_alone():
             assert rate <= 8.0 and kept >= 20.0, (seed, take.name, rate, kept)
 
 
-def _hum(n: int, sr: int, rng) -> tuple[np.ndarray, float]:
-    """Mains hum as bench_repair draws it: 50 or 60 Hz, up to 0.4 Hz off and drifting,
-    4-12 harmonics, 15-35 dB under the take's peak (scaled there by the caller)."""
-    base = float(rng.choice([50.0, 60.0]))
-    t = np.arange(n) / sr
-    f = base + rng.uniform(-0.4, 0.4) + 0.1 * np.sin(2 * np.pi * t / rng.uniform(5, 20))
-    phase = 2 * np.pi * np.cumsum(f) / sr
-    h = sum(rng.uniform(0.3, 1) * 0.75 ** (k - 1) * np.sin(k * phase + rng.uniform(0, 6))
-            for k in range(1, int(rng.integers(4, 13)) + 1))
-    return h / np.abs(h).max() * 10 ** (rng.uniform(-35, -15) / 20), base
-
-
 @pytest.mark.slow
 def test_the_harmonic_eraser_takes_no_music_for_a_hum():
     """The harmonic eraser painted along a hum's nominal 50 / 60 Hz over real music (12
@@ -221,11 +210,11 @@ def test_the_harmonic_eraser_follows_a_hum_that_drifts():
 
 def _harmonic_eraser_gain(x: np.ndarray, rng) -> float:
     """SI-SDR gained (dB) by the harmonic eraser painted along the nominal fundamental
-    of a hum drawn by :func:`_hum` over ``x`` (22.05 kHz, an STFT document)."""
+    of a hum drawn by :func:`mains_hum` over ``x`` (22.05 kHz, an STFT document)."""
     from engine.measure.metrics import si_sdr_db
 
     sr = 22050
-    h, base = _hum(len(x), sr, rng)
+    h, base = mains_hum(len(x), sr, rng)
     y = x + h * np.abs(x).max()
     ed = Editor(Document(Audio(y[None].astype(np.float32), sr), transform="stft",
                          device="cpu"))

@@ -22,7 +22,7 @@ from engine.model.document import Document
 from engine.repair import voice
 from tests import takes
 from tests.cli_run import specpaint_here
-from tests.engine.test_denoise import assert_never_louder
+from tests.material import assert_never_louder
 
 pytestmark = pytest.mark.skipif(takes.missing() is not None, reason=takes.missing() or "")
 
@@ -179,7 +179,7 @@ def test_cli_repair_voice_on_music_says_it_found_no_voice(tmp_path, write_audio)
 def test_repair_voice_de_noise_through_the_menu_is_one_undo_step(qtbot, window, tmp_path):
     """Repair > Voice de-noise… on a noisy voice: one undo step, the voice cleaner, undone
     bit for bit; on music: found no voice, no step, nothing changed."""
-    from tests.app.gui.test_gui_repair import SR, apply, opened
+    from tests.repair_window import SR, apply, opened
 
     take, _, _, noisy, _ = _speech(1)
     assert take.sample_rate == SR
@@ -241,9 +241,9 @@ def test_layer_unmix_voice_and_background_through_the_dialog(qtbot, window, tmp_
 
     from app.gui.actions.layeractions import UnmixDialog
     from engine.model.resynth import layer_audio
-    from tests.app.gui.test_gui_layers import idle, names
-    from tests.app.gui.test_gui_repair import opened
     from tests.dialogs import choose, run_until, when_shown
+    from tests.gui_input import idle, names
+    from tests.repair_window import opened
 
     take, _, _, noisy, _ = _speech(1)
     doc = opened(qtbot, window, tmp_path, noisy)

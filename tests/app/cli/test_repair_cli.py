@@ -182,7 +182,7 @@ def test_a_repair_writes_the_layer_it_read_whatever_becomes_active_meanwhile():
     from app.session import layer_ops as ops
     from app.session.repairs import repair
     from engine.model.resynth import Resynthesizer
-    from tests.app.session.test_layers import noisy_doc
+    from tests.layer_docs import noisy_doc
 
     doc = noisy_doc()
     mix = Resynthesizer(doc).full().numpy()

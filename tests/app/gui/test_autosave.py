@@ -68,8 +68,8 @@ def test_an_autosave_writes_what_changed_not_the_audio_again(qtbot, window):
 def test_layers_are_autosaved_and_reopen_bit_for_bit(qtbot, window):
     """Layer operations count as edits; the autosave keeps the layers and their history."""
     from app.session.selection import Selection
-    from tests.app.session.test_layers import digest as layers_digest
     from tests.dialogs import choose
+    from tests.layer_docs import digest as layers_digest
 
     saver = window.autosaver
     window.selection.set_selection(Selection.rect(2.0, 4.0, f_lo=300, f_hi=3000))

@@ -7,7 +7,6 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QCursor
 
-from tests.app.gui.test_gui_lanes import quad  # noqa: F401 (a fixture)
 from tests.gui_input import choose_brush, pixels, point, settle
 
 

@@ -11,14 +11,7 @@ from app.session.selection import Selection
 from engine.io.png import write_png
 from engine.region import Rect
 from tests.conftest import peak_hz
-from tests.gui_input import settle
-
-
-def read_png(path) -> np.ndarray:
-    image = QImage(str(path)).convertToFormat(QImage.Format.Format_RGBA8888)
-    array = np.frombuffer(image.constBits(), np.uint8)
-    rows = array.reshape(image.height(), image.bytesPerLine() // 4, 4)
-    return rows[:, :image.width()].copy()  # the QImage goes with this function
+from tests.gui_input import read_png, settle
 
 
 def test_the_whole_file_exports_at_the_chosen_size_with_axes_and_colour_bar(qtbot, window,

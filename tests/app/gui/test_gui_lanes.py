@@ -2,7 +2,6 @@
 under the pointer (or on all channels), the layout's names when the file
 declares one, and a re-analysis that keeps the view."""
 
-import struct
 
 import numpy as np
 import pytest
@@ -13,20 +12,7 @@ from PySide6.QtWidgets import QLabel
 
 from engine.io.audio import load
 from engine.io.layout import channel_mask, channel_names
-from tests.gui_input import pixels, settle
-
-
-def wavex(path, samples: np.ndarray, rate: int, mask: int) -> None:
-    """A 16-bit WAVE_FORMAT_EXTENSIBLE file declaring ``mask`` (written by hand: the
-    reference for the parser is the format's layout, not our own writer)."""
-    channels, frames = samples.shape
-    data = (np.clip(samples.T, -1, 1) * 32767).astype("<i2").tobytes()
-    pcm_guid = bytes.fromhex("0100000000001000800000aa00389b71")
-    fmt = struct.pack("<HHIIHHHHI", 0xFFFE, channels, rate, rate * channels * 2, channels * 2,
-                      16, 22, 16, mask) + pcm_guid
-    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + \
-        struct.pack("<I", len(data)) + data
-    path.write_bytes(b"RIFF" + struct.pack("<I", len(body)) + body)
+from tests.gui_input import pixels, settle, wavex
 
 
 def test_a_declared_layout_names_the_channels(tmp_path):
@@ -36,19 +22,6 @@ def test_a_declared_layout_names_the_channels(tmp_path):
     assert load(path).layout == ("FL", "FR", "FC", "LFE", "BL", "BR")
     assert channel_names(2) == ("L", "R") and channel_names(3) == ("1", "2", "3")
     assert channel_names(3, 0x3F) == ("1", "2", "3")  # a mask that does not fit: numbers
-
-
-@pytest.fixture
-def quad(qtbot, window, tmp_path):
-    """A four-channel file with a different tone per channel, opened in the window."""
-    rate, t = 16000, np.arange(16000 * 4) / 16000
-    samples = np.stack([0.2 * np.sin(2 * np.pi * f * t) for f in (500, 1000, 1500, 2000)])
-    path = tmp_path / "quad.wav"
-    wavex(path, samples, rate, 0x33)  # FL FR BL BR
-    window.open_path(path)
-    qtbot.waitUntil(lambda: window.opened.audio_path == path and window.jobs.idle(),
-                    timeout=20000)
-    return window
 
 
 def test_channels_are_stacked_in_named_lanes(qtbot, quad):

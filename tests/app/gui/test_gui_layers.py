@@ -15,22 +15,11 @@ from PySide6.QtWidgets import QComboBox, QInputDialog, QSpinBox
 from app.gui.actions.layeractions import UnmixDialog
 from app.session.selection import Selection
 from tests.dialogs import choose, run_until, save_as, when_shown
-from tests.gui_input import drag, pixels, point, settle
+from tests.gui_input import drag, idle, names, pixels, point, settle
 
 
 def digest(doc) -> str:
     return hashlib.sha1(doc.mix.contiguous().numpy().tobytes()).hexdigest()
-
-
-def names(window) -> list[str]:
-    panel = window.layers_panel.list
-    return [panel.item(i).text() for i in range(panel.count())]  # top layer first
-
-
-def idle(window) -> None:
-    """No job, its outcome handled (jobs.idle: a finished worker's ``done`` may still be
-    queued, and the layer operation lands there), and nothing left to paint or remix."""
-    run_until(lambda: window.jobs.idle() and window.session.idle, timeout=120)
 
 
 def test_layer_menu_new_duplicate_rename_merge_delete_each_one_step(qtbot, window):

@@ -9,9 +9,8 @@ from PySide6.QtWidgets import QDialog
 
 from engine.io.audio import load
 from engine.io.layout import channel_mask
-from tests.app.gui.test_gui_images import read_png
-from tests.app.gui.test_gui_lanes import wavex
 from tests.dialogs import choose, menu_action, open_file, run_until, save_as, when_shown
+from tests.gui_input import read_png, wavex
 
 
 def test_file_export_spectrogram_image_writes_the_png_chosen(qtbot, window, tmp_path):

@@ -12,8 +12,7 @@ from PySide6.QtCore import Qt
 
 from app.gui.view.imageexport import cells
 from engine.view.render import colormap_lut
-from tests.app.gui.test_gui_images import read_png
-from tests.gui_input import pixels
+from tests.gui_input import pixels, read_png
 from tests.picture import check_steady, lut_levels, row_frequencies, steady_chord
 
 SR, SECONDS = 44100, 12.0  # eight of the old slices

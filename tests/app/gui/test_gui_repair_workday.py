@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QDialogButtonBox
 import app.gui.actions.repairactions as repairactions
 from app.gui.services.playback import BLOCK
 from app.session.repairs import MODULES, plan
-from tests.app.gui.test_gui_repair import SR, apply, dialog_for, hum, opened, speech
 from tests.conftest import CallbackOutput
 from tests.gui_input import point, settle
+from tests.repair_window import SR, apply, dialog_for, hum, opened, speech
 
 SECONDS = 3.0
 

@@ -210,8 +210,7 @@ def test_the_nnaudio_view_follows_a_jump_of_the_scroll_bar(qtbot, window):
 def test_the_brush_outline_stays_in_its_lane(qtbot, window, tmp_path):
     """Over the top of a lane, a wide brush's outline crossed into the lane above,
     whose channel the stroke does not paint."""
-    from tests.app.gui.test_gui_lanes import wavex
-    from tests.gui_input import pixels
+    from tests.gui_input import pixels, wavex
 
     rate, t = 16000, np.arange(16000 * 2) / 16000
     path = tmp_path / "stereo.wav"

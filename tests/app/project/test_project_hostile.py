@@ -4,72 +4,14 @@ dialog and keeps working."""
 
 import io
 import json
-import time
 import zipfile
 
 import numpy as np
 import pytest
 
-from app.project.write import ProjectError, open_project, save_project, snapshot
+from app.project.write import open_project, save_project, snapshot
 from tests.conftest import document
-
-
-class Tracker:  # a project with one edited tile: what app.project.write.EditTracker reports
-    def __init__(self, doc):
-        from engine.region import Rect
-
-        self.doc = doc
-        self.rect = Rect(0, 64, 0, 16).clip(doc.n_bins, doc.n_frames)
-
-    def rects(self):
-        return [self.rect]
-
-
-@pytest.fixture(scope="module")
-def valid(tmp_path_factory):
-    """The members of a good project: manifest (dict) and arrays (dict)."""
-    doc = document(np.random.default_rng(1).uniform(-0.5, 0.5, (2, 8000)), n_fft=256)
-    path = tmp_path_factory.mktemp("p") / "good.spp"
-    save_project(path, snapshot(doc, Tracker(doc)), {"t0": 0.0, "colormap": "viridis"})
-    with zipfile.ZipFile(path) as z:
-        manifest = json.loads(z.read("manifest.json"))
-        npz = np.load(io.BytesIO(z.read("arrays.npz")))
-        return as_version_5(doc, manifest, {k: npz[k] for k in npz.files})
-
-
-def as_version_5(doc, manifest, arrays):
-    """The project as version 5 stored it (which still opens): the edited tile's cells
-    as they are (version 6 stores what differs from what is re-derived, app.project.cell_walk),
-    which the tests below spoil."""
-    from app.project.read import cells_digest
-
-    z = doc.read_complex(Tracker(doc).rect).numpy()
-    arrays = {k: v for k, v in arrays.items() if not k.startswith("cells_")}
-    arrays["re_0"], arrays["im_0"] = z.real.copy(), z.imag.copy()
-    manifest = {**manifest, "version": 5}
-    return {**manifest, "cells_sha256": cells_digest(manifest, arrays)}, arrays
-
-
-def build(path, manifest=None, arrays=None, *, manifest_bytes=None, npz_bytes=None,
-          compression=zipfile.ZIP_STORED):
-    if npz_bytes is None:
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        npz_bytes = buffer.getvalue()
-    with zipfile.ZipFile(path, "w", compression) as z:
-        z.writestr("manifest.json", manifest_bytes if manifest_bytes is not None
-                   else json.dumps(manifest))
-        z.writestr("arrays.npz", npz_bytes)
-    return path
-
-
-def refused(path, match):
-    t0 = time.perf_counter()
-    with pytest.raises(ProjectError, match=match) as e:
-        open_project(path, device="cpu")
-    assert time.perf_counter() - t0 < 10
-    assert "\n" not in str(e.value) and str(path) in str(e.value)
-    return str(e.value)
+from tests.projects import Tracker, build, refused
 
 
 def patched_zip(path, offset_of, value: bytes):

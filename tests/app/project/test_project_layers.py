@@ -3,7 +3,6 @@ bit for bit; a document without layers saves as before; a hostile layers section
 one ProjectError."""
 
 import json
-import random
 import zipfile
 
 import numpy as np
@@ -11,41 +10,11 @@ import pytest
 
 from app.project.saved_history import keep_within
 from app.project.write import ProjectError, load_project, save_project, snapshot
-from app.session import layer_ops as ops
-from app.session.selection import Selection
 from brushes.path import StrokePoint
 from brushes.stroke import paint
 from engine.model.history import History
-from tests.app.project.test_project_hostile import build, refused
-from tests.app.session.test_layers import digest, noisy_doc, random_masks
-
-
-class AllTiles:  # what app.project.write.EditTracker reports after edits everywhere
-    def __init__(self, doc):
-        self.doc = doc
-
-    def rects(self):
-        return [self.doc.full_rect()]
-
-
-def layered(seed: int = 0):
-    """A document painted, unmixed, moved and mixed, with its history."""
-    doc = noisy_doc(seed)
-    history = History(doc)
-    stroke = [StrokePoint(0.4, 800), StrokePoint(0.9, 900)]
-    paint(doc, "gain", stroke, params={"gain_db": -20}, history=history)  # before layers
-    ops.unmix_into(doc, random_masks(doc, random.Random(seed), 3), ["a", "b", "c"],
-                   label="unmix", history=history)
-    paint(doc, "blur", stroke, params={"radius_ms": 50}, history=history)
-    ops.selection_to_layer(doc, Selection.rect(1.0, 1.5, f_lo=200, f_hi=2000), history=history)
-    ops.set_mixing(doc, doc.layers.active.id, gain=0.5, invert=True, history=history)
-    ops.new_layer(doc, name="empty", history=history)
-    ops.merge_down(doc, history=history)
-    ops.duplicate_layer(doc, layer=doc.layers.state.layers[0].id, history=history)
-    ops.rename_layer(doc, doc.layers.active.id, "copy of a", history=history)
-    paint(doc, "gain", stroke, params={"gain_db": -6}, history=history)
-    history.undo()  # one undone step is kept too
-    return doc, history
+from tests.layer_docs import digest, noisy_doc
+from tests.projects import AllTiles, build, layered, refused
 
 
 def test_a_layered_project_and_its_history_come_back_bit_for_bit(tmp_path):
@@ -96,20 +65,6 @@ def test_a_project_without_layers_keeps_no_layer_table(tmp_path):
     assert "layers" not in manifest
     again = load_project(path, device="cpu").doc
     assert again.layers.plain and digest(again) == digest(doc)
-
-
-@pytest.fixture(scope="module")
-def valid_layers(tmp_path_factory):
-    import io
-
-    doc, history = layered(1)
-    path = tmp_path_factory.mktemp("p") / "layers.spp"
-    save_project(path, snapshot(doc, AllTiles(doc), keep_within(history.steps,
-                                                                 history.position)), {})
-    with zipfile.ZipFile(path) as z:
-        manifest = json.loads(z.read("manifest.json"))
-        npz = np.load(io.BytesIO(z.read("arrays.npz")))
-        return manifest, {k: npz[k] for k in npz.files}
 
 
 def _changed(manifest, change):

@@ -282,7 +282,7 @@ def test_paint_to_separate_works_on_an_unmix_saved_and_opened(tmp_path):
     """A project's masks came back as one tuple per layer, so the parts of an unmix
     were no longer found together ("unmixed with layers that are gone")."""
     from app.project.write import load_project, save_project, snapshot
-    from tests.app.project.test_project_layers import AllTiles
+    from tests.projects import AllTiles
 
     ed, (a, b) = _nmf_parts()
     path = save_project(tmp_path / "u.spp", snapshot(ed.doc, AllTiles(ed.doc)), {}).path
