@@ -382,13 +382,15 @@ def check_memory(module: Module, *, channels: int, samples: int, sample_rate: in
 
 
 def analyse(doc: Document, planned: Plan, *, progress: ProgressFn | None = None,
-            cancel=None) -> Cells | None:
+            cancel=None, kept: bool = True) -> Cells | None:
     """The coefficients :func:`write` writes for ``planned`` (None: nothing); reads
-    ``doc``, writes nothing (a worker may run it)."""
+    ``doc``, writes nothing (a worker may run it). ``kept``: a history will keep the
+    step, so its change is packed for a project (engine.model.history.Change)."""
     if planned.change is None:
         return None
     return _cells(doc, planned.change, *planned.span, planned.a0, planned.chans,
-                  MODULES[planned.report.module].title, progress, cancel, layer=planned.layer)
+                  MODULES[planned.report.module].title, progress, cancel, layer=planned.layer,
+                  kept=kept)
 
 
 def write(doc: Document, planned: Plan, cells: Cells | None, *,
@@ -405,14 +407,15 @@ def write(doc: Document, planned: Plan, cells: Cells | None, *,
 
 
 def prepare(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
-            progress: ProgressFn | None = None, cancel=None,
+            progress: ProgressFn | None = None, cancel=None, kept: bool = True,
             **options) -> tuple[Plan, Cells | None]:
     """:func:`plan` with ``options`` (its region, profile and settings) and
-    :func:`analyse`: all but the writing; a worker may run it."""
+    :func:`analyse` (``kept``: as there): all but the writing; a worker may run it."""
     planned = plan(doc, audio, name, progress=scaled(progress, 0, 0.8), cancel=cancel,
                    **options)
     step(0.8, progress, cancel)
-    return planned, analyse(doc, planned, progress=scaled(progress, 0.8, 1.0), cancel=cancel)
+    return planned, analyse(doc, planned, progress=scaled(progress, 0.8, 1.0), cancel=cancel,
+                            kept=kept)
 
 
 def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
@@ -420,7 +423,8 @@ def repair(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
            cancel=None, **options) -> Report:
     """Run module ``name`` on ``doc`` (:func:`prepare`, :func:`write`): one undo step;
     the report says what it did."""
-    planned, cells = prepare(doc, audio, name, progress=progress, cancel=cancel, **options)
+    planned, cells = prepare(doc, audio, name, progress=progress, cancel=cancel,
+                             kept=history is not None, **options)
     return write(doc, planned, cells, history=history)
 
 
@@ -476,16 +480,19 @@ def put_back(doc: Document, report: Report, index: int, *,
 
 
 def _cells(doc: Document, d: np.ndarray, c0: int, c1: int, a0: int, chans: list[int],
-           label: str, progress, cancel, layer: int) -> Cells:
+           label: str, progress, cancel, layer: int, kept: bool = True) -> Cells:
     """The coefficients of the frames the change ``d`` (``[len(chans), ...]`` from sample
-    ``a0``, nonzero within ``[c0, c1)``) reaches on ``layer``, with its analysis added."""
+    ``a0``, nonzero within ``[c0, c1)``) reaches on ``layer``, with its analysis added
+    (``kept``: and the change packed, for the history that keeps the step; a CLI or
+    batch repair keeps none)."""
     t = doc.transform
     f0, f1 = t.frames_needed(c0, c1, doc.length)
     channel = None if len(chans) == doc.channels else chans[0]
     change = torch.zeros((len(chans), doc.length), dtype=torch.float32)
     change[:, c0:c1] = torch.from_numpy(d[:, c0 - a0:c1 - a0]).float()
     step(0.0, None, cancel)
-    cells = Cells(label, channel, layer, change=Change.of(c0, change[:, c0:c1].numpy()))
+    cells = Cells(label, channel, layer, change=Change.of(
+        c0, change[:, c0:c1].numpy(), lambda: step(0.0, None, cancel)) if kept else None)
     change = change.to(doc.device)
     for fa in range(f0, f1, WRITE_FRAMES):
         step((fa - f0) / max(f1 - f0, 1), progress, cancel)

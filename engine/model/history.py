@@ -27,6 +27,7 @@ from engine.model.layer_stack import StackState, held_tensors
 from engine.region import Rect
 
 DEFAULT_LIMIT = 1 << 30
+PACK_SAMPLES = 1 << 22  # samples of a Change packed between two looks at a Cancel
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,19 @@ class Change:
     packed: np.ndarray  # uint8
 
     @classmethod
-    def of(cls, sample0: int, samples: np.ndarray) -> "Change":
-        shuffled = np.ascontiguousarray(np.ascontiguousarray(samples, np.float32)
-                                        .view(np.uint8).reshape(-1, 4).T)
-        return cls(sample0, samples.shape,
-                   np.frombuffer(zlib.compress(shuffled.tobytes(), 1), np.uint8))
+    def of(cls, sample0: int, samples: np.ndarray,
+           between: Callable[[], None] | None = None) -> "Change":
+        """``samples`` packed a piece at a time, ``between()`` called between pieces (a
+        Cancel is looked at there: 10 minutes of stereo take seconds to pack)."""
+        planes = np.ascontiguousarray(samples, np.float32).view(np.uint8).reshape(-1, 4)
+        packer, out = zlib.compressobj(1), []
+        for byte in range(4):
+            for first in range(0, len(planes), PACK_SAMPLES):
+                if between is not None:
+                    between()
+                out.append(packer.compress(planes[first:first + PACK_SAMPLES, byte].tobytes()))
+        out.append(packer.flush())
+        return cls(sample0, samples.shape, np.frombuffer(b"".join(out), np.uint8))
 
     def samples(self) -> np.ndarray | None:
         """The change, float32 ``shape``; None if ``packed`` does not hold that."""
@@ -190,9 +199,9 @@ class History:
             oldest = self.steps.pop(0)
             self.position -= 1
             self.dropped += 1
-            if isinstance(oldest, Step):  # its cells and layers go (a Swap's: on_drop's)
+            if isinstance(oldest, Step):  # its cells, layers and change go (a Swap's: on_drop's)
                 oldest.patches.clear()
-                oldest.stack = None
+                oldest.stack = oldest.change = None
             if self.on_drop is not None:
                 self.on_drop(oldest)
             else:
