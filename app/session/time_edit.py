@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.errors import ParameterError
 from engine.model.document import Document
-from engine.model.splice import FADE_S, Piece, spliced
+from engine.model.splice import FADE_S, Piece, same_samples, spliced
 
 PASTE_MODES = ("insert", "add", "replace")
 MAX_SILENCE_S = 3600.0
@@ -41,7 +41,8 @@ class TimeClip:
 
     @property
     def nbytes(self) -> int:
-        return self.content.nbytes + self.recording.nbytes
+        return self.content.nbytes + (0 if self.recording is self.content else
+                                      self.recording.nbytes)
 
     def piece(self, channels: int) -> Piece:
         """The clip as a piece of a document of ``channels`` channels (a mono clip goes
@@ -52,7 +53,9 @@ class TimeClip:
                 raise ParameterError(f"the clipboard holds {content.shape[0]} channels and "
                                      f"this document {channels}; paste it into a document of "
                                      f"{content.shape[0]} channels (or copy from a mono one)")
-            content, recording = (np.repeat(a, channels, axis=0) for a in (content, recording))
+            content = np.repeat(content, channels, axis=0)
+            recording = content if self.recording is self.content else \
+                np.repeat(recording, channels, axis=0)
         return Piece(content, recording, self.handles[0], self.handles[0] + self.frames)
 
 
@@ -93,9 +96,10 @@ def copy_range(doc: Document, wave: np.ndarray, s0: int, s1: int) -> TimeClip:
     """Samples ``[s0, s1)`` of the output (and the recording), with their handles."""
     fade = round(FADE_S * doc.sample_rate)
     a, b = max(0, s0 - fade), min(doc.length, s1 + fade)
-    return TimeClip(np.array(wave[:, a:b], np.float32),
-                    np.array(doc.audio.samples[:, a:b], np.float32), doc.sample_rate,
-                    (s0 - a, b - s1))
+    content = np.array(wave[:, a:b], np.float32)
+    recording = content if same_samples(wave, doc.audio.samples) else \
+        np.array(doc.audio.samples[:, a:b], np.float32)  # held once where they are one
+    return TimeClip(content, recording, doc.sample_rate, (s0 - a, b - s1))
 
 
 def delete_range(doc: Document, wave: np.ndarray, s0: int, s1: int, **work) -> Document:

@@ -22,6 +22,8 @@ holds and does exactly what it did before layers.
 """
 
 import os
+import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
@@ -31,6 +33,7 @@ import torch
 from engine.coeffs import magnitude, polar_parts
 from engine.errors import ParameterError
 from engine.io.audio import Audio, load
+from engine.model.frame_store import FrameStore, Shared
 from engine.model.layer_sources import Computed
 from engine.model.layer_stack import LayerStack, StackState
 from engine.progress import CancelFlag, ProgressFn, drain, scaled, step
@@ -86,10 +89,10 @@ class Document:
         float32 ``[ch, n]``); the recording stays the original that restore and heal go
         back to. ``confirm(text) -> bool``: asked whether to go on when the settings
         would cost much (engine.runtime.cost), before anything is allocated.
-        ``reuse``: (an older document of this analysis, a sample): the new content
-        is that document's own up to that sample, and so are the coefficients of the
-        chunks whose analysis reads only samples before it (a time edit,
-        engine.model.splice): they are copied, not computed."""
+        ``reuse``: (an older document of this analysis, where the new content is its
+        own samples moved: ``(lo, hi, shift)`` each, see :meth:`_shared`): a time edit
+        (engine.model.splice). The older document's cells there are shared, not
+        computed, and the rest is analysed when first read (engine.model.frame_store)."""
         self._setup(audio, transform, device, content, settings, confirm)
 
         def analyze(dev: torch.device) -> None:
@@ -128,38 +131,89 @@ class Document:
         drain(self._analysis(device, progress, cancel, reuse))
 
     def _analysis(self, device: torch.device, progress, cancel, reuse=None) -> Iterator[None]:
-        """Analyse the content a chunk of frames a step."""
+        """Analyse the content a chunk of frames a step (or, with ``reuse``, share what
+        the older document holds and leave the rest until it is read)."""
         self.transform = self.transform.to(device)
         self.source = torch.from_numpy(self.audio.samples).to(device)
         self._original_chunks: OrderedDict = OrderedDict()  # see _original_chunk
-        content = self.source if self._content is None else \
+        self._content_cells = self.source if self._content is None else \
             torch.from_numpy(self._content).to(device)
         channels, frames = self.audio.channels, self.transform.n_frames(self.length)
-        coef = torch.empty((channels, frames, self.transform.n_bins), dtype=torch.complex64,
-                           device=device)
-        self.layers = LayerStack(coef, Computed(self._recording_frames))
+        shape = (channels, frames, self.transform.n_bins)
         chunk = self.transform.analysis_chunk(channels)
-        kept = 0 if reuse is None else self._reusable(reuse, chunk, frames)
-        if kept:  # in one copy: a chunk at a time costs twice as much
-            coef[:, :kept] = reuse[0].mix[:, :kept].to(device)
-            self._overview.adopt(reuse[0]._overview, kept, coef)
-        for f0 in range(kept, frames, chunk):
+        analyse = _weak(self._analyse_frames)
+        self._edited = reuse is not None
+        if reuse is not None:
+            shared = self._shared(reuse, frames)
+            store = FrameStore(shape, device, analyse=analyse, grain=chunk, shared=shared)
+            self.layers = LayerStack(store, Computed(self._recording_frames))
+            self._overview.adopt(reuse[0]._overview, shared, store)
+            step(1.0, progress, None)
+            return
+        coef = torch.empty(shape, dtype=torch.complex64, device=device)
+        self.layers = LayerStack(FrameStore.whole(coef, analyse=analyse, grain=chunk),
+                                 Computed(self._recording_frames))
+        for f0 in range(0, frames, chunk):
             step(f0 / frames, progress, cancel)
             f1 = min(frames, f0 + chunk)
-            coef[:, f0:f1] = self.transform.forward_frames(content, f0, f1).transpose(-1, -2)
+            coef[:, f0:f1] = self._frames(f0, f1)
             yield
         step(1.0, progress, None)
 
-    def _reusable(self, reuse: "tuple[Document, int]", chunk: int, frames: int) -> int:
-        """How many whole chunks' frames of ``reuse``'s document are what analysing this
-        one's content gives there (see the constructor)."""
-        old, same_until = reuse
-        limit = min(same_until, old.length, self.length)
-        kept = 0
-        while kept + chunk <= min(old.n_frames, frames) and \
-                self.transform.frame_span(kept, kept + chunk)[1] <= limit:
-            kept += chunk
-        return kept
+    def _analyse_frames(self, frame0: int, frame1: int) -> torch.Tensor:
+        """The content's analysis over frames ``[frame0, frame1)``, ``[ch, frames, bins]``
+        (each frame's bits whatever the frames asked with it: tests/engine/test_stft.py,
+        the constant-Q's whole blocks)."""
+        t = self.transform
+        chunk = t.analysis_chunk(self.audio.channels)  # a chunk at a time: cache-sized
+        out = torch.empty((self.audio.channels, frame1 - frame0, t.n_bins),
+                          dtype=torch.complex64, device=self._content_cells.device)
+        for f0 in range(frame0, frame1, chunk):
+            f1 = min(frame1, f0 + chunk)
+            out[:, f0 - frame0:f1 - frame0] = self._frames(f0, f1)
+        return out
+
+    def _frames(self, frame0: int, frame1: int) -> torch.Tensor:
+        """One chunk of the content's analysis, ``[ch, frames, bins]`` (a view)."""
+        return self.transform.forward_frames(self._content_cells, frame0, frame1) \
+            .transpose(-1, -2)
+
+    def _shared(self, reuse: "tuple[Document, list[tuple[float, float, int]]]",
+                frames: int) -> tuple[Shared, ...]:
+        """What this document (a time edit of ``reuse``'s, engine.model.splice) holds of
+        the older one's cells: for each ``(lo, hi, shift)`` of ``reuse`` (new samples
+        ``[lo, hi)`` are the old content's at ``+ shift``), where the shift is whole
+        frames of the transform's grid, the frames whose analysis reads only those
+        samples and nothing the old document wrote. The older document's cells must be
+        its own (no layers) on the same analysis."""
+        old, moved = reuse
+        if not isinstance(old.layers.mix, FrameStore) or old.transform.settings() != \
+                self.transform.settings():
+            return ()
+        t, store = self.transform, old.layers.mix
+        written = merged_spans([s for spans in old.written_samples() for s in spans])
+
+        def starting(sample: float, count: int) -> int:  # the first frame reading from it on
+            return _first(lambda k: t.frame_span(k, k + 1)[0] >= sample, count)
+
+        def past(sample: float, count: int) -> int:  # the first frame reading past it
+            return _first(lambda k: t.frame_span(k, k + 1)[1] > sample, count)
+
+        parts = []
+        for lo, hi, shift in moved:
+            if shift % t.shift_samples:
+                continue
+            by = shift // t.hop
+            j0 = max(starting(lo, frames), -by)
+            j1 = min(past(hi, frames), old.n_frames - by)
+            for a, b in written:  # old frames reading written samples are not shared
+                k0, k1 = past(a, old.n_frames) - by, starting(b, old.n_frames) - by
+                if min(k0, j1) > j0:
+                    parts.append(Shared(j0, min(k0, j1), store, j0 + by))
+                j0 = max(j0, k1)
+            if j1 > j0:
+                parts.append(Shared(j0, j1, store, j0 + by))
+        return tuple(parts)
 
     def reanalyzed(self, edited: np.ndarray, progress: ProgressFn | None = None,
                    cancel: CancelFlag | None = None, **analysis) -> "Document":
@@ -172,26 +226,47 @@ class Document:
     # -- shape and units -------------------------------------------------------
     @property
     def mix(self) -> torch.Tensor:
-        """The mix: the coefficients rendered and resynthesized."""
+        """The mix, the coefficients rendered and resynthesized, as one tensor (for
+        tests and scripts: a document a time edit made holds them in runs, which this
+        joins, analysing what was not yet)."""
+        cells = self.layers.mix
+        return cells.dense() if isinstance(cells, FrameStore) else cells
+
+    @property
+    def cells(self) -> "torch.Tensor | FrameStore":
+        """The mix as it is held (read as a ``[ch, frames, bins]`` tensor is)."""
         return self.layers.mix
 
     @property
     def channels(self) -> int:
-        return self.mix.shape[0]
+        return self.cells.shape[0]
 
     @property
     def n_frames(self) -> int:
-        return self.mix.shape[1]
+        return self.cells.shape[1]
 
     @property
     def n_bins(self) -> int:
-        return self.mix.shape[2]
+        return self.cells.shape[2]
 
     @property
     def nbytes(self) -> int:
         """Memory held by the coefficients (the mix and the layers) and the recording."""
-        return self.mix.numel() * self.mix.element_size() + self.layers.nbytes + \
+        return self.cells.numel() * self.cells.element_size() + self.layers.nbytes + \
             self.source.numel() * self.source.element_size()
+
+    def nbytes_beside(self, other: "Document") -> int:
+        """What :attr:`nbytes` counts that ``other`` does not hold too (a time edit's
+        document shares cells with the one before it)."""
+        def held(doc: Document) -> dict[int, int]:
+            cells = doc.cells
+            if isinstance(cells, FrameStore):
+                return cells.held()
+            return {cells.untyped_storage().data_ptr(): cells.untyped_storage().nbytes()}
+
+        theirs, cells = held(other), self.cells.numel() * self.cells.element_size()
+        apart = sum(n for ptr, n in held(self).items() if ptr not in theirs)
+        return self.nbytes - cells + min(cells, apart)
 
     @property
     def magnitude(self) -> torch.Tensor:
@@ -347,26 +422,45 @@ class Document:
         c = self._channel_slice(channel)
         width = rect.shape[1] if width is None else width
         height = rect.shape[0] if height is None else height
-        return render.render(self.mix[c], rect, width=width, height=height, ref=self.full_scale,
+        return render.render(self.cells[c], rect, width=width, height=height, ref=self.full_scale,
                              transform=self.transform, blocks=self._blocks(c), **style)
 
     def level_tile_db(self, rect: Rect, factor: int = 1, channel: int | None = None) -> np.ndarray:
         """dB levels of ``rect`` pooled by ``factor`` frames, for a view's tiles."""
         rect = rect.clip(self.n_bins, self.n_frames)
         c = self._channel_slice(channel)
-        return render.level_tile_db(self.mix[c], rect, factor, ref=self.full_scale,
+        return render.level_tile_db(self.cells[c], rect, factor, ref=self.full_scale,
                                     blocks=self._blocks(c))
 
-    def prepare_overview(self) -> None:
-        """Build the zoomed-out overview now (a worker does, before a view asks)."""
-        self._overview.get(self.mix)
+    def prepare_overview(self, frames: tuple[int, int] | None = None) -> None:
+        """Build the zoomed-out overview now (a worker does, before a view asks), of
+        ``frames`` (a range: what a view shows) or all of them."""
+        self._overview.get(self.cells, frames)
+
+    @property
+    def analysing(self) -> bool:
+        """Whether a time edit left frames to analyse, or its overview to build, which
+        :meth:`analyse_some` does a piece at a time (the window's turns: the view
+        analyses what it shows first, when it draws it)."""
+        return self._edited and self._overview.next_stale(1) is not None
+
+    def analyse_some(self, deadline: float) -> bool:
+        """Analyse what a time edit left and build its overview, a chunk of frames at
+        a time, until ``deadline`` (a ``time.perf_counter()`` value); whether some is
+        left."""
+        chunk = self.transform.analysis_chunk(self.channels)
+        while (span := self._overview.next_stale(chunk)) is not None:
+            self._overview.get(self.cells, span)
+            if time.perf_counter() > deadline:
+                return self._overview.next_stale(1) is not None
+        return False
 
     def loud_blocks(self, below_peak_db: float) -> tuple[torch.Tensor, int]:
         """For each bin, in how many of the file's blocks of frames (every channel's)
         it comes within ``below_peak_db`` of the document's loudest cell (``[bins]``
         int64, zeros for a silent file), and how many blocks there are. From the
         overview: cheap once it is built."""
-        blocks = self._overview.get(self.mix)
+        blocks = self._overview.get(self.cells)
         total = blocks.shape[0] * blocks.shape[1]
         peak = float(blocks.max()) if blocks.numel() else 0.0
         if not peak > 0:
@@ -376,7 +470,7 @@ class Document:
 
     def _blocks(self, channels: slice):
         """The overview's block maxima of ``channels``, computed when a view asks."""
-        return lambda: self._overview.get(self.mix)[channels]
+        return lambda f0, f1: self._overview.get(self.cells, (f0, f1))[channels]
 
     def packed_texture(self, rect: Rect, channel: int = 0, **levels) -> np.ndarray:
         """Full-resolution R = magnitude, G = phase texture of ``rect`` (see engine.view.render)."""
@@ -387,7 +481,7 @@ class Document:
     def coefficients(self, frame0: int, frame1: int) -> torch.Tensor:
         """Complex coefficients of frames ``[frame0, frame1)``, all channels and bins:
         ``[ch, bins, frames]``, a view of the live store (do not write through it)."""
-        return self.mix[:, frame0:frame1].transpose(1, 2)
+        return self.cells[:, frame0:frame1].transpose(1, 2)
 
     # -- change tracking -------------------------------------------------------
     def add_listener(self, listener: Listener) -> None:
@@ -451,3 +545,23 @@ class Document:
         """The union of the rects written since the last call, then forget it."""
         dirty, self._dirty = self._dirty, None
         return dirty
+
+
+def _first(past, count: int) -> int:
+    """The first ``k`` in ``[0, count)`` for which ``past(k)`` holds (``count``: none),
+    ``past`` holding from some ``k`` on."""
+    lo, hi = 0, count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if past(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _weak(method):
+    """``method`` called through a weak reference to its object: a document's store
+    does not keep the document alive (engine.model.layer_sources.Computed)."""
+    ref = weakref.WeakMethod(method)
+    return lambda *args: ref()(*args)

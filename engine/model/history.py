@@ -171,8 +171,8 @@ class Swap:
 
     @property
     def nbytes(self) -> int:
-        """The document it keeps besides the current one."""
-        return self.before.nbytes
+        """The document it keeps besides the current one (less the cells they share)."""
+        return self.before.nbytes_beside(self.after)
 
 
 class History:

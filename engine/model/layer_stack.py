@@ -2,7 +2,8 @@
 of the audible ones, each times its gain (negated when inverted). The transforms
 are linear, so the mix's synthesis is the sum of the layers' syntheses.
 
-The mix stays one ``[ch, frames, bins]`` tensor (the document's coefficients), so
+The mix is read as one ``[ch, frames, bins]`` tensor (the document's coefficients, held
+in runs, engine.model.frame_store, while it has one layer), so
 rendering and resynthesis read it as before. A document with one layer is today's:
 that layer's tensor *is* the mix, written in place, and nothing else is held. Once
 it has two, every layer is a :class:`engine.model.layer_sources.Tiled` (tiles painted
@@ -167,7 +168,7 @@ class LayerStack:
         to when a document without layers gets them; :meth:`set_state` takes it if the
         mix has not been written since, and drops it either way."""
         if self.plain:
-            self._prepared = (self._writes, self.mix + 0)  # -0.0 as _remix adds it: +0.0
+            self._prepared = (self._writes, _dense(self.mix) + 0)  # -0.0 as _remix adds it: +0.0
 
     def forget_prepared(self) -> None:
         self._prepared = None
@@ -197,9 +198,10 @@ class LayerStack:
             if prepared and prepared[0] == self._writes:
                 self.mix = prepared[1]
             elif changed == self.full and not self.deferred:
-                self.mix = torch.empty_like(self.mix)
+                self.mix = torch.empty(self.mix.shape, dtype=torch.complex64,
+                                       device=self.mix.device)
             else:
-                self.mix = self.mix + 0
+                self.mix = _dense(self.mix) + 0
         return None if changed is None else self._changed(changed)
 
     def _changed(self, rect: Rect) -> Rect | None:
@@ -246,6 +248,12 @@ class LayerStack:
         if self.plain:
             return 0
         return sum(t.numel() * t.element_size() for t in held_tensors(self.state).values())
+
+
+def _dense(cells) -> torch.Tensor:
+    """A document's cells as one tensor (a time edit's are held in runs,
+    engine.model.frame_store)."""
+    return cells if isinstance(cells, torch.Tensor) else cells.dense()
 
 
 def held_tensors(state: StackState) -> dict[int, torch.Tensor]:

@@ -6,7 +6,8 @@ recording, or what it was analysed from), bit for bit, not its resynthesis: a
 file that was not edited, or a region a repair found nothing in, is written out
 as it came in (DESIGN's "lossless until touched").
 
-The cached waveform lives on the CPU (where playback and export read it).
+The cached waveform lives on the CPU (where playback and export read it): the content
+itself until an edit's samples are spliced into it, then a copy.
 Edits reported by the document are queued as frame ranges and applied on the
 next read; a full resynthesis is the same span code run over the whole file
 in chunks, so incremental and full results are identical sample for sample.
@@ -31,6 +32,7 @@ class Resynthesizer:
     def __init__(self, document: Document):
         self.doc = document
         self._wave: torch.Tensor | None = None
+        self._owned = False  # whether _wave is a copy (else the content itself, unwritten)
         self._pending: list[tuple[int, int]] = []  # samples edits changed since the last update
         self._building = False  # a full resynthesis runs (maybe in a worker): edits queue
         self._built = threading.Event()
@@ -70,12 +72,12 @@ class Resynthesizer:
         :meth:`update`."""
         chunk = -(-full_chunk(self.doc.transform) // self._piece) * self._piece  # whole pieces
         content = self.doc.content_samples
-        wave = torch.from_numpy(np.array(content, np.float32))
         with self._lock:
             self._pending, self._building = [], True
         try:
             written = self.doc.written_samples()
             spans = merged_spans([s for per in written for s in per])
+            wave = _own_copy(content) if spans else _shared_view(content)
             total, done = max(1, sum(b - a for a, b in spans)), 0
             for a, b in spans:
                 for s0 in range(a, b, chunk):
@@ -88,7 +90,7 @@ class Resynthesizer:
             with self._lock:
                 self._building = False
         with self._lock:
-            self._wave = wave
+            self._wave, self._owned = wave, bool(spans)
         self._built.set()
         return wave
 
@@ -128,6 +130,8 @@ class Resynthesizer:
             if s1 > s0:
                 span = self._span(s0, s1)  # computed outside the lock: readers never wait on it
                 with self._lock:
+                    if not self._owned:  # the content itself until now: a copy to splice into
+                        self._wave, self._owned = _own_copy(self.doc.content_samples), True
                     _splice(self._wave, span, s0, written, self.doc.content_samples)
                 spans.append((s0, s1))
         return spans
@@ -148,6 +152,20 @@ class Resynthesizer:
         """The up-to-date output, float32 ``[ch, n]`` (a view of the cache: copy to keep)."""
         self.update()
         return self._wave.numpy()
+
+
+def _own_copy(content: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.array(content, np.float32))
+
+
+def _shared_view(content: np.ndarray) -> torch.Tensor:
+    """The content as the waveform, not copied (nothing written reaches it: a file
+    opened and not edited, a time edit's document) while it is float32, contiguous and
+    writable (torch warns of read-only arrays); otherwise a copy."""
+    if content.dtype != np.float32 or not content.flags.c_contiguous or \
+            not content.flags.writeable:
+        return _own_copy(content)
+    return torch.from_numpy(content)
 
 
 def _splice(wave: torch.Tensor, span: torch.Tensor, s0: int,

@@ -10,12 +10,14 @@ click-free. The recording restore goes back to is spliced the same way, so the
 document edited before stays what it was (its edits are in the content now; the
 coefficients are those of the content, and nothing counts as written).
 
-Analysing the new content costs the frames from the first junction on; the frames
-before it, whose samples did not change, are the old document's (a chunk of them is
-taken when none of the samples its analysis reads changed or was written: then it
-holds exactly what analysing the new content gives).
+The new document shares the old one's cells where its samples are the old content's,
+in place or moved by whole frames of the transform's grid, away from the junctions
+(engine.model.document's ``_shared``); every other frame is analysed when first read
+(engine.model.frame_store). Where nothing was painted, the content is the recording
+and is held once.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -52,19 +54,30 @@ def join(pieces: list[Piece], *, fade: int) -> tuple[np.ndarray, np.ndarray, lis
     up to ``2 fade`` samples (fewer where a piece is short or its samples end: at the
     file's ends a junction is a plain cut); and where each piece starts in them."""
     starts = list(np.cumsum([0] + [p.length for p in pieces[:-1]]))
+    alike = all(same_samples(p.content, p.recording) for p in pieces)
     content = np.concatenate([p.content[:, p.start:p.stop] for p in pieces], axis=1)
-    recording = np.concatenate([p.recording[:, p.start:p.stop] for p in pieces], axis=1)
+    recording = content if alike else \
+        np.concatenate([p.recording[:, p.start:p.stop] for p in pieces], axis=1)
     for left, right, at in zip(pieces, pieces[1:], starts[1:], strict=False):
         if left.content is right.content and left.stop == right.start:
             continue  # the samples go on as they were: no junction
         h = min(fade, left.length // 2, right.length // 2,
                 left.content.shape[1] - left.stop, right.start)
         if h > 0:
-            for out, a, b in ((content, left.content, right.content),
-                              (recording, left.recording, right.recording)):
+            pairs = ((content, left.content, right.content),) if alike else \
+                ((content, left.content, right.content),
+                 (recording, left.recording, right.recording))
+            for out, a, b in pairs:
                 out[:, at - h:at + h] = _crossfade(a[:, left.stop - h:left.stop + h],
                                                    b[:, right.start - h:right.start + h])
     return content, recording, [int(s) for s in starts]
+
+
+def same_samples(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are views of the same samples (a document whose output is
+    its recording as it came: nothing painted, nothing edited)."""
+    return a is b or (a.shape == b.shape and a.strides == b.strides and
+                      a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _crossfade(leaving: np.ndarray, coming: np.ndarray) -> np.ndarray:
@@ -93,28 +106,36 @@ def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None =
                              f"{doc.channels}; nothing was changed")
     if ready is not None:
         ready()
-    first = _first_change(doc, pieces, starts, fade)
     audio = replace(doc.audio, samples=recording,
                     metadata=_moved_markers(doc.audio.metadata, pieces, starts))
     layered = not doc.layers.plain
-    new = Document(audio, transform=doc.transform, device=doc.device, content=content,
+    new = Document(audio, transform=doc.transform, device=doc.device,
+                   content=None if content is recording else content,
                    progress=scaled(progress, 0, 0.3 if layered else 1.0), cancel=cancel,
-                   reuse=(doc, first))
+                   reuse=(doc, _moved(doc, pieces, starts, fade)))
     if layered:
         follow_layers(doc, new, pieces, lambda parts: join(parts, fade=fade)[:2],
                       progress=scaled(progress, 0.3, 1.0), cancel=cancel)
     return new
 
 
-def _first_change(doc: Document, pieces: list[Piece], starts: list[int], fade: int) -> int:
-    """The first sample where the new content may differ from ``doc``'s analysed
-    content or a write reached it: the old coefficients hold before it."""
-    first = 0
-    lead = pieces[0]
-    if lead.own and lead.start == 0:
-        first = lead.stop - (fade if len(pieces) > 1 else 0)
-    written = [a for spans in doc.written_samples() for a, _ in spans]
-    return max(0, min([first, *written]))
+def _moved(doc: Document, pieces: list[Piece], starts: list[int], fade: int
+           ) -> list[tuple[float, float, int]]:
+    """Where the new content holds ``doc``'s own samples, moved: ``(lo, hi, shift)``,
+    new samples ``[lo, hi)`` being ``doc``'s content at ``+ shift`` (each of its own
+    pieces, less its junctions' cross-fades; an end ``doc``'s as well is unbounded:
+    the padding past it is the same)."""
+    out = []
+    for i, (piece, at) in enumerate(zip(pieces, starts, strict=True)):
+        if not piece.own:
+            continue
+        shift = piece.start - at
+        lo = -math.inf if i == 0 and piece.start == 0 else at + (fade if i else 0)
+        end = at + piece.length
+        hi = math.inf if i == len(pieces) - 1 and piece.stop == doc.length else \
+            end - (fade if i < len(pieces) - 1 else 0)
+        out.append((lo, hi, shift))
+    return out
 
 
 def _moved_markers(metadata, pieces: list[Piece], starts: list[int]):

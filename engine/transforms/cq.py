@@ -69,6 +69,7 @@ class ConstantQ(Transform):
         self.window_frames = self.length // self.hop
         self.block_frames = self.chunk_frames = self.window_frames - 2 * self.edge
         self.block = self.block_frames * self.hop  # T: samples a block
+        self.shift_samples = self.block  # a frame's bits are its whole block's
         hz = self.bands.hz
         self._hz = torch.tensor(hz, dtype=torch.float64)
         top = len(hz) - 2  # the last band below Nyquist; then the Nyquist band

@@ -57,6 +57,7 @@ class STFT(Transform):
         self.sample_rate = int(sample_rate)
         self.n_fft, self.hop, self.window_name = n_fft, hop, window
         self.pad = self.reach = n_fft // 2
+        self.shift_samples = hop  # each frame its own FFT
         self.device = torch.device(device)
         self.window = WINDOWS[window](n_fft).to(self.device)
 

@@ -31,6 +31,9 @@ class Transform(ABC):
     # they end (brushes.locality.confine)
     confined_edits: bool = False
     reach: int  # samples a frame's atom reaches either side of its centre
+    # samples a shift of the signal must be a multiple of for each frame's coefficients
+    # to move with it bit for bit (engine.model.document's time edits share them)
+    shift_samples: int
     # the largest |coefficient| any full-scale signal makes, over full_scale: an atom's
     # sum of |samples| (a signal of +-1 matching its signs), against a cosine's half
     atom_sum: float = 2.0

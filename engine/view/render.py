@@ -80,7 +80,7 @@ def reduce_frames(x: torch.Tensor, factor: int) -> torch.Tensor:
 
 
 def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int,
-                       blocks: Callable[[], torch.Tensor] | None = None) -> torch.Tensor:
+                       blocks: Callable[[int, int], torch.Tensor] | None = None) -> torch.Tensor:
     """``[ch, ceil(frames / factor), bins]``: the magnitude of ``rect`` of a
     ``[ch, frames, bins]`` store (complex coefficients or magnitudes), max over
     aligned blocks of ``factor`` frames. ``blocks``: the store's engine.view.overview
@@ -90,7 +90,7 @@ def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int,
     n, k = store_fb.shape[1], overview.BLOCK
     if blocks is not None and factor % k == 0 and rect.frame0 % k == 0 and \
             (rect.frame1 % k == 0 or rect.frame1 == n):
-        x = blocks()[:, rect.frame0 // k:-(-rect.frame1 // k), rect.bins]
+        x = blocks(rect.frame0, rect.frame1)[:, rect.frame0 // k:-(-rect.frame1 // k), rect.bins]
         return reduce_frames(x, factor // k) if factor > k else x
     if not store_fb.is_complex():
         x = store_fb[:, rect.frames, rect.bins]

@@ -220,12 +220,14 @@ class EditActions:
             return
         session, tracker = self.opened.session, self.opened.tracker
         wave = session.start_reading()  # the splices wait while the worker reads it
+        shown = self.canvas.view.t0, self.canvas.view.t1
 
         def work(progress, cancel):
             clip = None if keep is None else keep(session.doc, wave)
             doc = verb(session.doc, wave, *args, progress=scaled(progress, 0, 0.6),
                        cancel=cancel, **options)
-            return clip, *with_waveform(doc, progress, cancel)
+            frames = tuple(round(doc.frame_of(t)) for t in shown)
+            return clip, *with_waveform(doc, progress, cancel, frames=frames)
 
         def done(result):
             clip, doc, synth = result
@@ -236,6 +238,7 @@ class EditActions:
                                   (PaintSession(doc, stack, session.history, synth),
                                    EditTracker(doc)), label)
             stack.push(command)
+            self.opened.session.catch_up_soon()  # the rest of its analysis, a piece a turn
             after()
             command.reselect = Reselect(before, self.opened.selection, self.opened.select)
             self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "

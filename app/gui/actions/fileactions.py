@@ -54,10 +54,12 @@ def describe_analysis(analysis: dict) -> str:
             f"{analysis['window']} window")
 
 
-def with_waveform(doc: Document, progress, cancel) -> tuple[Document, Resynthesizer]:
-    """In a worker: the document's overview and full resynthesis, so the GUI thread
-    only swaps it in."""
-    doc.prepare_overview()
+def with_waveform(doc: Document, progress, cancel, *, frames: tuple[int, int] | None = None
+                  ) -> tuple[Document, Resynthesizer]:
+    """In a worker: the document's overview (of ``frames``, what the view shows, for a
+    time edit's document: the window's turns build the rest, Document.analyse_some)
+    and full resynthesis, so the GUI thread only swaps it in."""
+    doc.prepare_overview(frames)
     synth = Resynthesizer(doc)
     synth.full(progress=scaled(progress, 0.6, 1.0), cancel=cancel)
     return doc, synth

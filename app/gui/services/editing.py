@@ -5,6 +5,7 @@ to the Edit menu and the history view and whose undo and redo it calls."""
 import math
 import random
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -226,7 +227,7 @@ class PaintSession:
     def catch_up_soon(self) -> None:
         """Remix and splice the edits on the next turns (after an undo: this turn draws
         it)."""
-        if self.synth.behind or self.doc.layers.pending:
+        if self.synth.behind or self.doc.layers.pending or self.doc.analysing:
             self._schedule()
 
     def start_reading(self):
@@ -308,7 +309,9 @@ class PaintSession:
             ended = True
         if self.splice_each_event() or ended:
             self.refresh_audio(deadline)  # edits are heard at once (only the touched samples)
-        if self._queue or self.doc.layers.pending:
+        if not self._queue and not self.doc.layers.pending and self.doc.analysing:
+            self.doc.analyse_some(deadline or time.perf_counter())  # a time edit's overview
+        if self._queue or self.doc.layers.pending or self.doc.analysing:
             self._schedule()
         self.turn_painted()
 
@@ -382,13 +385,17 @@ class PaintSession:
         if not self._scheduled and not self._closed:
             self._scheduled = True
             # a timer (time for input, timers and frames between turns), tied to the undo
-            # stack: it dies with the window, so no turn runs after it is gone
-            QTimer.singleShot(TURN_GAP_MS, self.undo_stack, self._continue)
+            # stack: it dies with the window, so no turn runs after it is gone; the session
+            # held weakly (a bound method is not held: a session an edit dropped from the
+            # history while its turns went on was called freed, and crashed)
+            session = weakref.ref(self)
+            QTimer.singleShot(TURN_GAP_MS, self.undo_stack,
+                              lambda: (alive := session()) is not None and alive._continue())
 
     def _continue(self) -> None:
         if self._closed:
             return
-        if self._queue or self.doc.layers.pending:
+        if self._queue or self.doc.layers.pending or self.doc.analysing:
             self.work()
         else:
             self._scheduled = False

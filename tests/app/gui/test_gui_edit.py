@@ -287,3 +287,23 @@ def test_a_stereo_file_with_no_selection_then_a_time_range(qtbot, window, tmp_pa
     choose(window, "Edit > Undo")
     choose(window, "Edit > Undo")
     assert np.array_equal(audio(window), source)
+
+
+def test_a_cut_is_drawn_at_once_and_the_window_analyses_the_rest_between_turns(qtbot, window):
+    """The edited document's frames past the junction are analysed when first read: the
+    worker draws what the view shows, the window's turns analyse the rest a chunk at a
+    time, and the whole-file overview ends as a freshly opened document's."""
+    from engine.model.document import Document
+
+    window.canvas.view.t0, window.canvas.view.t1 = 0.5, 1.5
+    select_time(qtbot, window, 0.6, 0.7)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_X, Qt.KeyboardModifier.ControlModifier)
+    wait_edit(qtbot, window, 1)
+    doc = window.doc
+    qtbot.waitUntil(lambda: not doc.analysing, timeout=20000)
+    assert doc.cells.unanalysed == 0
+    fresh = Document(doc.audio, transform=doc.transform, device="cpu",
+                     content=doc.content_samples)
+    fresh.prepare_overview()
+    assert np.array_equal(doc._overview.get(doc.cells).numpy(),
+                          fresh._overview.get(fresh.cells).numpy())

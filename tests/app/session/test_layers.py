@@ -100,7 +100,7 @@ def test_random_operations_keep_the_mix_and_undo_bit_for_bit(seed):
 def test_a_document_with_one_layer_is_todays():
     doc = noisy_doc()
     assert doc.layers.plain and doc.layers.nbytes == 0
-    assert doc.layers.active.content.tensor is doc.mix
+    assert doc.layers.active.content.tensor is doc.cells
     before = doc.nbytes
     paint(doc, "gain", [StrokePoint(0.5, 1000), StrokePoint(1.0, 1000)], params={"gain_db": -20})
     assert doc.layers.plain and doc.nbytes == before
