@@ -48,14 +48,18 @@ from engine.view import render
 from engine.view.overview import BlockMaxima
 
 ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
+HELD_ABOVE = 1 << 30  # a document whose coefficients take more holds only HELD_BYTES of them,
+HELD_BYTES = 1 << 29  # the most recently used (engine.model.frame_store: the rest analysed again)
+BUILT_AT_ONCE = 1024  # frames analysed a step when a document is too large to hold whole
 
 Listener = Callable[[Rect, tuple[int, ...]], None]
 MEMORY_SHARE = 0.8  # of the memory available, what one document may take
 
 
 def document_bytes(channels: int, length: int, transform, *, content: bool = False) -> int:
-    """What a document of ``length`` samples will hold: its coefficients (complex64),
-    the recording, its resynthesized waveform, and ``content`` (a re-analysis's audio)."""
+    """What a document of ``length`` samples may hold: its coefficients (complex64; all
+    of them, though past HELD_ABOVE it holds HELD_BYTES unless read), the recording, its
+    resynthesized waveform, and ``content`` (a re-analysis's audio)."""
     cells = channels * transform.n_frames(length) * transform.n_bins
     return 8 * cells + 4 * channels * length * (3 if content else 2)
 
@@ -143,11 +147,20 @@ class Document:
         chunk = self.transform.analysis_chunk(channels)
         analyse = _weak(self._analyse_frames)
         self._edited = reuse is not None
-        if reuse is not None:
-            shared = self._shared(reuse, frames)
-            store = FrameStore(shape, device, analyse=analyse, grain=chunk, shared=shared)
+        budget = HELD_BYTES if 8 * shape[0] * shape[1] * shape[2] > HELD_ABOVE else None
+        if reuse is not None or budget is not None:
+            shared = () if reuse is None else self._shared(reuse, frames)
+            store = FrameStore(shape, device, analyse=analyse, grain=chunk, shared=shared,
+                               budget=budget)
             self.layers = LayerStack(store, Computed(self._recording_frames))
-            self._overview.adopt(reuse[0]._overview, shared, store)
+            if reuse is not None:
+                self._overview.adopt(reuse[0]._overview, shared, store)
+            else:  # too large to hold whole: its overview, the frames held as they fit
+                piece = chunk * max(1, BUILT_AT_ONCE // chunk)
+                for f0 in range(0, frames, piece):
+                    step(f0 / frames, progress, cancel)
+                    self._overview.get(store, (f0, min(frames, f0 + piece)))
+                    yield
             step(1.0, progress, None)
             return
         coef = torch.empty(shape, dtype=torch.complex64, device=device)

@@ -13,6 +13,10 @@ document was opened on, so it holds what a fresh analysis of its content holds.
 A run's cells are written in place only while one store holds them; once shared,
 a write copies the frames it reaches first (copy-on-write), so neither store sees
 the other's edits: undo and redo across a time edit stay exact.
+
+A store may hold a ``budget`` of analysed cells (a document too large to hold whole:
+8 channels at 192 kHz): past it, the least recently used runs it analysed and nothing
+wrote go back to unanalysed, analysed again when next read.
 """
 
 import threading
@@ -41,6 +45,8 @@ class _Run:
     stop: int
     cells: torch.Tensor | None  # [ch, stop - start, bins]; None: not analysed yet
     block: _Block
+    clean: bool = False  # analysed here and never written: may be let go (a budget)
+    used: int = 0  # when last read or written (the least recently used go first)
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,9 @@ class FrameStore:
     grid: on the constant-Q transform a frame's bits depend on its chunk)."""
 
     def __init__(self, shape: tuple[int, int, int], device, *, analyse: Analyse | None,
-                 grain: int, shared: tuple[Shared, ...] = ()):
+                 grain: int, shared: tuple[Shared, ...] = (), budget: int | None = None):
+        self.budget = budget  # bytes of analysed cells held at most (None: all of them)
+        self._tick = 0
         self.shape = torch.Size(shape)
         self.device = torch.device(device)
         self.dtype = torch.complex64
@@ -126,6 +134,7 @@ class FrameStore:
         f0, f1, _ = frames.indices(self.shape[1])
         with self._lock:
             parts = [r.cells[chans, a:b, bins] for r, a, b in self._reach(f0, f1)]
+            self._let_go()
         if len(parts) == 1:
             return parts[0]
         if not parts:
@@ -140,6 +149,8 @@ class FrameStore:
         with self._lock:
             for r, a, b in self._reach(f0, f1, writing=True):
                 r.cells[chans, a:b, bins] = value[:, r.start + a - f0:r.start + b - f0]
+                r.clean = False
+            self._let_go()
 
     def dense(self) -> torch.Tensor:
         """The cells as one tensor, held from now on as one run (a copy, unless they are
@@ -167,6 +178,7 @@ class FrameStore:
         """The runs over frames ``[f0, f1)``, each with the span of its cells in it
         (relative to the run), analysed first, and (``writing``) each its own."""
         out = []
+        self._tick += 1
         i = self._index(f0)
         while i < len(self._runs) and self._runs[i].start < f1:
             r = self._runs[i]
@@ -177,9 +189,22 @@ class FrameStore:
             if writing and r.block.shared:
                 i = self._own(i, a, b)
                 continue
+            r.used = self._tick
             out.append((r, a - r.start, b - r.start))
             i += 1
         return out
+
+    def _let_go(self) -> None:
+        """Over the budget, let the least recently used clean runs go back to unanalysed
+        (their cells are the content's analysis: analysed again when read)."""
+        if self.budget is None:
+            return
+        held = sum(r.cells.numel() * 8 for r in self._runs if r.cells is not None)
+        for r in sorted((r for r in self._runs if r.clean), key=lambda r: r.used):
+            if held <= self.budget:
+                return
+            held -= r.cells.numel() * 8
+            r.cells, r.clean = None, False
 
     def _index(self, frame: int) -> int:
         lo, hi = 0, len(self._runs)
@@ -197,7 +222,9 @@ class FrameStore:
         r, g = self._runs[i], self.grain
         lo, hi = max(r.start, a // g * g), min(r.stop, -(-b // g) * g)
         cells = self._analyse(lo, hi).to(self.device, self.dtype)
-        return self._split(i, lo, hi, cells, _Block())
+        at = self._split(i, lo, hi, cells, _Block())
+        self._runs[at].clean = True
+        return at
 
     def _own(self, i: int, a: int, b: int) -> int:
         """Give the shared run ``i`` a copy of its cells over ``[a, b)`` widened to
@@ -212,7 +239,7 @@ class FrameStore:
 
         def part(start: int, stop: int) -> _Run:
             held = None if r.cells is None else r.cells[:, start - r.start:stop - r.start]
-            return _Run(start, stop, held, r.block)
+            return _Run(start, stop, held, r.block, r.clean, r.used)
 
         new = ([part(r.start, lo)] if lo > r.start else []) + [_Run(lo, hi, cells, block)] + \
             ([part(hi, r.stop)] if hi < r.stop else [])

@@ -138,3 +138,31 @@ def test_a_view_analyses_what_it_shows_and_the_turns_build_the_rest_a_piece_at_a
     new = fresh(doc)
     new.prepare_overview()
     assert torch.equal(doc._overview.get(doc.cells), new._overview.get(new.cells))
+
+
+def test_a_document_too_large_to_hold_whole_holds_its_budget_and_reads_and_paints_as_one_held_whole(
+        monkeypatch):
+    """Past HELD_ABOVE a document holds HELD_BYTES of analysed cells (issue 50, item 7:
+    8 channels at 192 kHz), letting the least recently read go and analysing them
+    again when read; what it reads, paints and undoes is what a document held whole
+    does, bit for bit, and what was painted is never let go."""
+    import engine.model.document as document
+
+    x = take(6.0)
+    whole = Editor(Document(Audio(x, SR), transform="stft", device="cpu"))
+    cells_bytes = whole.doc.cells.numel() * 8
+    monkeypatch.setattr(document, "HELD_ABOVE", cells_bytes // 2)
+    monkeypatch.setattr(document, "HELD_BYTES", cells_bytes // 8)
+    held = Editor(Document(Audio(x, SR), transform="stft", device="cpu"))
+    store = held.doc.cells
+    assert sum(store.held().values()) <= cells_bytes // 8 and store.unanalysed > 0
+    assert torch.equal(held.doc._overview.get(store), whole.doc._overview.get(whole.doc.cells))
+    for ed in (whole, held):
+        ed.paint("soft-eraser", [(1.0, 1000), (1.5, 2000)])
+    for frame0 in range(0, whole.doc.n_frames, 37):  # reads all over: runs go and come back
+        rect = Rect(0, whole.doc.n_bins, frame0, frame0 + 40)
+        assert same(held.doc.read_complex(rect), whole.doc.read_complex(rect))
+    assert np.array_equal(held.audio(), whole.audio())
+    for ed in (whole, held):
+        ed.undo()
+    assert same(cells(held.doc), cells(whole.doc))
