@@ -154,8 +154,10 @@ class FrameStore:
 
     def dense(self) -> torch.Tensor:
         """The cells as one tensor, held from now on as one run (a copy, unless they are
-        one run already)."""
+        one run already); with a budget, a copy of them (held as before)."""
         with self._lock:
+            if self.budget is not None:
+                return self[:, 0:self.shape[1]]
             self._reach(0, self.shape[1])
             if len(self._runs) == 1 and not self._runs[0].block.shared:
                 return self._runs[0].cells

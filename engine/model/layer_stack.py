@@ -168,7 +168,7 @@ class LayerStack:
         to when a document without layers gets them; :meth:`set_state` takes it if the
         mix has not been written since, and drops it either way."""
         if self.plain:
-            self._prepared = (self._writes, _dense(self.mix) + 0)  # -0.0 as _remix adds it: +0.0
+            self._prepared = (self._writes, _plus_zero(self.mix))  # -0.0 as _remix adds it: +0.0
 
     def forget_prepared(self) -> None:
         self._prepared = None
@@ -201,7 +201,7 @@ class LayerStack:
                 self.mix = torch.empty(self.mix.shape, dtype=torch.complex64,
                                        device=self.mix.device)
             else:
-                self.mix = _dense(self.mix) + 0
+                self.mix = _plus_zero(self.mix)
         return None if changed is None else self._changed(changed)
 
     def _changed(self, rect: Rect) -> Rect | None:
@@ -250,10 +250,10 @@ class LayerStack:
         return sum(t.numel() * t.element_size() for t in held_tensors(self.state).values())
 
 
-def _dense(cells) -> torch.Tensor:
-    """A document's cells as one tensor (a time edit's are held in runs,
-    engine.model.frame_store)."""
-    return cells if isinstance(cells, torch.Tensor) else cells.dense()
+def _plus_zero(cells) -> torch.Tensor:
+    """A copy of a document's cells as one tensor, plus +0.0 (a time edit's are held in
+    runs, engine.model.frame_store: read whole, a copy, and left as they are)."""
+    return (cells if isinstance(cells, torch.Tensor) else cells[:, 0:cells.shape[1]]) + 0
 
 
 def held_tensors(state: StackState) -> dict[int, torch.Tensor]:

@@ -175,7 +175,7 @@ class LayerActions:
         session.finish()
         doc = self.opened.doc
         if doc.layers.plain and not from_worker and \
-                doc.mix.numel() * doc.mix.element_size() > COPIED_HERE_BYTES:
+                doc.cells.numel() * doc.cells.element_size() > COPIED_HERE_BYTES:
             # the mix gets a tensor of its own first: a copy of all of it (0.8 GiB, up to
             # a second, for 10 minutes of stereo), in a worker
             self._prepared_then(label, lambda: self._do(operation, label, from_worker=True))
