@@ -31,19 +31,21 @@ STATE_CHUNKS = 16  # analysis chunks in one chunk of the walk's state
 class Planned:
     """A step as the walk sees it: its channel (None: all), its change (a repair's, or
     None), its patches' rects; ``before``/``after``: their cells
-    when writing (None when opening)."""
+    when writing (None when opening); ``samples``: the change unpacked, when it was
+    (the walk lets it go once used)."""
 
     channel: int | None
     change: Change | None
     rects: list[Rect]
     before: list[torch.Tensor] | None = None
     after: list[torch.Tensor | None] | None = None
+    samples: np.ndarray | None = None
 
 
 class State:
-    """The document's cells as the walk holds them: frames-major chunks (``[ch, frames,
-    bins]``, as a document holds them) of ``chunk`` frames, taken from ``base(frame0,
-    frame1)`` (``[ch, bins, frames]``) the first time touched."""
+    """The document's cells as the walk holds them: chunks of ``chunk`` frames (``[ch,
+    bins, frames]``, as the walk reads and writes them: no transposing), taken from
+    ``base(frame0, frame1)`` (``[ch, bins, frames]``) the first time touched."""
 
     def __init__(self, base, chunk: int, n_frames: int):
         self.base, self.chunk, self.n_frames, self.chunks = base, chunk, n_frames, {}
@@ -51,8 +53,8 @@ class State:
     def _parts(self, rect: Rect):
         for k in range(rect.frame0 // self.chunk, -(-rect.frame1 // self.chunk)):
             if k not in self.chunks:
-                end = min(self.n_frames, (k + 1) * self.chunk)
-                self.chunks[k] = self.base(k * self.chunk, end).transpose(1, 2).contiguous()
+                self.chunks[k] = self.base(k * self.chunk,
+                                           min(self.n_frames, (k + 1) * self.chunk))
             lo = max(rect.frame0, k * self.chunk)
             hi = min(rect.frame1, (k + 1) * self.chunk)
             yield self.chunks[k], slice(lo - k * self.chunk, hi - k * self.chunk), \
@@ -60,13 +62,11 @@ class State:
 
     def read(self, rect: Rect, chans: slice) -> torch.Tensor:
         """A copy of the cells over ``rect`` on ``chans``, ``[ch, bins, frames]``."""
-        return torch.cat([c[chans, here, rect.bins] for c, here, _ in self._parts(rect)], 1) \
-            .transpose(1, 2).contiguous()
+        return torch.cat([c[chans, rect.bins, here] for c, here, _ in self._parts(rect)], 2)
 
     def write(self, rect: Rect, chans: slice, cells: torch.Tensor) -> None:
-        frames = cells.transpose(1, 2)
         for c, here, there in self._parts(rect):
-            c[chans, here, rect.bins] = frames[:, there]
+            c[chans, rect.bins, here] = cells[:, :, there]
 
 
 def added(whole: torch.Tensor, transform, rect: Rect) -> torch.Tensor:
@@ -75,9 +75,12 @@ def added(whole: torch.Tensor, transform, rect: Rect) -> torch.Tensor:
     return transform.forward_frames(whole, rect.frame0, rect.frame1)[:, rect.bins]
 
 
-def _whole(change: Change, length: int, device) -> torch.Tensor:
-    """``change`` over the whole document (zeros elsewhere), as the repair analysed it."""
-    samples = change.samples()
+def _whole(step: Planned, length: int, device) -> torch.Tensor:
+    """``step``'s change over the whole document (zeros elsewhere), as the repair
+    analysed it."""
+    change = step.change
+    samples = change.samples() if step.samples is None else step.samples
+    step.samples = None
     whole = torch.zeros((samples.shape[0], length), dtype=torch.float32)
     whole[:, change.sample0:change.sample0 + samples.shape[1]] = torch.from_numpy(samples)
     return whole.to(device)
@@ -94,7 +97,7 @@ def walk(steps: list[Planned], index: int, edited: list[Rect], true: list | None
     def go(i: int) -> None:
         step, done = steps[i], i < index
         chans = slice(None) if step.channel is None else slice(step.channel, step.channel + 1)
-        whole = None if step.change is None else _whole(step.change, length, device)
+        whole = None if step.change is None else _whole(step, length, device)
         for j, rect in enumerate(step.rects):
             before = code(state.read(rect, chans), step.before and step.before[j])
             guess = before if whole is None else before + added(whole, transform, rect)

@@ -58,10 +58,12 @@ def test_five_whole_file_repairs_are_all_kept_and_the_project_stays_small(sessio
     kept = keep_within(ed.history.steps, ed.history.position)
     assert len(kept.steps) == 5 and not kept.left_out
     path = save_project(tmp_path / "take.spp", snapshot(ed.doc, tracker, kept), {}).path
-    # before version 6, far past it: every step's coefficients, float32 pairs, 16 bytes a sample
-    assert path.stat().st_size < 8 * source.stat().st_size
+    # version 5 stored every step's coefficients (float32 pairs, 16 bytes a sample); version 6
+    # the audio and each change as float32 (6.6 times the source); version 7 at most 3
+    print(f"project {path.stat().st_size / source.stat().st_size:.2f} x the source")
+    assert path.stat().st_size < 3 * source.stat().st_size
     with zipfile.ZipFile(path) as z:
-        assert json.loads(z.read("manifest.json"))["version"] == 6
+        assert json.loads(z.read("manifest.json"))["version"] == 7
     opened = load_project(path, device="cpu")
     doc, steps = opened.doc, opened.history.steps
     assert torch.equal(doc.mix, mixes[-1]) and opened.history.index == 5
@@ -146,3 +148,25 @@ def test_an_autosave_whose_part_is_missing_or_altered_is_refused(session, tmp_pa
     first.unlink()
     with pytest.raises(ProjectError, match="cannot be read"):
         load_project(path, device="cpu")
+
+
+def test_opening_unpacks_each_repairs_change_once(session, tmp_path, monkeypatch):
+    """Opening checks each change (app.project.read) and walks with it
+    (app.project.cell_walk): the samples checked are the ones walked, unpacked once (a
+    dense change of 3 minutes of mono takes a quarter of a second to unpack)."""
+    from engine.model.history import Change
+
+    ed, tracker, _, mixes = session
+    path = save_project(tmp_path / "take.spp", snapshot(
+        ed.doc, tracker, keep_within(ed.history.steps, ed.history.position)), {}).path
+    unpacked = []
+    samples = Change.samples
+
+    def counted(change):
+        unpacked.append(change.shape)
+        return samples(change)
+
+    monkeypatch.setattr(Change, "samples", counted)
+    opened = load_project(path, device="cpu")
+    assert len(unpacked) == 1 + 5  # the audio (version 7) and each change, once
+    assert torch.equal(opened.doc.mix, mixes[-1])
