@@ -13,6 +13,12 @@ one bit a cell (packed, deflated) in ``cells_mask`` and those cells in ``cells_v
 (float32 ``[cells, 2]``). Writing and opening take the same walk, so a whole-file repair
 costs its change (float32 audio) and a few bytes of mask, not its coefficients, and every
 cell comes back bit for bit whatever was predicted.
+
+Version 7 analyses a change only over the frames it reaches (:func:`reach`: those whose
+window holds a sample it changed; the others analyse to zero, and their after-cells are
+predicted as their before-cells), so a de-click's change of a few hundred clicks costs
+their frames, not the whole file's, to re-derive; version 6 was written with the
+analysis over every frame of the patch, and is walked so.
 """
 
 import zlib
@@ -25,6 +31,7 @@ from engine.model.history import Change
 from engine.region import Rect
 
 STATE_CHUNKS = 16  # analysis chunks in one chunk of the walk's state
+REACH_GAP = 1 << 14  # samples unchanged between two runs of a change analysed apart
 
 
 @dataclass
@@ -69,38 +76,73 @@ class State:
             c[chans, rect.bins, here] = cells[:, :, there]
 
 
-def added(whole: torch.Tensor, transform, rect: Rect) -> torch.Tensor:
-    """The analysis a repair added to its before-patch over ``rect``, as it added it
-    (app.session.repairs); ``whole``: its change over the whole document."""
-    return transform.forward_frames(whole, rect.frame0, rect.frame1)[:, rect.bins]
+def predicted(before: torch.Tensor, whole: torch.Tensor, transform, rect: Rect,
+              runs: list[tuple[int, int]] | None) -> torch.Tensor:
+    """A repair's after-cells over ``rect`` from its ``before`` cells: the analysis of its
+    change (``whole``, over the whole document) added as the repair added it
+    (app.session.repairs), on the ``runs`` of frames it reaches (None: every frame)."""
+    if runs is None:
+        return before + transform.forward_frames(whole, rect.frame0, rect.frame1)[:, rect.bins]
+    guess = before
+    for fa, fb in runs:
+        lo, hi = max(fa, rect.frame0), min(fb, rect.frame1)
+        if (lo, hi) == (rect.frame0, rect.frame1):  # a dense change: the whole patch
+            return predicted(before, whole, transform, rect, None)
+        if lo < hi:
+            guess = before.clone() if guess is before else guess
+            part = slice(lo - rect.frame0, hi - rect.frame0)
+            guess[:, :, part] = before[:, :, part] + \
+                transform.forward_frames(whole, lo, hi)[:, rect.bins]
+    return guess
 
 
-def _whole(step: Planned, length: int, device) -> torch.Tensor:
+def reach(samples: np.ndarray, sample0: int, transform, length: int) -> list[tuple[int, int]]:
+    """The runs ``[f0, f1)`` of the frames whose window holds a nonzero sample of a change
+    (``samples`` from ``sample0``)."""
+    changed = np.flatnonzero(samples.any(0)) + sample0
+    if not len(changed):
+        return []
+    ends = np.flatnonzero(np.diff(changed) > REACH_GAP)
+    runs = []
+    for a, b in zip(np.r_[0, ends + 1], np.r_[ends, len(changed) - 1], strict=True):
+        f0, f1 = transform.frames_needed(int(changed[a]), int(changed[b]) + 1, length)
+        if runs and f0 <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(f1, runs[-1][1]))
+        else:
+            runs.append((f0, f1))
+    return runs
+
+
+def _whole(step: Planned, length: int, device, transform, sparse: bool):
     """``step``'s change over the whole document (zeros elsewhere), as the repair
-    analysed it."""
+    analysed it, and the runs of frames it reaches (None: all, as version 6 walks)."""
     change = step.change
     samples = change.samples() if step.samples is None else step.samples
     step.samples = None
     whole = torch.zeros((samples.shape[0], length), dtype=torch.float32)
     whole[:, change.sample0:change.sample0 + samples.shape[1]] = torch.from_numpy(samples)
-    return whole.to(device)
+    runs = reach(samples, change.sample0, transform, length) if sparse else None
+    return whole.to(device), runs
 
 
 def walk(steps: list[Planned], index: int, edited: list[Rect], true: list | None, code, *,
-         state: State, transform, length: int, device) -> tuple[list[list], list]:
+         state: State, transform, length: int, device,
+         sparse: bool = True) -> tuple[list[list], list]:
     """Take the walk (see the module's docstring) over ``steps`` (``index`` of them done)
     and the ``edited`` rects (``true``: their cells when writing, None when opening);
-    ``code(predicted, true) -> true`` at each block (``true`` None when opening).
+    ``code(predicted, true) -> true`` at each block (``true`` None when opening);
+    ``sparse``: a change analysed over the frames it reaches alone (version 7).
     Returns each step's [(before, after)] and each edited rect's cells."""
     patches: list[list] = [[] for _ in steps]
 
     def go(i: int) -> None:
         step, done = steps[i], i < index
         chans = slice(None) if step.channel is None else slice(step.channel, step.channel + 1)
-        whole = None if step.change is None else _whole(step, length, device)
+        whole, runs = (None, None) if step.change is None else \
+            _whole(step, length, device, transform, sparse)
         for j, rect in enumerate(step.rects):
             before = code(state.read(rect, chans), step.before and step.before[j])
-            guess = before if whole is None else before + added(whole, transform, rect)
+            guess = before if whole is None else predicted(before, whole, transform, rect, runs)
             after = None if done else code(guess, step.after and step.after[j])
             state.write(rect, chans, guess if done else after)
             patches[i].append((before, after))
@@ -208,12 +250,13 @@ def encode(steps: list[Planned], index: int, edited: list[Rect], cells: list[tor
 
 
 def decode(steps: list[Planned], index: int, edited: list[Rect],
-           arrays: dict[str, np.ndarray], doc) -> tuple[list[list], list[torch.Tensor]]:
+           arrays: dict[str, np.ndarray], doc, *,
+           version: int) -> tuple[list[list], list[torch.Tensor]]:
     """Each step's [(before, after)] and each edited rect's cells of a checked project
-    whose document ``doc`` is as analysed (nothing written to it yet)."""
+    (of ``version``) whose document ``doc`` is as analysed (nothing written to it yet)."""
     cells = cell_count(doc.channels, edited, [(s.channel, s.rects) for s in steps], index)
     state = State(lambda f0, f1: doc.read_complex(Rect(0, doc.n_bins, f0, f1)),
                   STATE_CHUNKS * doc.transform.analysis_chunk(doc.channels), doc.n_frames)
     coder = Decoder(unpacked_mask(arrays["cells_mask"], cells), arrays["cells_values"])
     return walk(steps, index, edited, None, coder, state=state, transform=doc.transform,
-                length=doc.length, device=doc.device)
+                length=doc.length, device=doc.device, sparse=version >= 7)

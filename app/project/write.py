@@ -308,7 +308,8 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
                 "history patch")
         walked, edited = cell_walk.decode(
             steps, manifest["history"]["index"] if steps else 0,
-            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc)
+            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc,
+            version=manifest["version"])
     for i, rect in enumerate(manifest["edited_rects"]):
         doc.write_complex(Rect(*rect), edited[i] if walked is not None else
                           _coefficients(arrays, i, manifest["version"]))
