@@ -1,4 +1,4 @@
-"""The cells of a version 6 project, stored as what differs from what can be re-derived.
+"""The cells of a project (version 6 on), stored as what differs from what can be re-derived.
 
 A project holds the recording, whose analysis the document opens with. From there a
 walk goes through the undo history as the edits were made: the done steps in order,
@@ -31,7 +31,7 @@ from engine.model.history import Change
 from engine.region import Rect
 
 STATE_CHUNKS = 16  # analysis chunks in one chunk of the walk's state
-REACH_GAP = 1 << 14  # samples unchanged between two runs of a change analysed apart
+REACH_BLOCK = 1 << 11  # samples in a block of a change, as reach looks at it
 
 
 @dataclass
@@ -98,14 +98,19 @@ def predicted(before: torch.Tensor, whole: torch.Tensor, transform, rect: Rect,
 
 def reach(samples: np.ndarray, sample0: int, transform, length: int) -> list[tuple[int, int]]:
     """The runs ``[f0, f1)`` of the frames whose window holds a nonzero sample of a change
-    (``samples`` from ``sample0``)."""
-    changed = np.flatnonzero(samples.any(0)) + sample0
-    if not len(changed):
-        return []
-    ends = np.flatnonzero(np.diff(changed) > REACH_GAP)
+    (``samples`` from ``sample0``), found a block of REACH_BLOCK samples at a time (a run
+    spans the blocks from its first changed sample to its last)."""
+    changed = samples.any(0)
+    blocks = np.zeros(-(-len(changed) // REACH_BLOCK) * REACH_BLOCK, bool)
+    blocks[:len(changed)] = changed
+    blocks = blocks.reshape(-1, REACH_BLOCK)
+    hit = np.r_[False, blocks.any(1), False]
+    starts, ends = np.flatnonzero(hit[1:] & ~hit[:-1]), np.flatnonzero(hit[:-1] & ~hit[1:])
     runs = []
-    for a, b in zip(np.r_[0, ends + 1], np.r_[ends, len(changed) - 1], strict=True):
-        f0, f1 = transform.frames_needed(int(changed[a]), int(changed[b]) + 1, length)
+    for b0, b1 in zip(starts.tolist(), ends.tolist(), strict=True):
+        first = b0 * REACH_BLOCK + int(blocks[b0].argmax())
+        last = (b1 - 1) * REACH_BLOCK + REACH_BLOCK - 1 - int(blocks[b1 - 1][::-1].argmax())
+        f0, f1 = transform.frames_needed(sample0 + first, sample0 + last + 1, length)
         if runs and f0 <= runs[-1][1]:
             runs[-1] = (runs[-1][0], max(f1, runs[-1][1]))
         else:
