@@ -391,7 +391,9 @@ def _check_walked(manifest: dict, arrays: dict[str, np.ndarray], channels: int, 
     bits = unpacked_mask(mask, cells)
     if bits is None:
         raise bad(f"cells_mask is not the deflated mask of {cells:,} cells")
-    count = int(np.unpackbits(bits, count=cells).sum())
+    pad = 8 * len(bits) - cells  # the last byte's low bits lie past the cells
+    count = int(np.bitwise_count(bits).sum()) - int(np.bitwise_count(bits[-1] & ((1 << pad) - 1))) \
+        if len(bits) else 0
     if values is None or values.dtype != np.float32 or values.shape != (count, 2):
         raise bad(f"cells_values is not float32 [{count:,}, 2]")
 
