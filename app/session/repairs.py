@@ -10,9 +10,9 @@ inverts analysis, so the audio becomes exactly the repaired audio there,
 edits painted before are kept, and every other coefficient keeps its bits.
 A module that finds nothing changes nothing, makes no undo step and says so.
 On a fixed-point source (16-bit, 24-bit, 8-bit) the change is rounded to the source's
-step (``SOURCE_STEPS``; what an export at its depth keeps of it): the repaired audio is
-the same to the listener and to such an export, within half a step, and the step packs
-to a sixth to two fifths of its float32 size in a project (engine.model.history.Change).
+step (``SOURCE_STEPS``): at most half a step from the module's, under the step of TPDF
+dither a 16-bit export adds, and the step packs to a sixth to two fifths of its float32
+size in a project (engine.model.history.Change).
 On a document with layers a module repairs the active layer's audio alone.
 The change made at each thing repaired (a click) is kept with the report, so
 that one can be put back alone (:func:`put_back`), as its own undo step.
