@@ -32,14 +32,16 @@ class Tracker:  # a project with one edited tile: what app.project.write.EditTra
 
 def as_version_5(doc, manifest, arrays):
     """The project as version 5 stored it (which still opens): the edited tile's cells
-    as they are (version 6 stores what differs from what is re-derived, app.project.cell_walk),
-    which the tests below spoil."""
+    as they are (version 6 stores what differs from what is re-derived, app.project.cell_walk)
+    and the audio as float32 (version 7 packs it), which the tests below spoil."""
     from app.project.read import cells_digest
 
     z = doc.read_complex(Tracker(doc).rect).numpy()
-    arrays = {k: v for k, v in arrays.items() if not k.startswith("cells_")}
+    arrays = {k: v for k, v in arrays.items() if not k.startswith(("cells_", "audio_packed"))}
+    arrays["audio"] = doc.audio.samples
     arrays["re_0"], arrays["im_0"] = z.real.copy(), z.imag.copy()
-    manifest = {**manifest, "version": 5}
+    manifest = {k: v for k, v in manifest.items() if k != "audio_shape"}
+    manifest["version"] = 5
     return {**manifest, "cells_sha256": cells_digest(manifest, arrays)}, arrays
 
 

@@ -1,4 +1,4 @@
-"""The cells of a version 6 project, stored as what differs from what can be re-derived.
+"""The cells of a project (version 6 on), stored as what differs from what can be re-derived.
 
 A project holds the recording, whose analysis the document opens with. From there a
 walk goes through the undo history as the edits were made: the done steps in order,
@@ -13,6 +13,12 @@ one bit a cell (packed, deflated) in ``cells_mask`` and those cells in ``cells_v
 (float32 ``[cells, 2]``). Writing and opening take the same walk, so a whole-file repair
 costs its change (float32 audio) and a few bytes of mask, not its coefficients, and every
 cell comes back bit for bit whatever was predicted.
+
+Version 7 analyses a change only over the frames it reaches (:func:`reach`: those whose
+window holds a sample it changed; the others analyse to zero, and their after-cells are
+predicted as their before-cells), so a de-click's change of a few hundred clicks costs
+their frames, not the whole file's, to re-derive; version 6 was written with the
+analysis over every frame of the patch, and is walked so.
 """
 
 import zlib
@@ -25,25 +31,28 @@ from engine.model.history import Change
 from engine.region import Rect
 
 STATE_CHUNKS = 16  # analysis chunks in one chunk of the walk's state
+REACH_BLOCK = 1 << 11  # samples in a block of a change, as reach looks at it
 
 
 @dataclass
 class Planned:
     """A step as the walk sees it: its channel (None: all), its change (a repair's, or
     None), its patches' rects; ``before``/``after``: their cells
-    when writing (None when opening)."""
+    when writing (None when opening); ``samples``: the change unpacked, when it was
+    (the walk lets it go once used)."""
 
     channel: int | None
     change: Change | None
     rects: list[Rect]
     before: list[torch.Tensor] | None = None
     after: list[torch.Tensor | None] | None = None
+    samples: np.ndarray | None = None
 
 
 class State:
-    """The document's cells as the walk holds them: frames-major chunks (``[ch, frames,
-    bins]``, as a document holds them) of ``chunk`` frames, taken from ``base(frame0,
-    frame1)`` (``[ch, bins, frames]``) the first time touched."""
+    """The document's cells as the walk holds them: chunks of ``chunk`` frames (``[ch,
+    bins, frames]``, as the walk reads and writes them: no transposing), taken from
+    ``base(frame0, frame1)`` (``[ch, bins, frames]``) the first time touched."""
 
     def __init__(self, base, chunk: int, n_frames: int):
         self.base, self.chunk, self.n_frames, self.chunks = base, chunk, n_frames, {}
@@ -51,8 +60,8 @@ class State:
     def _parts(self, rect: Rect):
         for k in range(rect.frame0 // self.chunk, -(-rect.frame1 // self.chunk)):
             if k not in self.chunks:
-                end = min(self.n_frames, (k + 1) * self.chunk)
-                self.chunks[k] = self.base(k * self.chunk, end).transpose(1, 2).contiguous()
+                self.chunks[k] = self.base(k * self.chunk,
+                                           min(self.n_frames, (k + 1) * self.chunk))
             lo = max(rect.frame0, k * self.chunk)
             hi = min(rect.frame1, (k + 1) * self.chunk)
             yield self.chunks[k], slice(lo - k * self.chunk, hi - k * self.chunk), \
@@ -60,44 +69,85 @@ class State:
 
     def read(self, rect: Rect, chans: slice) -> torch.Tensor:
         """A copy of the cells over ``rect`` on ``chans``, ``[ch, bins, frames]``."""
-        return torch.cat([c[chans, here, rect.bins] for c, here, _ in self._parts(rect)], 1) \
-            .transpose(1, 2).contiguous()
+        return torch.cat([c[chans, rect.bins, here] for c, here, _ in self._parts(rect)], 2)
 
     def write(self, rect: Rect, chans: slice, cells: torch.Tensor) -> None:
-        frames = cells.transpose(1, 2)
         for c, here, there in self._parts(rect):
-            c[chans, here, rect.bins] = frames[:, there]
+            c[chans, rect.bins, here] = cells[:, :, there]
 
 
-def added(whole: torch.Tensor, transform, rect: Rect) -> torch.Tensor:
-    """The analysis a repair added to its before-patch over ``rect``, as it added it
-    (app.session.repairs); ``whole``: its change over the whole document."""
-    return transform.forward_frames(whole, rect.frame0, rect.frame1)[:, rect.bins]
+def predicted(before: torch.Tensor, whole: torch.Tensor, transform, rect: Rect,
+              runs: list[tuple[int, int]] | None) -> torch.Tensor:
+    """A repair's after-cells over ``rect`` from its ``before`` cells: the analysis of its
+    change (``whole``, over the whole document) added as the repair added it
+    (app.session.repairs), on the ``runs`` of frames it reaches (None: every frame)."""
+    if runs is None:
+        return before + transform.forward_frames(whole, rect.frame0, rect.frame1)[:, rect.bins]
+    guess = before
+    for fa, fb in runs:
+        lo, hi = max(fa, rect.frame0), min(fb, rect.frame1)
+        if (lo, hi) == (rect.frame0, rect.frame1):  # a dense change: the whole patch
+            return predicted(before, whole, transform, rect, None)
+        if lo < hi:
+            guess = before.clone() if guess is before else guess
+            part = slice(lo - rect.frame0, hi - rect.frame0)
+            guess[:, :, part] = before[:, :, part] + \
+                transform.forward_frames(whole, lo, hi)[:, rect.bins]
+    return guess
 
 
-def _whole(change: Change, length: int, device) -> torch.Tensor:
-    """``change`` over the whole document (zeros elsewhere), as the repair analysed it."""
-    samples = change.samples()
+def reach(samples: np.ndarray, sample0: int, transform, length: int) -> list[tuple[int, int]]:
+    """The runs ``[f0, f1)`` of the frames whose window holds a nonzero sample of a change
+    (``samples`` from ``sample0``), found a block of REACH_BLOCK samples at a time (a run
+    spans the blocks from its first changed sample to its last)."""
+    changed = samples.any(0)
+    blocks = np.zeros(-(-len(changed) // REACH_BLOCK) * REACH_BLOCK, bool)
+    blocks[:len(changed)] = changed
+    blocks = blocks.reshape(-1, REACH_BLOCK)
+    hit = np.r_[False, blocks.any(1), False]
+    starts, ends = np.flatnonzero(hit[1:] & ~hit[:-1]), np.flatnonzero(hit[:-1] & ~hit[1:])
+    runs = []
+    for b0, b1 in zip(starts.tolist(), ends.tolist(), strict=True):
+        first = b0 * REACH_BLOCK + int(blocks[b0].argmax())
+        last = (b1 - 1) * REACH_BLOCK + REACH_BLOCK - 1 - int(blocks[b1 - 1][::-1].argmax())
+        f0, f1 = transform.frames_needed(sample0 + first, sample0 + last + 1, length)
+        if runs and f0 <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(f1, runs[-1][1]))
+        else:
+            runs.append((f0, f1))
+    return runs
+
+
+def _whole(step: Planned, length: int, device, transform, sparse: bool):
+    """``step``'s change over the whole document (zeros elsewhere), as the repair
+    analysed it, and the runs of frames it reaches (None: all, as version 6 walks)."""
+    change = step.change
+    samples = change.samples() if step.samples is None else step.samples
+    step.samples = None
     whole = torch.zeros((samples.shape[0], length), dtype=torch.float32)
     whole[:, change.sample0:change.sample0 + samples.shape[1]] = torch.from_numpy(samples)
-    return whole.to(device)
+    runs = reach(samples, change.sample0, transform, length) if sparse else None
+    return whole.to(device), runs
 
 
 def walk(steps: list[Planned], index: int, edited: list[Rect], true: list | None, code, *,
-         state: State, transform, length: int, device) -> tuple[list[list], list]:
+         state: State, transform, length: int, device,
+         sparse: bool = True) -> tuple[list[list], list]:
     """Take the walk (see the module's docstring) over ``steps`` (``index`` of them done)
     and the ``edited`` rects (``true``: their cells when writing, None when opening);
-    ``code(predicted, true) -> true`` at each block (``true`` None when opening).
+    ``code(predicted, true) -> true`` at each block (``true`` None when opening);
+    ``sparse``: a change analysed over the frames it reaches alone (version 7).
     Returns each step's [(before, after)] and each edited rect's cells."""
     patches: list[list] = [[] for _ in steps]
 
     def go(i: int) -> None:
         step, done = steps[i], i < index
         chans = slice(None) if step.channel is None else slice(step.channel, step.channel + 1)
-        whole = None if step.change is None else _whole(step.change, length, device)
+        whole, runs = (None, None) if step.change is None else \
+            _whole(step, length, device, transform, sparse)
         for j, rect in enumerate(step.rects):
             before = code(state.read(rect, chans), step.before and step.before[j])
-            guess = before if whole is None else before + added(whole, transform, rect)
+            guess = before if whole is None else predicted(before, whole, transform, rect, runs)
             after = None if done else code(guess, step.after and step.after[j])
             state.write(rect, chans, guess if done else after)
             patches[i].append((before, after))
@@ -205,12 +255,13 @@ def encode(steps: list[Planned], index: int, edited: list[Rect], cells: list[tor
 
 
 def decode(steps: list[Planned], index: int, edited: list[Rect],
-           arrays: dict[str, np.ndarray], doc) -> tuple[list[list], list[torch.Tensor]]:
+           arrays: dict[str, np.ndarray], doc, *,
+           version: int) -> tuple[list[list], list[torch.Tensor]]:
     """Each step's [(before, after)] and each edited rect's cells of a checked project
-    whose document ``doc`` is as analysed (nothing written to it yet)."""
+    (of ``version``) whose document ``doc`` is as analysed (nothing written to it yet)."""
     cells = cell_count(doc.channels, edited, [(s.channel, s.rects) for s in steps], index)
     state = State(lambda f0, f1: doc.read_complex(Rect(0, doc.n_bins, f0, f1)),
                   STATE_CHUNKS * doc.transform.analysis_chunk(doc.channels), doc.n_frames)
     coder = Decoder(unpacked_mask(arrays["cells_mask"], cells), arrays["cells_values"])
     return walk(steps, index, edited, None, coder, state=state, transform=doc.transform,
-                length=doc.length, device=doc.device)
+                length=doc.length, device=doc.device, sparse=version >= 7)

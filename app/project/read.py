@@ -9,6 +9,9 @@ ProjectError saying what, never another exception.
 - the arrays: a real .npz of .npy members, each header's shape and dtype agreeing
   with the bytes present before it is read, audio ``[channels >= 1, frames >= 1]``
   and every number finite, magnitudes not negative, patches the shape of their rect;
+- version 7's audio (``audio_packed``, its float32 samples packed as a repair's change
+  is, engine.model.history.Change; ``audio_shape`` in the manifest): its size within
+  the memory available before it is unpacked, and the samples unpacked exactly;
 - an autosave's parts (:func:`parts_folder`: arrays that do not change from one autosave
   to the next, written once, each named by the SHA-256 of its bytes): every one named
   is there, its bytes match its name, and it is a .npy checked as the members are.
@@ -38,12 +41,13 @@ from engine.runtime.memory import available_memory
 from engine.transforms.settings import checked
 from engine.transforms.transform import HEADROOM_DB
 
-FORMAT, VERSION = "spectropaint-project", 6
+FORMAT, VERSION = "spectropaint-project", 7
 # what each version stores of an edited rect (3 adds the undo history, 4 the layers, 5 the
 # content: the edited audio a time edit made, which the coefficients are the analysis of;
-# 6 stores the cells as what differs from what is re-derived, app.project.cell_walk)
+# 6 stores the cells as what differs from what is re-derived, app.project.cell_walk; 7 the
+# audio packed, ``audio_packed``)
 PARTS = {1: ("mag", "phase"), 2: ("re", "im"), 3: ("re", "im"), 4: ("re", "im"),
-         5: ("re", "im"), 6: ()}
+         5: ("re", "im"), 6: (), 7: ()}
 STEP_KEYS = {3: {"label", "channel", "patches"},
              4: {"label", "channel", "patches", "layer", "stack"},
              6: {"label", "channel", "patches", "layer", "stack", "change"}}
@@ -59,7 +63,8 @@ LABEL_CHARS = 500  # a step's name
 PATH_CHARS = 4096
 CELL_KEYS = ("edited_rects", "layers", "history")  # what cells_digest covers of the manifest
 VIEW_NUMBERS = ("t0", "t1", "f_lo", "f_hi", "floor_db", "ceiling_db", "gamma")
-PART_NAMES = re.compile(r"audio|content|history_change_\d{1,6}")  # what may be stored apart
+# what may be stored apart
+PART_NAMES = re.compile(r"audio|audio_packed|content|history_change_\d{1,6}")
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -69,8 +74,9 @@ def parts_folder(path: Path) -> Path:
     return path.with_name(path.name + ".parts")
 
 
-def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """The checked manifest and arrays of the project at ``path``."""
+def read(path: Path, *, changes: dict | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """The checked manifest and arrays of the project at ``path``; ``changes``: given
+    each history step's change as checked (float32, by step), so opening unpacks it once."""
     try:
         z = zipfile.ZipFile(path)
     except FileNotFoundError as e:
@@ -91,8 +97,32 @@ def read(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
             raise ProjectError(f"{path}: the file is damaged ({e})") from e
     if "parts" in manifest:
         arrays.update(_parts(path, manifest["parts"], set(arrays)))
-    _check_contents(path, manifest, arrays)
+    if manifest["version"] >= 7:
+        arrays["audio"] = _unpacked_audio(path, manifest.get("audio_shape"),
+                                          arrays.pop("audio_packed", None))
+    _check_contents(path, manifest, arrays, changes)
     return manifest, arrays
+
+
+def _unpacked_audio(path: Path, shape, packed) -> np.ndarray:
+    """Version 7's audio: ``packed`` (uint8), float32 ``shape`` (channels, frames) packed."""
+    def bad(what: str) -> ProjectError:
+        return ProjectError(f"{path}: the project is damaged: {what}")
+
+    if not (isinstance(shape, list) and len(shape) == 2 and all(type(v) is int and v >= 1
+                                                                 for v in shape)):
+        raise bad(f"audio_shape {str(shape)[:40]} (a project holds [channels, frames], "
+                  "at least one of each)")
+    if shape[0] > MAX_CHANNELS:
+        raise ProjectError(f"{path}: the audio has {shape[0]:,} channels; SpectroPaint opens up "
+                           f"to {MAX_CHANNELS}")
+    _check_size(path, 4 * shape[0] * shape[1], 0.8 * available_memory(), "its audio")
+    if packed is None or packed.dtype != np.uint8 or packed.ndim != 1:
+        raise bad("audio_packed is missing or not uint8")
+    samples = Change(0, tuple(shape), packed).samples()
+    if samples is None:
+        raise bad(f"audio_packed is not {shape[0]} x {shape[1]:,} packed samples")
+    return samples
 
 
 def _parts(path: Path, parts, held: set) -> dict[str, np.ndarray]:
@@ -224,7 +254,8 @@ def _check_header(path: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> None
                            f"to {MAX_CHANNELS}")
 
 
-def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -> None:
+def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray],
+                    changes: dict | None = None) -> None:
     def bad(what: str) -> ProjectError:
         return ProjectError(f"{path}: the project is damaged: {what}")
 
@@ -291,7 +322,8 @@ def _check_contents(path: Path, manifest: dict, arrays: dict[str, np.ndarray]) -
         states = len(manifest["layers"]["states"])
     if "history" in manifest:
         check_history(manifest["history"], arrays, audio.shape[0], bad,
-                      version=manifest["version"], states=states, length=audio.shape[1])
+                      version=manifest["version"], states=states, length=audio.shape[1],
+                      changes=changes)
     if manifest["version"] >= 6:
         _check_walked(manifest, arrays, audio.shape[0], bad)
     for name, array in arrays.items():
@@ -359,17 +391,21 @@ def _check_walked(manifest: dict, arrays: dict[str, np.ndarray], channels: int, 
     bits = unpacked_mask(mask, cells)
     if bits is None:
         raise bad(f"cells_mask is not the deflated mask of {cells:,} cells")
-    count = int(np.unpackbits(bits, count=cells).sum())
+    pad = 8 * len(bits) - cells  # the last byte's low bits lie past the cells
+    count = int(np.bitwise_count(bits).sum()) - int(np.bitwise_count(bits[-1] & ((1 << pad) - 1))) \
+        if len(bits) else 0
     if values is None or values.dtype != np.float32 or values.shape != (count, 2):
         raise bad(f"cells_values is not float32 [{count:,}, 2]")
 
 
 def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
-                  version: int = VERSION, states: int = 0, length: int = 0) -> None:
+                  version: int = VERSION, states: int = 0, length: int = 0,
+                  changes: dict | None = None) -> None:
     """The undo history (app.project.saved_history): its steps, and arrays holding exactly
     the cells its patches need (their bounds in the document are checked on opening);
     ``states``: how many layer states the project holds (a step's "stack" names two);
-    ``length``: the audio's samples (a version 6 repair's change lies within them)."""
+    ``length``: the audio's samples (a version 6 repair's change lies within them);
+    ``changes``: given each step's change unpacked (float32, by step)."""
     steps = history.get("steps") if isinstance(history, dict) else None
     index = history.get("index") if isinstance(history, dict) else None
     if not isinstance(steps, list) or len(steps) > MAX_STEPS or type(index) is not int \
@@ -385,8 +421,10 @@ def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
                 and type(step["patches"]) is int and step["patches"] >= 0):
             raise bad(f"history step {i}: {str(step)[:80]!r}")
         if version >= 6:
-            _check_change(step, arrays.get(f"history_change_{i}"), channels, length,
-                          lambda what, i=i: bad(f"history step {i}'s change: {what}"))
+            x = _check_change(step, arrays.get(f"history_change_{i}"), channels, length,
+                              lambda what, i=i: bad(f"history step {i}'s change: {what}"))
+            if changes is not None and x is not None:
+                changes[i] = x
     rects = arrays.get("history_rects")
     count = sum(step["patches"] for step in steps)
     if rects is None or rects.dtype != np.int64 or rects.shape != (count, 4):
@@ -411,14 +449,14 @@ def check_history(history, arrays: dict[str, np.ndarray], channels: int, bad, *,
             raise bad(f"history_{name} is not float32 [{size:,}, 2]")
 
 
-def _check_change(step: dict, samples, channels: int, length: int, bad) -> None:
+def _check_change(step: dict, samples, channels: int, length: int, bad) -> np.ndarray | None:
     """A version 6 step's change: none, or its first sample and its float32 array
-    ``[channels, n]`` within the audio's ``length``."""
+    ``[channels, n]`` within the audio's ``length``; that array unpacked (None: none)."""
     span = step["change"]
     if span is None:
         if samples is not None:
             raise bad("an array for a step without one")
-        return
+        return None
     depth = channels if step["channel"] is None else 1
     if not (isinstance(span, list) and len(span) == 2 and all(type(v) is int for v in span)
             and 0 <= span[0] <= span[0] + span[1] <= length and span[1] > 0):
@@ -432,6 +470,7 @@ def _check_change(step: dict, samples, channels: int, length: int, bad) -> None:
         raise bad(f"its array is not {depth} x {span[1]:,} packed samples")
     if not np.isfinite(x).all() or np.abs(x).max() > 2 * 10 ** (HEADROOM_DB / 20):
         raise bad(f"samples not finite or past {2 * 10 ** (HEADROOM_DB / 20):.3g}")
+    return x
 
 
 def _layer_fields_ok(step: dict, states: int) -> bool:

@@ -123,14 +123,17 @@ def _change(entry: dict, arrays: dict[str, np.ndarray], i: int, channels: int) -
     return Change(first, (depth, n), arrays[f"history_change_{i}"])
 
 
-def planned(manifest: dict, arrays: dict[str, np.ndarray], channels: int) -> list[Planned]:
-    """The steps of a checked version 6 history as app.project.cell_walk walks them."""
+def planned(manifest: dict, arrays: dict[str, np.ndarray], channels: int, *,
+            changes: dict | None = None) -> list[Planned]:
+    """The steps of a checked version 6 history as app.project.cell_walk walks them;
+    ``changes``: their changes as app.project.read.read unpacked them, by step."""
     rects = arrays["history_rects"].tolist()
     out, row = [], 0
     for i, entry in enumerate(manifest["steps"]):
         change = _change(entry, arrays, i, channels)
         out.append(Planned(entry["channel"], change,
-                           [Rect(*r) for r in rects[row:row + entry["patches"]]]))
+                           [Rect(*r) for r in rects[row:row + entry["patches"]]],
+                           samples=(changes or {}).get(i)))
         row += entry["patches"]
     return out
 

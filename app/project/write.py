@@ -13,7 +13,10 @@ content, when a time edit made it (the edited audio the coefficients are the ana
 of, engine.model.splice), beside the recording; version 6, written for a document
 without layers, stores the edited tiles and the undo history as what differs from what
 can be re-derived (app.project.cell_walk), and each repair's step as its audio change
-(a project with layers is written as version 5). Arrays are read with
+(a project with layers is written as version 5); version 7 stores the audio packed
+as a repair's change is (engine.model.history.Change: byte planes, deflated; lossless,
+and half the float32 size or less for a 16-bit source, whose samples use 16 bits of
+the 32). Arrays are read with
 ``allow_pickle=False`` and the manifest is plain JSON: opening a project
 cannot run code. The edits (edited rects, layers, history) have a SHA-256 too,
 ``cells_sha256`` (app.project.read.cells_digest; files written before issue 51 have
@@ -51,6 +54,7 @@ from engine.io.atomic import clear_stale, commit, discard, temporary, write_byte
 from engine.io.audio import Audio
 from engine.io.metadata import Metadata
 from engine.model.document import Document
+from engine.model.history import Change
 from engine.model.layer_sources import LAYER_TILE
 from engine.region import Rect
 from engine.transforms.settings import checked
@@ -151,6 +155,10 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     else:
         manifest["version"] = 5  # layers: the cells as they are
     manifest["cells_sha256"] = cells_digest(manifest, arrays)
+    if table is None:
+        manifest["audio_shape"] = list(audio.shape)
+        arrays["audio_packed"] = packed_audio(arrays.pop("audio"),
+                                              digest=manifest["audio_sha256"])
     try:
         if apart:
             manifest["parts"], arrays = _stored_apart(path, arrays)
@@ -180,6 +188,21 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
     if progress:
         progress(1.0)
     return Saved(path, cleared)
+
+
+_last_packed: dict[str, np.ndarray] = {}  # the last audio packed, by its SHA-256
+
+
+def packed_audio(samples: np.ndarray, *, digest: str) -> np.ndarray:
+    """``samples`` (their SHA-256 ``digest``) as version 7 stores them (packed as
+    engine.model.history.Change packs a change); the last audio packed is kept, so the
+    autosaves of a document pack it once."""
+    packed = _last_packed.get(digest)
+    if packed is None:
+        packed = Change.of(0, samples).packed
+        _last_packed.clear()
+        _last_packed[digest] = packed
+    return packed
 
 
 def _stored_apart(path: Path, arrays: dict[str, np.ndarray]) -> tuple[dict, dict]:
@@ -254,7 +277,8 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     deal of it: 1,000 layers over 60 s, 46 minutes)."""
     path = Path(path)
     confirm = confirm or _refused(path)
-    manifest, arrays = read(path)
+    changes = {}  # each step's change, unpacked once (app.project.read.read)
+    manifest, arrays = read(path, changes=changes)
     audio = arrays["audio"]
     if hashlib.sha256(audio.tobytes()).hexdigest() != manifest.get("audio_sha256"):
         raise ProjectError(f"{path}: the embedded audio does not match its checksum; "
@@ -277,13 +301,15 @@ def load_project(path: str | os.PathLike, *, device=None, progress=None,
     _inside(path, doc, manifest["edited_rects"], "edited rect")
     walked, steps = None, []
     if manifest["version"] >= 6:
-        steps = planned(manifest["history"], arrays, doc.channels) if "history" in manifest \
-            else []
+        steps = planned(manifest["history"], arrays, doc.channels, changes=changes) \
+            if "history" in manifest else []
+        changes.clear()  # the walk lets each go once used
         _inside(path, doc, arrays.get("history_rects", np.zeros((0, 4))).tolist(),
                 "history patch")
         walked, edited = cell_walk.decode(
             steps, manifest["history"]["index"] if steps else 0,
-            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc)
+            [Rect(*r) for r in manifest["edited_rects"]], arrays, doc,
+            version=manifest["version"])
     for i, rect in enumerate(manifest["edited_rects"]):
         doc.write_complex(Rect(*rect), edited[i] if walked is not None else
                           _coefficients(arrays, i, manifest["version"]))

@@ -9,6 +9,10 @@ the change added to the coefficients of the frames it reaches: synthesis
 inverts analysis, so the audio becomes exactly the repaired audio there,
 edits painted before are kept, and every other coefficient keeps its bits.
 A module that finds nothing changes nothing, makes no undo step and says so.
+On a fixed-point source (16-bit, 24-bit, 8-bit) the change is rounded to the source's
+step (``SOURCE_STEPS``): at most half a step from the module's, under the step of TPDF
+dither a 16-bit export adds, and the step packs to a sixth to two fifths of its float32
+size in a project (engine.model.history.Change).
 On a document with layers a module repairs the active layer's audio alone.
 The change made at each thing repaired (a click) is kept with the report, so
 that one can be put back alone (:func:`put_back`), as its own undo step.
@@ -44,6 +48,8 @@ EVENT_FLOOR = 1e-7  # an event's kept change ends where it falls below this (-14
 WRITE_FRAMES = 4096  # frames analysed and written at a time (memory stays bounded)
 COPY_SAMPLES = 1 << 22  # samples of each channel converted at a time (see _float64)
 FULL_SCALE = 10 ** (-0.1 / 20)  # declip's gain reduction brings the peak to -0.1 dBFS
+SOURCE_STEPS = {"PCM_S8": 2.0 ** -7, "PCM_U8": 2.0 ** -7, "PCM_16": 2.0 ** -15,
+                "PCM_24": 2.0 ** -23}  # a fixed-point source's step, in full scale
 
 
 @dataclass(frozen=True)
@@ -333,7 +339,8 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     looked()
     d = _kept_inside(d, s0 - a0, s1 - a0, n - a0, sr)
     looked()
-    y, put_back = guard.safe(x, x + d, sr, louder_db=module.louder(values))
+    grid = SOURCE_STEPS.get(doc.audio.subtype)
+    y, put_back = guard.safe(x, x + _on_grid(d, grid), sr, louder_db=module.louder(values))
     looked()
     if put_back:
         report.notes.append(f"{put_back} window(s) of 10 ms left as they were (their repair "
@@ -344,6 +351,7 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
                                                               n - a0, sr))
         report.notes.append(f"level lowered by {20 * math.log10(peak / FULL_SCALE):.1f} dB "
                             "so the restored peaks fit below full scale")
+    y = x + _on_grid(y - x, grid)  # a put-back window's fades lie between two steps
     looked()
     span = guard.changed_span(x, y)
     looked()
@@ -353,6 +361,13 @@ def plan(doc: Document, audio: torch.Tensor | np.ndarray, name: str, *,
     planned.change, planned.span = y - x, (a0 + span[0], a0 + span[1])
     report.changes = _event_changes(planned.change, outcome.events, a0)
     return planned
+
+
+def _on_grid(d: np.ndarray, grid: float | None) -> np.ndarray:
+    """The change ``d`` rounded to whole steps of ``grid`` (None: as it is). A value
+    between 0 and a step rounds to one of the two, so a repair faded towards the input
+    (engine.repair.guard) is never rounded past its unfaded self."""
+    return d if grid is None else np.round(d / grid) * grid
 
 
 def _float64(rows: np.ndarray, chans: list[int], cancel) -> np.ndarray:

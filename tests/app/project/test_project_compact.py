@@ -3,6 +3,7 @@ app.project.cell_walk): whole-file repairs are kept as their audio change, not t
 coefficients, so all of them fit and the project stays a few times the source; undo and
 redo after reopening are bit for bit."""
 
+import io
 import json
 import zipfile
 
@@ -58,10 +59,12 @@ def test_five_whole_file_repairs_are_all_kept_and_the_project_stays_small(sessio
     kept = keep_within(ed.history.steps, ed.history.position)
     assert len(kept.steps) == 5 and not kept.left_out
     path = save_project(tmp_path / "take.spp", snapshot(ed.doc, tracker, kept), {}).path
-    # before version 6, far past it: every step's coefficients, float32 pairs, 16 bytes a sample
-    assert path.stat().st_size < 8 * source.stat().st_size
+    # version 5 stored every step's coefficients (float32 pairs, 16 bytes a sample); version 6
+    # the audio and each change as float32 (6.6 times the source); version 7 at most 3
+    print(f"project {path.stat().st_size / source.stat().st_size:.2f} x the source")
+    assert path.stat().st_size < 3 * source.stat().st_size
     with zipfile.ZipFile(path) as z:
-        assert json.loads(z.read("manifest.json"))["version"] == 6
+        assert json.loads(z.read("manifest.json"))["version"] == 7
     opened = load_project(path, device="cpu")
     doc, steps = opened.doc, opened.history.steps
     assert torch.equal(doc.mix, mixes[-1]) and opened.history.index == 5
@@ -146,3 +149,83 @@ def test_an_autosave_whose_part_is_missing_or_altered_is_refused(session, tmp_pa
     first.unlink()
     with pytest.raises(ProjectError, match="cannot be read"):
         load_project(path, device="cpu")
+
+
+def test_opening_unpacks_each_repairs_change_once(session, tmp_path, monkeypatch):
+    """Opening checks each change (app.project.read) and walks with it
+    (app.project.cell_walk): the samples checked are the ones walked, unpacked once (a
+    dense change of 3 minutes of mono takes a quarter of a second to unpack)."""
+    from engine.model.history import Change
+
+    ed, tracker, _, mixes = session
+    path = save_project(tmp_path / "take.spp", snapshot(
+        ed.doc, tracker, keep_within(ed.history.steps, ed.history.position)), {}).path
+    unpacked = []
+    samples = Change.samples
+
+    def counted(change):
+        unpacked.append(change.shape)
+        return samples(change)
+
+    monkeypatch.setattr(Change, "samples", counted)
+    opened = load_project(path, device="cpu")
+    assert len(unpacked) == 1 + 5  # the audio (version 7) and each change, once
+    assert torch.equal(opened.doc.mix, mixes[-1])
+
+
+def test_a_declicks_change_is_analysed_over_its_clicks_frames_alone(tmp_path, monkeypatch):
+    """Opening re-derives a repair's after-cells from its change (app.project.cell_walk):
+    a de-click's, a few clicks in a 4-second take, is analysed over the frames around
+    them (version 7), not over every frame between the first and the last (version 6:
+    the whole take twice over, with the recording's own analysis)."""
+    rng = np.random.default_rng(4)
+    x = 0.01 * rng.standard_normal(4 * RATE)
+    x[[RATE // 10, 2 * RATE, 4 * RATE - RATE // 10]] += 0.5
+    source = tmp_path / "clicks.wav"
+    sf.write(source, x, RATE, subtype="PCM_16")
+    ed = Editor.open(source, device="cpu")
+    assert ed.repair("declick").changed
+    kept = keep_within(ed.history.steps, ed.history.position)
+    path = save_project(tmp_path / "clicks.spp", snapshot(ed.doc, EditTracker(ed.doc), kept),
+                        {}).path
+    analysed = []
+    transform = type(ed.doc.transform)
+    forward_frames = transform.forward_frames
+
+    def counted(self, x, frame0, frame1, **kw):
+        analysed.append(frame1 - frame0)
+        return forward_frames(self, x, frame0, frame1, **kw)
+
+    monkeypatch.setattr(transform, "forward_frames", counted)
+    opened = load_project(path, device="cpu")
+    assert sum(analysed) < 1.5 * ed.doc.n_frames  # the recording's, and the clicks' frames
+    assert torch.equal(opened.doc.mix, ed.doc.mix)
+    opened.history.steps[0].undo(opened.doc)
+    ed.undo()
+    assert torch.equal(opened.doc.mix, ed.doc.mix)
+
+
+def test_a_version_6_project_still_opens_bit_for_bit(session, tmp_path, monkeypatch):
+    """Version 6 analysed each change over every frame of its patches, and kept the audio
+    as float32: such a project (written here by the walk with every change's reach the
+    whole patch) opens, and undoes, bit for bit."""
+    from app.project import cell_walk
+    from tests.projects import build
+
+    ed, tracker, _, mixes = session
+    kept = keep_within(ed.history.steps, ed.history.position)
+    with monkeypatch.context() as m:
+        m.setattr(cell_walk, "reach", lambda *args: None)
+        path = save_project(tmp_path / "v7.spp", snapshot(ed.doc, tracker, kept), {}).path
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["audio"] = ed.doc.audio.samples
+    del arrays["audio_packed"], manifest["audio_shape"]
+    manifest["version"] = 6
+    opened = load_project(build(tmp_path / "v6.spp", manifest, arrays), device="cpu")
+    assert torch.equal(opened.doc.mix, mixes[-1])
+    for i in reversed(range(5)):
+        opened.history.steps[i].undo(opened.doc)
+        assert torch.equal(opened.doc.mix, mixes[i]), f"undo of step {i}"

@@ -132,7 +132,7 @@ def test_manifests_that_are_not_plain_json(tmp_path, valid, text, match):
 
 @pytest.mark.parametrize("change,match", [
     ({"version": True}, "version True"),
-    ({"version": 7}, "version 7"),
+    ({"version": 8}, "version 8"),
     ({"sample_rate": True}, "sample rate True"),
     ({"sample_rate": 10**12}, "sample rate"),
     ({"analysis": {"transform": "stft", "n_fft": 1e308}}, "FFT size"),
@@ -384,3 +384,49 @@ def _spoiled(historic, change):
 ])
 def test_a_damaged_history_is_refused(tmp_path, historic, change, match):
     refused(build(tmp_path / "h.spp", *_spoiled(historic, change)), match)
+
+
+def members(path):
+    """A saved project's manifest and arrays, to spoil."""
+    with zipfile.ZipFile(path) as z:
+        npz = np.load(io.BytesIO(z.read("arrays.npz")))
+        return json.loads(z.read("manifest.json")), {k: npz[k] for k in npz.files}
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """A version 7 project of a 16-bit take: its audio packed (engine.model.history.Change),
+    half its float32 size or less; the document saved and the project's members."""
+    from engine.io.audio import Audio
+    from engine.model.document import Document
+
+    rng = np.random.default_rng(2)
+    samples = (np.round(rng.normal(0, 0.05, (2, 16000)) * 32768) / 32768).astype(np.float32)
+    doc = Document(Audio(samples, 16000, None, "WAV", "PCM_16"), device="cpu", n_fft=256)
+    path = save_project(tmp_path_factory.mktemp("v7") / "take.spp", snapshot(doc, Tracker(doc)),
+                        {}).path
+    return doc, path, *members(path)
+
+
+def test_a_16_bit_takes_audio_is_packed_and_comes_back_bit_for_bit(packed):
+    doc, path, manifest, arrays = packed
+    assert manifest["version"] == 7 and "audio" not in arrays
+    assert arrays["audio_packed"].nbytes < 0.5 * doc.audio.samples.nbytes
+    again, _ = open_project(path, device="cpu")
+    assert np.array_equal(again.audio.samples.view(np.int32), doc.audio.samples.view(np.int32))
+    assert np.array_equal(again.mix.numpy(), doc.mix.numpy())
+
+
+@pytest.mark.parametrize("spoil,match", [
+    (lambda m, a: a.update(audio_packed=a["audio_packed"][:-100]), "audio_packed is not 2 x"),
+    (lambda m, a: a.pop("audio_packed"), "audio_packed is missing"),
+    (lambda m, a: m.update(audio_shape=[2, 15999]), "audio_packed is not 2 x 15,999"),
+    (lambda m, a: m.update(audio_shape=[2]), "audio_shape"),
+    (lambda m, a: m.update(audio_shape=[2, 10 ** 15]), "its audio unpack to"),
+    (lambda m, a: m.update(audio_shape=[1000, 16]), "1,000 channels"),
+])
+def test_a_version_7_projects_damaged_audio_is_refused(tmp_path, packed, spoil, match):
+    _, _, manifest, arrays = packed
+    manifest, arrays = dict(manifest), dict(arrays)
+    spoil(manifest, arrays)
+    refused(build(tmp_path / "a.spp", manifest, arrays), match)
