@@ -24,6 +24,7 @@ import copy
 import functools
 import random
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,9 +80,10 @@ def material(seed: int, channels: int, n: int, rate: int) -> np.ndarray:
 
 
 def editor(seed: int, kind: str, channels: int, seconds: float, layered: bool,
-           rate: int = SR) -> Editor:
+           rate: int = SR, undo_docs: float | None = None) -> Editor:
     """An editor of ``seconds`` of :func:`material` with three markers; with
-    ``layered``, unmixed into two layers (not an undo step), the second active."""
+    ``layered``, unmixed into two layers (not an undo step), the second active; with
+    ``undo_docs``, an undo history capped at that many times the document's bytes."""
     x = material(seed, channels, round(seconds * rate), rate)
     r = random.Random(seed)
     markers = sorted([[i + 1, r.randrange(x.shape[1]), f"m{i}"] for i in range(3)],
@@ -91,7 +93,7 @@ def editor(seed: int, kind: str, channels: int, seconds: float, layered: bool,
     if layered:
         ops.unmix_into(doc, random_masks(doc, r, 2), ["a", "b"], label="unmix")
         ops.activate(doc, doc.layers.state.layers[1].id)
-    return Editor(doc)
+    return Editor(doc, None if undo_docs is None else round(undo_docs * doc.nbytes))
 
 
 # -- the state compared bit for bit ---------------------------------------------------
@@ -343,7 +345,7 @@ def reach(ed: Editor, step) -> np.ndarray:
 
 def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarray | None:
     """Run one step and check it; the clipboard's samples after it (the model's)."""
-    steps, count = ed.history.position, len(ed.history.steps)
+    steps, count, drops = ed.history.position, len(ed.history.steps), ed.history.dropped
     told, rate = len(ed.warnings), ed.doc.sample_rate
     plan, new_clip = planned(op, args, before.output, clip, before.markers, rate) \
         if op in TIME_EDITS else (None, clip)
@@ -371,12 +373,13 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
     if op in ("copy", "cut"):  # the output's samples, bit for bit
         taken = ed.clipboard
         assert np.array_equal(taken.content[:, taken.handles[0]:][:, :taken.frames], new_clip)
-    if ed.history.position == steps:  # a copy, a repair that found nothing, 0 dB
-        assert_same(after, before, f"{op} {args}, no step")
+    if ed.history.position + ed.history.dropped - drops == steps:  # a copy, a repair
+        assert_same(after, before, f"{op} {args}, no step")  # that found nothing, 0 dB
         event(f"{op}: no step")
         ed.doc.prepare_overview()
         return new_clip
-    assert ed.history.position == steps + 1 and not ed.history.can_redo
+    assert ed.history.position + ed.history.dropped - drops == steps + 1
+    assert not ed.history.can_redo
     step = ed.history.steps[-1]
     event(f"{op}: done" + (" (selected)" if "selected" in args else ""))
     if op in TIME_EDITS:
@@ -407,41 +410,50 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
 
 def edit_at_random(data, kind: str, channels: int, layered: bool, steps: int) -> None:
     """``steps`` steps drawn at random, each checked (:func:`check_step`); now and then
-    some undone or redone; at the end all undone and all redone, and the file
-    exported."""
+    some undone or redone; at the end all undone (as far as the history's cap lets)
+    and all redone, and the file exported."""
     seed = data.draw(st.integers(0, 2**16))
     rate = data.draw(st.sampled_from([SR, 11025]))
     seconds_long = data.draw(st.sampled_from([0.5, 1.0, 2.0] if not layered else [0.5, 1.0]))
-    ed = editor(seed, kind, channels, seconds_long, layered, rate)
+    undo_docs = data.draw(st.sampled_from([None, None, 2.5]))  # capped: the oldest dropped
+    ed = editor(seed, kind, channels, seconds_long, layered, rate, undo_docs)
     ed.paint_on(data.draw(st.sampled_from([None, *range(channels)])))  # a verb's default
     ed.doc.prepare_overview()
     r = random.Random(seed)
     done, undone, clip = [state(ed)], [], None  # the states undo and redo go back to
-    if data.draw(st.booleans()):  # something to paste from the first step on
-        start = seconds(data, ed)
-        clip = check_step(ed, "copy", {"start": start, "end": seconds(data, ed, start)},
-                          done[0], clip)
-    for _ in range(steps):
-        op, args = drawn_step(data, ed)
-        if op in ("undo", "redo"):
-            for _ in range(args["times"]):
-                if op == "undo" and len(done) > 1:
-                    ed.undo()
-                    undone.append(done.pop())
-                    assert_same(state(ed), done[-1], "undo")
-                elif op == "redo" and undone:
-                    ed.redo()
-                    done.append(undone.pop())
-                    assert_same(state(ed), done[-1], "redo")
-            ed.doc.prepare_overview()
-        else:
-            clip = check_step(ed, op, args, done[-1], clip)
-            if ed.history.position == len(done):
-                done.append(state(ed))
-                undone.clear()  # a new step: what was undone is gone
-        assert ed.history.position == len(done) - 1
-        assert len(ed.history.steps) == len(done) - 1 + len(undone)
-        check_view(ed.doc, r)
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always", RuntimeWarning)
+        if data.draw(st.booleans()):  # something to paste from the first step on
+            start = seconds(data, ed)
+            clip = check_step(ed, "copy", {"start": start, "end": seconds(data, ed, start)},
+                              done[0], clip)
+        for _ in range(steps):
+            op, args = drawn_step(data, ed)
+            drops = ed.history.dropped
+            if op in ("undo", "redo"):
+                for _ in range(args["times"]):
+                    if op == "undo" and len(done) > 1:
+                        ed.undo()
+                        undone.append(done.pop())
+                        assert_same(state(ed), done[-1], "undo")
+                    elif op == "redo" and undone:
+                        ed.redo()
+                        done.append(undone.pop())
+                        assert_same(state(ed), done[-1], "redo")
+                ed.doc.prepare_overview()
+            else:
+                clip = check_step(ed, op, args, done[-1], clip)
+                if ed.history.position + ed.history.dropped - drops == len(done):
+                    done.append(state(ed))
+                    undone.clear()  # a new step: what was undone is gone
+                del done[:ed.history.dropped - drops]  # past the cap: no longer undone
+            assert ed.history.position == len(done) - 1
+            assert len(ed.history.steps) == len(done) - 1 + len(undone)
+            check_view(ed.doc, r)
+    assert len([w for w in told if "can no longer be undone" in str(w.message)]) == \
+        ed.history.dropped and (undo_docs or not ed.history.dropped)
+    if ed.history.dropped:
+        event("the history's cap dropped steps")
     for i in range(len(done) - 2, -1, -1):
         ed.undo()
         assert_same(state(ed), done[i], f"undoing all, to step {i}")
