@@ -1,24 +1,28 @@
 """Properties of the editing verbs (issue 48.1 and 48.4) through the scripting Editor:
 random sequences of delete, cut, copy, paste (inserted, added, replacing), trim,
-insert silence, duplicate, gain and fades, with a brush stroke, a move or a repair
-now and then, at random places (at 0, at the end, empty, past the ends), on the STFT
-and the constant-Q, mono and stereo, with one layer or two. After every step:
+insert silence and duplicate (given a range, or on the Time tool's selection), with
+gain, fades, a brush stroke, a move or a de-click now and then, and some steps undone
+or redone between, at random places (at 0, at the end, empty, past the ends), on the
+STFT and the constant-Q, 8 and 11.025 kHz, mono and stereo, one layer or two, the undo
+history capped or not. After every step:
 
 1. undo gives back the state before it bit for bit (the mix, every layer's cells, the
    content, the recording, the length, the markers, what counts as written, the
-   output) and redo the state after it; so do undoing all and redoing all at the end;
+   output) and redo the state after it; so do undoing all (as far as the cap keeps)
+   and redoing all at the end, and the exported file is the output;
 2. the document is as long as the edit says;
-3. the output beyond the step's reach (``FADE_S`` either side of a time edit's
-   junctions; the samples a stroke's frames sound in) is the samples it came from,
-   bit for bit, and markers follow their samples;
-4. after a time edit the coefficients are a fresh analysis of the new content;
-5. the view renders any rect, and the overview and loud_blocks agree with the
+3. the output and the recording beyond the step's reach (``FADE_S`` either side of a
+   time edit's junctions; the samples a stroke's frames sound in) are the samples they
+   came from, bit for bit; markers follow their samples; every layer follows;
+4. the coefficients of every frame no write reached are a fresh analysis of the
+   content (all of them after a time edit);
+5. the view renders any rect, and loud_blocks (the overview) agrees with the
    coefficients;
 6. an edit that fails (an empty range, an empty clipboard, nothing left) changes
-   nothing.
+   nothing, the steps to redo included.
 
-The model (:class:`Model`) knows what each verb makes of the output before it: the
-pieces of samples it lays end to end."""
+The model (:func:`planned`) knows what each time edit makes of the sound before it:
+the pieces of samples it lays end to end. Bugs found are strict xfails at the end."""
 
 import copy
 import functools
@@ -259,8 +263,8 @@ def drawn_step(data, ed: Editor) -> tuple[str, dict]:
             [1e-5, 0.01, 0.1, 0.3, 0.0, -0.1]))}
     start = seconds(data, ed)
     args = {"start": start, "end": seconds(data, ed, start)}
-    if op in RANGES and data.draw(st.integers(0, 3)) == 0:
-        args["selected"] = True  # selected with the Time tool, the verb told nothing
+    if op in RANGES and data.draw(st.integers(0, 3)) == 0:  # selected with the Time tool
+        args = {"start": max(0.0, start), "end": max(0.0, args["end"]), "selected": True}
     channel = data.draw(st.sampled_from([None, *range(doc.channels)]))
     if op == "gain":
         args.update(db=data.draw(st.sampled_from([-12.0, 0.0, 6.0])), channel=channel)
@@ -353,6 +357,9 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
     sound = np.stack([before.output, before.recording])
     plan, new_clip = planned(op, args, sound, clip, before.markers, rate) \
         if op in TIME_EDITS else (None, clip)
+    layered = not ed.doc.layers.plain and plan is not None and op != "duplicate" and \
+        args.get("mode") != "add"  # those two: test_paste_add_and_duplicate_keep_each_...
+    sounds = {x.id: ed.layers.audio(x.id) for x in ed.layers} if layered else {}
     if op in TIME_EDITS and plan is None:  # property 6
         kept = ed.clipboard
         with pytest.raises(ParameterError):
@@ -401,6 +408,12 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
         else:  # bit for bit: test_a_time_edit_of_layers_keeps_the_samples_beyond_its_reach
             np.testing.assert_allclose(after.output[:, known], output[:, known], rtol=0,
                                        atol=1e-6)
+            assert [x[:6] for x in after.layers] == [x[:6] for x in before.layers]
+        for layer, alone in sounds.items():  # every layer follows; a clip goes to the active
+            pasted = clip if layer == after.active or clip is None else np.zeros_like(clip)
+            cut = planned(op, args, np.stack([alone, alone]), pasted, [], rate)[0].sound[0]
+            np.testing.assert_allclose(ed.layers.audio(layer)[:, known], cut[:, known],
+                                       rtol=0, atol=1e-5, err_msg=f"layer {layer}")
     else:
         outside = ~reach(ed, step)
         assert after.length == before.length and after.markers == before.markers
