@@ -350,6 +350,30 @@ def reach(ed: Editor, step) -> np.ndarray:
     return out
 
 
+def check_spliced(ed: Editor, plan: Spliced, before: State, after: State, *, pasted,
+                  sounds: dict, redo) -> None:
+    """A time edit made ``after`` of ``before`` as ``plan`` says (properties 2 and 3);
+    each layer's sound in ``sounds`` (before it) went through it as ``redo(sound,
+    clip)`` says, the clipboard ``pasted`` into the active layer."""
+    assert after.length == plan.sound.shape[-1]
+    assert after.markers == plan.markers
+    known, (output, recording) = plan.known, plan.sound
+    assert np.array_equal(after.recording[:, known], recording[:, known])
+    if ed.doc.layers.plain:
+        assert not any(after.written) and np.array_equal(after.content, after.output)
+        assert np.array_equal(after.output[:, known], output[:, known]), \
+            "a sample beyond the junctions changed"
+    else:  # bit for bit: test_a_time_edit_of_layers_keeps_the_samples_beyond_its_reach
+        np.testing.assert_allclose(after.output[:, known], output[:, known], rtol=0,
+                                   atol=1e-6)
+        assert [x[:6] for x in after.layers] == [x[:6] for x in before.layers]
+    for layer, alone in sounds.items():  # a clip goes into the active layer
+        clip = pasted if layer == after.active or pasted is None else np.zeros_like(pasted)
+        cut = redo(np.stack([alone, alone]), clip).sound[0]
+        np.testing.assert_allclose(ed.layers.audio(layer)[:, known], cut[:, known],
+                                   rtol=0, atol=1e-5, err_msg=f"layer {layer}")
+
+
 def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarray | None:
     """Run one step and check it; the clipboard's samples after it (the model's)."""
     steps, count, drops = ed.history.position, len(ed.history.steps), ed.history.dropped
@@ -357,9 +381,9 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
     sound = np.stack([before.output, before.recording])
     plan, new_clip = planned(op, args, sound, clip, before.markers, rate) \
         if op in TIME_EDITS else (None, clip)
-    layered = not ed.doc.layers.plain and plan is not None and op != "duplicate" and \
+    per_layer = not ed.doc.layers.plain and plan is not None and op != "duplicate" and \
         args.get("mode") != "add"  # those two: test_paste_add_and_duplicate_keep_each_...
-    sounds = {x.id: ed.layers.audio(x.id) for x in ed.layers} if layered else {}
+    sounds = {x.id: ed.layers.audio(x.id) for x in ed.layers} if per_layer else {}
     if op in TIME_EDITS and plan is None:  # property 6
         kept = ed.clipboard
         with pytest.raises(ParameterError):
@@ -397,23 +421,8 @@ def check_step(ed: Editor, op: str, args: dict, before: State, clip) -> np.ndarr
     event(f"{op}: done" + (" (selected)" if "selected" in args else ""))
     if op in TIME_EDITS:
         assert isinstance(step, Swap)
-        assert after.length == plan.sound.shape[-1]  # property 2
-        assert after.markers == plan.markers
-        known, (output, recording) = plan.known, plan.sound
-        assert np.array_equal(after.recording[:, known], recording[:, known])
-        if ed.doc.layers.plain:  # property 3
-            assert not any(after.written) and np.array_equal(after.content, after.output)
-            assert np.array_equal(after.output[:, known], output[:, known]), \
-                f"{op} {args}: a sample beyond its junctions changed"
-        else:  # bit for bit: test_a_time_edit_of_layers_keeps_the_samples_beyond_its_reach
-            np.testing.assert_allclose(after.output[:, known], output[:, known], rtol=0,
-                                       atol=1e-6)
-            assert [x[:6] for x in after.layers] == [x[:6] for x in before.layers]
-        for layer, alone in sounds.items():  # every layer follows; a clip goes to the active
-            pasted = clip if layer == after.active or clip is None else np.zeros_like(clip)
-            cut = planned(op, args, np.stack([alone, alone]), pasted, [], rate)[0].sound[0]
-            np.testing.assert_allclose(ed.layers.audio(layer)[:, known], cut[:, known],
-                                       rtol=0, atol=1e-5, err_msg=f"layer {layer}")
+        check_spliced(ed, plan, before, after, pasted=clip, sounds=sounds,
+                      redo=lambda sound, clip: planned(op, args, sound, clip, [], rate)[0])
     else:
         outside = ~reach(ed, step)
         assert after.length == before.length and after.markers == before.markers
