@@ -155,5 +155,7 @@ def insert_silence(doc: Document, wave: np.ndarray, at: int, seconds: float,
 
 
 def duplicate_range(doc: Document, wave: np.ndarray, s0: int, s1: int, **work) -> Document:
-    """``[s0, s1)`` twice in a row."""
-    return paste_clip(doc, wave, copy_range(doc, wave, s0, s1), s1, **work)
+    """``[s0, s1)`` twice in a row: the document's own samples each time (in a document
+    with layers, each layer repeats its own sound)."""
+    return spliced(doc, [own(doc, wave, 0, s1), own(doc, wave, s0, s1),
+                         own(doc, wave, s1, doc.length)], **work)
