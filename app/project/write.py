@@ -29,6 +29,7 @@ import json
 import os
 import zipfile
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,6 +61,7 @@ from engine.region import Rect
 from engine.transforms.settings import checked
 
 SAVED_TILE = 64  # bins and frames per side of a tile an edit touched, as a project stores it
+RUN_TILES = 64  # tiles along frames one listed rect may join (4,096 frames at most)
 
 
 class EditTracker:
@@ -78,8 +80,25 @@ class EditTracker:
         self.tiles.update(rect.tiles(SAVED_TILE))
 
     def rects(self) -> list[Rect]:
-        return [Rect(tb * SAVED_TILE, (tb + 1) * SAVED_TILE, tf * SAVED_TILE, (tf + 1) * SAVED_TILE)
-                .clip(self.doc.n_bins, self.doc.n_frames) for tb, tf in sorted(self.tiles)]
+        return tile_rects(self.tiles, SAVED_TILE, self.doc)
+
+
+def tile_rects(keys, size: int, doc: Document) -> list[Rect]:
+    """Tiles ``keys`` ((bin tile, frame tile), ``size`` a side) as the rects a project
+    lists: each run of consecutive tiles along a row of bins one rect, of up to RUN_TILES
+    (one by one, the list of a long file edited whole outgrew the manifest's 1 MiB, and
+    the project saved could not be opened)."""
+    rects = []
+    for tb, row in groupby(sorted(keys), key=lambda key: key[0]):
+        frames = [tf for _, tf in row]
+        start = frames[0]
+        for prev, tf in zip(frames, frames[1:] + [None], strict=True):
+            if tf == prev + 1 and tf - start < RUN_TILES:
+                continue
+            rects.append(Rect(tb * size, (tb + 1) * size, start * size, (prev + 1) * size)
+                         .clip(doc.n_bins, doc.n_frames))
+            start = tf
+    return rects
 
 
 def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
@@ -111,9 +130,7 @@ def _written(doc: Document, plain) -> list[Rect]:
     """The tiles of the document's own tensor painted before it had layers."""
     if plain is None:
         return []
-    size = LAYER_TILE
-    return [Rect(tb * size, (tb + 1) * size, tf * size, (tf + 1) * size)
-            .clip(doc.n_bins, doc.n_frames) for tb, tf in sorted(plain.written)]
+    return tile_rects(plain.written, LAYER_TILE, doc)
 
 
 class Saved(NamedTuple):
