@@ -29,6 +29,8 @@ from engine.unmix import MAX_COMPONENTS
 
 LAYER_KEYS = {"id", "name", "gain", "invert", "mute", "solo", "content", "origin"}
 MAX_SOURCES = 100_000
+MAX_CHANNELS = 256  # written frames: the channels listed (app.project.read.MAX_CHANNELS)
+MAX_SPANS = 1 << 20  # written frames: the spans of one channel
 MAX_LAYERS = 1000
 GAIN_LIMIT = GAIN_RANGE[1]  # a layer's gain, or a merged part's factor's size
 MAX_DEPTH = 64  # sources one source is made of, one within the other
@@ -46,8 +48,9 @@ def mask_index(name: str) -> int | None:
 def check(section, arrays: dict[str, np.ndarray], bad) -> None:
     """The ``layers`` section's structure (its sizes against the document are checked
     when it is unpacked); ``bad(what)`` makes the error raised."""
-    if not (isinstance(section, dict) and set(section) == {"sources", "states", "current",
-                                                             "next_id"}
+    if not (isinstance(section, dict) and set(section) - {"written"} == {
+                "sources", "states", "current", "next_id"}
+            and _written_ok(section.get("written", []))
             and isinstance(section["sources"], list) and isinstance(section["states"], list)
             and 0 < len(section["sources"]) <= MAX_SOURCES and section["states"]
             and _int(section["current"], 0, len(section["states"]) - 1)
@@ -129,6 +132,23 @@ def _costs_ok(sources: list[dict], bad) -> None:
         if reach > MAX_AMPLIFICATION:
             raise bad(f"layer source {i} amplifies its sources {reach:.3g} times (at most "
                       f"{MAX_AMPLIFICATION})")
+
+
+def _written_ok(written) -> bool:
+    """Per channel, sorted disjoint ``[f0, f1]`` frame spans (their fit to the document
+    is checked when unpacked)."""
+    if not (isinstance(written, list) and len(written) <= MAX_CHANNELS):
+        return False
+    for spans in written:
+        if not (isinstance(spans, list) and len(spans) <= MAX_SPANS):
+            return False
+        end = 0
+        for span in spans:
+            if not (isinstance(span, list) and len(span) == 2 and _int(span[0], end, 1 << 40)
+                    and _int(span[1], span[0] + 1, 1 << 40)):
+                return False
+            end = span[1]
+    return True
 
 
 def _int(value, low: int, high: int) -> bool:

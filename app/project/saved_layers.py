@@ -3,7 +3,8 @@ history refers to, as a table of the sources their cells are made of
 (engine.model.layer_sources), each written once however many layers and steps share it.
 
 In the manifest, ``layers``: ``{"sources": [...], "states": [...], "current": i,
-"next_id": n}``. A source is ``{"kind": "recording"}`` (the recording's analysis),
+"next_id": n, "written": [[[f0, f1], ...] per channel]}`` (the document's written
+frames, since 2026-11-29). A source is ``{"kind": "recording"}`` (the recording's analysis),
 ``"plain"`` (the document's own tensor: the recording with the project's edited
 rects, what was painted before the document had layers), ``"silence"``,
 ``{"kind": "tiled", "base": i, "tiles": [[tb, tf], ...]}`` (the tiles' cells one
@@ -100,13 +101,16 @@ def table(doc: Document, states: list[StackState]) -> Table:
     return out
 
 
-def pack(t: Table, next_id: int) -> tuple[dict, dict[str, np.ndarray]]:
-    """The manifest's ``layers`` and its arrays (in the saving worker)."""
+def pack(t: Table, next_id: int, written: list) -> tuple[dict, dict[str, np.ndarray]]:
+    """The manifest's ``layers`` and its arrays (in the saving worker); ``written``: the
+    document's written frames (Document.written_frames: where its output is the mix's
+    resynthesis, not its content's samples)."""
     parts = [torch.view_as_real(x.detach().cpu().reshape(-1)).numpy() for x in t.tiles]
     arrays = {"layer_tiles": np.concatenate(parts) if parts else np.zeros((0, 2), np.float32)}
     for j, m in enumerate(t.masks):
         arrays[f"layer_mask_{j}"] = m.cpu().numpy()
-    section = {"sources": t.sources, "states": t.states, "current": 0, "next_id": next_id}
+    section = {"sources": t.sources, "states": t.states, "current": 0, "next_id": next_id,
+               "written": [[list(span) for span in spans] for spans in written]}
     return section, arrays
 
 
@@ -217,6 +221,12 @@ def unpack(section: dict, arrays: dict[str, np.ndarray], doc: Document, *,
             confirm_mix(doc, heaviest, confirm=confirm, undone=True)
     doc.set_layers(states[section["current"]])
     doc.take_dirty()
+    if "written" in section:  # else (saved before 2026-11-29) every frame counts as written
+        written = section["written"]
+        if len(written) != doc.channels or any(f1 > doc.n_frames for spans in written
+                                               for _, f1 in spans):
+            raise bad("its written frames do not fit the document")
+        doc.set_written([[tuple(span) for span in spans] for spans in written])
     if not bool(torch.isfinite(torch.view_as_real(doc.mix)).all()):
         raise bad("its layers mix to NaN or infinite values")
     return states

@@ -123,6 +123,7 @@ def snapshot(doc: Document, tracker: EditTracker, history: Kept | None = None,
                             "layout": list(doc.audio.layout)},
             "source_metadata": doc.audio.metadata.to_json(), "history": history,
             "project": str(project) if project else None, "layers": table,
+            "written": doc.written_frames(),
             "next_id": doc.layers.next_id, "transform": doc.transform, "device": doc.device}
 
 
@@ -159,7 +160,7 @@ def save_project(path: str | os.PathLike, snap: dict, view: dict, progress=None,
         manifest["project"] = snap["project"]
     table = snap.get("layers")
     if table is not None:
-        manifest["layers"], cells = layers.pack(table, snap["next_id"])
+        manifest["layers"], cells = layers.pack(table, snap["next_id"], snap["written"])
         arrays.update(cells)
     history = snap.get("history")
     if history is not None and history.steps:

@@ -114,7 +114,7 @@ def spliced(doc: Document, pieces: list[Piece], *, progress: ProgressFn | None =
                    progress=scaled(progress, 0, 0.3 if layered else 1.0), cancel=cancel,
                    reuse=(doc, _moved(doc, pieces, starts, fade)))
     if layered:
-        follow_layers(doc, new, pieces, lambda parts: join(parts, fade=fade)[:2],
+        follow_layers(doc, new, pieces, lambda parts: join(parts, fade=fade)[:2], fade=fade,
                       progress=scaled(progress, 0.3, 1.0), cancel=cancel)
     return new
 

@@ -5,7 +5,8 @@ into the same pieces as the mix (a piece from elsewhere, a pasted clip or silenc
 goes into the active layer; the others get silence there), joined with the same
 cross-fades, and analysed again: the new document's layers are those analyses, as
 tiles over silence, with the names, gains, mutes and solos they had, the active one
-still active. The mix is then their sum, as always (engine.model.layer_stack)."""
+still active. The mix is then their sum, as always (engine.model.layer_stack); it
+plays the spliced samples as they are except where a piece from elsewhere went in."""
 
 from dataclasses import replace
 
@@ -17,13 +18,15 @@ from engine.model.layer_sources import LAYER_TILE, Silence, Tiled
 from engine.model.layer_stack import StackState
 from engine.model.resynth import layer_audio
 from engine.progress import CancelFlag, ProgressFn, scaled, step
+from engine.region import merged_spans
 
 
-def follow_layers(old: Document, new: Document, pieces: list, join, *,
+def follow_layers(old: Document, new: Document, pieces: list, join, *, fade: int,
                   progress: ProgressFn | None = None,
                   cancel: CancelFlag | None = None) -> None:
     """Give ``new`` (``old`` edited into ``pieces``, one layer so far) ``old``'s layers
-    cut as the pieces are; ``join(pieces) -> (content, recording)`` joins them."""
+    cut as the pieces are; ``join(pieces) -> (content, recording)`` joins them, its
+    cross-fades reaching ``fade`` samples either side of a junction."""
     state = old.layers.state
     layers = []
     for i, layer in enumerate(state.layers):
@@ -39,6 +42,22 @@ def follow_layers(old: Document, new: Document, pieces: list, join, *,
     new.layers.next_id = old.layers.next_id
     new.set_layers(StackState(tuple(layers), state.active))
     new.take_dirty()
+    new.set_written(_pasted_frames(new, pieces, fade))
+
+
+def _pasted_frames(new: Document, pieces: list, fade: int) -> list[list[tuple[int, int]]]:
+    """The frames where the new mix is not the analysis of its content: where a piece
+    from elsewhere went into the active layer (whose gain, inversion or mute applies
+    to it). Every other cell is the sum of the layers' sounds cut as the mix was, so
+    the output there is the spliced samples, bit for bit, as without layers."""
+    t, spans, at = new.transform, [], 0
+    for piece in pieces:
+        if not piece.own:
+            spans.append(t.frames_needed(max(0, at - fade),
+                                         min(new.length, at + piece.length + fade), new.length))
+        at += piece.length
+    frames = merged_spans(spans)
+    return [list(frames) for _ in range(new.channels)]
 
 
 def _piece_of(piece, sound: np.ndarray, under: np.ndarray, active: bool):

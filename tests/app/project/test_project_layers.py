@@ -82,6 +82,10 @@ def _changed(manifest, change):
     (lambda m: m["layers"]["states"][0]["layers"][0].update(name=""), "layer state"),
     (lambda m: m["layers"]["states"][0].update(active=99), "layer state"),
     (lambda m: m["layers"].update(current=-1), "layers"),
+    (lambda m: m["layers"].update(written=[[[5, 3]]]), "layers"),  # written frames: a span
+    (lambda m: m["layers"].update(written=[[[0, "9"]]]), "layers"),  # backwards, not a number
+    (lambda m: m["layers"].update(written=[[]] * 3), "written frames do not fit"),  # 3 channels
+    (lambda m: m["layers"].update(written=[[[0, 10**9]], []]), "written frames do not fit"),
     (lambda m: m["history"]["steps"][1].update(stack=[0, 999]), "history step 1"),
     (lambda m: m.update(version=3), "layers in a version 3 project"),
 ])
