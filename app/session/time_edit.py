@@ -8,7 +8,7 @@ seconds; a range past the file's ends is clipped, and what was clipped is said i
 ``warnings``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -127,15 +127,8 @@ def paste_clip(doc: Document, wave: np.ndarray, clip: TimeClip, at: int, *,
     if end <= at:
         raise ParameterError("paste: the position is at the file's end; nothing to mix into "
                              "or replace (insert it instead)")
-    if mode == "add":
-        lo, hi = max(0, at - piece.start), min(doc.length, at + piece.content.shape[1]
-                                                - piece.start)
-        mixed, under = np.zeros_like(piece.content), np.zeros_like(piece.content)
-        first = at - piece.start  # the document's sample under the clip's first
-        mixed[:, lo - first:hi - first] = wave[:, lo:hi]
-        under[:, lo - first:hi - first] = doc.audio.samples[:, lo:hi]
-        mixed += piece.content
-        piece = Piece(mixed, under, piece.start, piece.start + end - at)
+    if mode == "add":  # the document's own samples, the clip mixed into them
+        piece = replace(own(doc, wave, at, end), added=(piece.content, at - piece.start))
     else:
         piece = Piece(piece.content, piece.recording, piece.start, piece.start + end - at)
     return spliced(doc, [own(doc, wave, 0, at), piece, own(doc, wave, end, doc.length)],

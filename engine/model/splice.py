@@ -36,13 +36,27 @@ class Piece:
     """Samples ``[start, stop)`` of ``content`` (float32 ``[ch, n]``; the recording
     under them is ``recording``, as long), whose samples either side of that span are
     what a junction's cross-fade reads. ``own``: the samples are the document's own
-    (markers there follow them)."""
+    (markers there follow them). ``added``: (samples, where their first lies in
+    ``content``'s indices) mixed into the content (a paste mixed in), not the recording."""
 
     content: np.ndarray
     recording: np.ndarray
     start: int
     stop: int
     own: bool = False
+    added: tuple[np.ndarray, int] | None = None
+
+    def samples(self, lo: int, hi: int) -> np.ndarray:
+        """The content's samples ``[lo, hi)`` (its indices), with what is added there."""
+        out = self.content[:, lo:hi]
+        if self.added is None:
+            return out
+        clip, first = self.added
+        a, b = max(lo, first), min(hi, first + clip.shape[1])
+        if a < b:
+            out = out.copy()
+            out[:, a - lo:b - lo] += clip[:, a - first:b - first]
+        return out
 
     @property
     def length(self) -> int:
@@ -54,22 +68,23 @@ def join(pieces: list[Piece], *, fade: int) -> tuple[np.ndarray, np.ndarray, lis
     up to ``2 fade`` samples (fewer where a piece is short or its samples end: at the
     file's ends a junction is a plain cut); and where each piece starts in them."""
     starts = list(np.cumsum([0] + [p.length for p in pieces[:-1]]))
-    alike = all(same_samples(p.content, p.recording) for p in pieces)
-    content = np.concatenate([p.content[:, p.start:p.stop] for p in pieces], axis=1)
+    alike = all(same_samples(p.content, p.recording) and p.added is None for p in pieces)
+    content = np.concatenate([p.samples(p.start, p.stop) for p in pieces], axis=1)
     recording = content if alike else \
         np.concatenate([p.recording[:, p.start:p.stop] for p in pieces], axis=1)
     for left, right, at in zip(pieces, pieces[1:], starts[1:], strict=False):
-        if left.content is right.content and left.stop == right.start:
+        if left.content is right.content and left.stop == right.start and \
+                left.added is right.added:
             continue  # the samples go on as they were: no junction
         h = min(fade, left.length // 2, right.length // 2,
                 left.content.shape[1] - left.stop, right.start)
         if h > 0:
-            pairs = ((content, left.content, right.content),) if alike else \
-                ((content, left.content, right.content),
-                 (recording, left.recording, right.recording))
-            for out, a, b in pairs:
-                out[:, at - h:at + h] = _crossfade(a[:, left.stop - h:left.stop + h],
-                                                   b[:, right.start - h:right.start + h])
+            content[:, at - h:at + h] = _crossfade(left.samples(left.stop - h, left.stop + h),
+                                                   right.samples(right.start - h, right.start + h))
+            if not alike:
+                recording[:, at - h:at + h] = _crossfade(
+                    left.recording[:, left.stop - h:left.stop + h],
+                    right.recording[:, right.start - h:right.start + h])
     return content, recording, [int(s) for s in starts]
 
 
@@ -127,7 +142,7 @@ def _moved(doc: Document, pieces: list[Piece], starts: list[int], fade: int
     the padding past it is the same)."""
     out = []
     for i, (piece, at) in enumerate(zip(pieces, starts, strict=True)):
-        if not piece.own:
+        if not piece.own or piece.added is not None:
             continue
         shift = piece.start - at
         lo = -math.inf if i == 0 and piece.start == 0 else at + (fade if i else 0)

@@ -52,7 +52,7 @@ def _pasted_frames(new: Document, pieces: list, fade: int) -> list[list[tuple[in
     the output there is the spliced samples, bit for bit, as without layers."""
     t, spans, at = new.transform, [], 0
     for piece in pieces:
-        if not piece.own:
+        if not piece.own or piece.added is not None:
             spans.append(t.frames_needed(max(0, at - fade),
                                          min(new.length, at + piece.length + fade), new.length))
         at += piece.length
@@ -62,9 +62,11 @@ def _pasted_frames(new: Document, pieces: list, fade: int) -> list[list[tuple[in
 
 def _piece_of(piece, sound: np.ndarray, under: np.ndarray, active: bool):
     """``piece`` as one layer has it: the layer's own samples where the piece is the
-    document's, the piece itself in the active layer, silence in the others."""
+    document's (with what a paste mixed in, in the active layer), the piece itself in
+    the active layer, silence in the others."""
     if piece.own:
-        return replace(piece, content=sound, recording=under)
+        return replace(piece, content=sound, recording=under,
+                       added=piece.added if active else None)
     if active:
         return piece
     return replace(piece, content=np.zeros_like(piece.content),

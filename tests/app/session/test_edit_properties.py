@@ -166,6 +166,7 @@ def spliced(pieces: list[Piece], markers: list, rate: int) -> Spliced:
         for p, at in zip(pieces, starts, strict=True):
             if p.own is not None and p.own <= marker[1] < p.own + p.sound.shape[-1]:
                 moved.append([marker[0], int(at + marker[1] - p.own), *marker[2:]])
+                break  # in the first piece that holds its sample (a duplicate's original)
     return Spliced(sound, known, moved)
 
 
@@ -201,6 +202,7 @@ def planned(op: str, args: dict, y: np.ndarray, clip: np.ndarray | None, markers
         put = clip[..., :end - at]
         if mode == "add":  # mixed into what plays, over the document's own recording
             put = np.stack([y[0, :, at:end] + put[0], y[1, :, at:end]])
+            return laid(own(0, at), Piece(put, at), own(end, n)), clip  # its markers stay
         return laid(own(0, at), Piece(put), own(end, n)), clip
     if op == "insert_silence":
         at = min(n, max(0, round(args["at"] * rate)))
@@ -222,7 +224,7 @@ def planned(op: str, args: dict, y: np.ndarray, clip: np.ndarray | None, markers
     if op == "trim":
         return laid(own(s0, s1)), clip
     assert op == "duplicate"
-    return laid(own(0, s1), Piece(taken), own(s1, n)), clip
+    return laid(own(0, s1), own(s0, s1), own(s1, n)), clip
 
 
 # -- the steps a sequence draws -------------------------------------------------------
@@ -655,13 +657,12 @@ def test_what_is_pasted_into_a_layer_at_half_gain_plays_as_it_was_copied(verb):
     np.testing.assert_allclose(out[:, away], want[:, away], rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("verb", [pytest.param("paste add", marks=pytest.mark.xfail(
-    strict=True, reason="paste add puts the mix of every layer there into the active layer: "
-    "the others go silent over that span")), "duplicate"])
+@pytest.mark.parametrize("verb", ["paste add", "duplicate"])
 def test_paste_add_and_duplicate_keep_each_layers_own_sound(verb):
     """Issue 48.1 (every layer follows): mixing a clip in leaves the layers not active
-    as they were, and a duplicated range holds each layer's own sound twice (fixed
-    2026-11-29); after paste add the inactive layer is silent (~6e-9) where it held 0.25."""
+    as they were, and a duplicated range holds each layer's own sound twice. Until
+    2026-11-29 the inactive layer was silent (~6e-9) there where it held 0.25: the mix of
+    every layer went into the active one."""
     ed, _, sounds = layered_editor()
     ed.copy(start=0.1, end=0.2)
     LAYER_EDITS[verb][0](ed)
