@@ -49,7 +49,7 @@ import functools
 import numpy as np
 from scipy import fft, ndimage, special
 
-from engine.progress import step
+from engine.progress import scaled, step
 from engine.repair import Outcome, guard, voice
 from engine.repair.attenuate import runs
 from engine.repair.denoise_noise import (
@@ -80,6 +80,7 @@ SOUND_DB = 5.85  # in a voice, a cell holds sound when its power is this far ove
 # (a Gaussian noise's power in dB: -2.51 dB mean, 5.57 dB deviation, about its mean power)
 SOUND_HZ, SOUND_S = 250.0, 0.025  # ... the share of such cells within +-these (triangular)
 VOICE_RAMP_S = 0.1  # the rule of a voice fades in and out over this
+MODEL_SHARE = 0.9  # the share of the time (and the progress shown) the voice model takes
 
 
 def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB,
@@ -116,9 +117,9 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = DEFAULT_AMOUNT_DB
     if not noise.any():
         return Outcome(samples=given)
     speech = _voice(x, sample_rate, n_fft, noise, raw if centers is None else None, tonal,
-                    cancel)
+                    scaled(progress, 0.0, MODEL_SHARE), cancel)
     y, kept = _apply_gains(x, noise, centers, n_fft, sample_rate, 10 ** (-amount_db / 20),
-                           progress, cancel, speech)
+                           scaled(progress, MODEL_SHARE, 1.0), cancel, speech)
     reduced_db = _reduction_db(noise, kept, n_fft, sample_rate)
     y[silent] = 0.0
     y = _keep_below_input(x, y, max(1, int(PEAK_S * sample_rate)))
@@ -183,11 +184,11 @@ def _decision_directed(gamma: np.ndarray, previous: np.ndarray | None):
     return xi, previous
 
 
-def _voice(x, sample_rate, n_fft, noise, raw, tonal, cancel):
+def _voice(x, sample_rate, n_fft, noise, raw, tonal, progress, cancel):
     """Where a voice speaks, per channel and frame of the processing's grid (0-1, faded
     over ``VOICE_RAMP_S``), and the noise's power there (``noise``, or learnt within the
     voice where ``raw``, the low quantile learnt, is given); None where no voice is found."""
-    found, removed = voice.found(x, sample_rate, cancel=cancel)
+    found, removed = voice.found(x, sample_rate, progress=progress, cancel=cancel)
     if not found.any():
         return None
     if raw is not None:
