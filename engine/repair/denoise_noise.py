@@ -60,6 +60,10 @@ FLOOR_SHARE = 0.3  # a bin whose floor holds this share of its frames is noise's
 NOISE_SHARE = 0.2  # the noise is there when that holds in this share of the bins, ...
 STEADY_BINS = 2  # ... or in this many whose mean power is at their floor besides
 EMPTY_DB = 30.0  # bins this far under the loudest tenth are a band the recording lacks
+TOOK_DB = 20.0  # in a voice, a cell whose power a voice model took this much of is noise's
+TOOK_BINS = 5  # ... judged over this many bins
+TOOK_FRAMES = 3
+TOOK_CELLS = 20  # ... a bin with fewer such cells keeps its low quantile
 FRAMES_AT_ONCE = 4096  # power spectra computed at a time (a Cancel waits for at most these)
 BINS_AT_ONCE = 128  # bins smoothed and ranked at a time (likewise)
 
@@ -102,8 +106,10 @@ def profile_power(profile: np.ndarray, channels: int, n_fft: int, *, sample_rate
 
 def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel=None):
     """The noise power ``[channels, frames, bins]`` (one frame when stationary), the
-    centres of those frames in samples (None when stationary), and where it came
-    from; learnt from the frames of ``x`` free of digital silence. ``cancel`` is
+    centres of those frames in samples (None when stationary), where it came from, and
+    the same power before the programme was taken out of it (its low quantile alone;
+    None when nothing was learnt); learnt from the frames of ``x`` free of digital
+    silence. ``cancel`` is
     looked at between pieces of the work (each well under a second)."""
     hop = n_fft // 2
     power = power_frames(x, n_fft, cancel)
@@ -114,16 +120,17 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel
     power = power[:, clear]
     span = max(1, int(round(SMOOTH_S * sample_rate / hop)))
     if power.shape[1] < 2 * span:
-        return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, "nothing learnt"
+        return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, "nothing learnt", None
     smooth = _by_bins(lambda part: _smoothed(part, span), power, cancel)
     if not adaptive:
         low = _by_bins(lambda part: _quantile(part, QUANTILE), smooth, cancel)
         floor = _by_bins(_on_floor, smooth, cancel, low)
         typical = smooth.mean(axis=1, keepdims=True)
         if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
-            return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND
-        low = _programme_removed(low * _bias(span), typical, n_fft, sample_rate, tonal, floor)
-        return low, None, "profile learnt from the quietest parts"
+            return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND, None
+        raw = low * _bias(span)
+        return (_programme_removed(raw, typical, n_fft, sample_rate, tonal, floor), None,
+                "profile learnt from the quietest parts", raw)
     track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
     firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
     chunks = [smooth[:, a:a + track] for a in firsts]
@@ -131,13 +138,49 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel
     floor = np.concatenate([_on_floor(c, low[:, i:i + 1]) for i, c in enumerate(chunks)], axis=1)
     typical = np.stack([c.mean(axis=1) for c in chunks], axis=1)
     if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
-        return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND
-    low = _programme_removed(low * _bias(span), typical, n_fft, sample_rate, tonal, floor)
+        return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND, None
+    raw = low * _bias(span)
+    low = _programme_removed(raw, typical, n_fft, sample_rate, tonal, floor)
     middle = np.flatnonzero(clear)[np.minimum(firsts + track // 2, smooth.shape[1] - 1)]
-    return low, middle * hop + n_fft // 2, "adaptive, learnt over time"
+    return low, middle * hop + n_fft // 2, "adaptive, learnt over time", raw
 
 
 NOTHING_FOUND = "found no steady noise"
+
+
+def in_voice(x, removed, within, *, n_fft, sample_rate, raw, tonal, cancel=None):
+    """The noise power ``[channels, 1, bins]`` where a voice speaks: in each bin, the mean
+    power of ``x`` over the cells ``within`` the voice (``[channels, frames of 10 ms]``)
+    that a voice model took for noise alone (``removed``: what it took from ``x``; its
+    output there ``TOOK_DB`` under the input, over ``TOOK_BINS`` bins), at most ``raw``
+    (the low quantile learnt from ``x``), ``raw`` itself in a bin with fewer than
+    ``TOOK_CELLS`` such cells; its peaks brought down to the spectrum's envelope (a
+    steady tone is noise with ``tonal`` only). Under speech the low quantile lies 1-3 dB
+    over the noise (a voice seldom leaves a bin for long) and the model's leftovers
+    1-2 dB under it (it leaves some noise in the voice); these cells are within about
+    0.5 dB of it."""
+    hop = n_fft // 2
+    count = max(0, (x.shape[1] - n_fft) // hop + 1)
+    total = np.zeros(raw.shape[:1] + (1,) + raw.shape[2:])
+    cells = np.zeros_like(total)
+    for a in range(0, count, FRAMES_AT_ONCE):
+        step(0.0, None, cancel)
+        part = slice(a * hop, (min(count, a + FRAMES_AT_ONCE) - 1) * hop + n_fft)
+        power = power_frames(x[:, part], n_fft)
+        left = power_frames(x[:, part] - removed[:, part], n_fft)
+        centres = (a + np.arange(power.shape[1])) * hop + n_fft // 2
+        inside = within[:, np.minimum(centres * 100 // sample_rate, within.shape[1] - 1)]
+        size = (1, TOOK_FRAMES, TOOK_BINS)
+        alone = (ndimage.uniform_filter(left, size) <= 10 ** (-TOOK_DB / 10)
+                 * ndimage.uniform_filter(power, size)) & inside[..., None]
+        total += (power * alone).sum(axis=1, keepdims=True)
+        cells += alone.sum(axis=1, keepdims=True)
+    noise = np.minimum(np.where(cells >= TOOK_CELLS, total / np.maximum(cells, 1), raw), raw)
+    if tonal:
+        return noise
+    width = 2 * int(PEAK_HZ * n_fft / sample_rate / 2) + 1
+    envelope = ndimage.median_filter(noise, size=(1, 1, width), mode="nearest")
+    return np.where(noise > PEAK * envelope, envelope, noise)
 
 
 def _on_floor(smooth: np.ndarray, low: np.ndarray) -> np.ndarray:

@@ -86,6 +86,17 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 40.0, progress=No
                                       f"reduced by {_range(used.min(), used.max())} dB")
 
 
+def found(x: np.ndarray, sample_rate: int, *, progress=None, cancel=None):
+    """Where :func:`run` would change ``x`` (``[channels, n]``): ``[channels, frames]``
+    True over the 10 ms frames (frame f from f / 100 s) of a voice and ``HOLD_S``
+    around it; and what the model takes from ``x`` (its noise, at ``sample_rate``;
+    None where no voice is found)."""
+    up = _up(x, sample_rate)
+    model, lsnr = _model(up, NO_LIMIT_DB, progress, cancel)
+    keep = _voice(up, model, lsnr)
+    return keep, (_down(up - model, sample_rate, x.shape[1]) if keep.any() else None)
+
+
 def alone(x: np.ndarray, sample_rate: int, *, progress=None, cancel=None) -> np.ndarray | None:
     """The voice in ``x`` (``[channels, n]``) alone, float64: the model's output where a
     voice is found (faded in and out as :func:`run` fades), zero elsewhere; None where
