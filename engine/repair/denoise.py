@@ -31,7 +31,9 @@ it cost 3.5 dB SI-SDR: music, where the model finds no voice, keeps the rule abo
 unchanged. The mask alone (without the model's gain) reached noisereduce but left
 some speech takes at 15-19 dB SNR below their input by SI-SDR, as noisereduce does; the
 model's gain alone fell short of it. The model runs over the whole input (about 0.3 s
-of CPU a second of stereo at 44.1 kHz, 15 times the rest of de-noise).
+of CPU a second of stereo at 44.1 kHz, 15 times the rest of de-noise), but for an
+input over two minutes where it finds no voice in 3 s windows a minute apart
+(:func:`engine.repair.voice.somewhere`): there the rule above holds throughout.
 
 Alpha and the default amount were chosen on bench/bench_denoise.py's takes (seeds
 1-3: pooled median PESQ-WB of the speech at 5-15 dB SNR against noisereduce's, and
@@ -187,7 +189,11 @@ def _decision_directed(gamma: np.ndarray, previous: np.ndarray | None):
 def _voice(x, sample_rate, n_fft, noise, raw, tonal, progress, cancel):
     """Where a voice speaks, per channel and frame of the processing's grid (0-1, faded
     over ``VOICE_RAMP_S``), and the noise's power there (``noise``, or learnt within the
-    voice where ``raw``, the low quantile learnt, is given); None where no voice is found."""
+    voice where ``raw``, the low quantile learnt, is given); None where no voice is found
+    (on a long input, none in the windows :func:`engine.repair.voice.somewhere` hears
+    first: the model over all of it costs about 20 times the rest of the de-noise)."""
+    if not voice.somewhere(x, sample_rate, cancel=cancel):
+        return None
     found, removed = voice.found(x, sample_rate, progress=progress, cancel=cancel)
     if not found.any():
         return None

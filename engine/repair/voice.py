@@ -61,6 +61,8 @@ TARGET_DB = 42.0  # least this, and so far that it ends this far below the voice
 # estimate from the model's split: what it kept against what it took)
 NO_LIMIT_DB = 100.0  # the model run without its attenuation limit (the blend sets it)
 PROGRESS_FRAMES = 200  # frames between progress steps
+PROBE_S = 3.0  # a long input is heard first in windows this long (somewhere) ...
+PROBE_EVERY_S = 60.0  # ... this far apart
 
 
 def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 40.0, progress=None,
@@ -84,6 +86,19 @@ def run(x: np.ndarray, sample_rate: int, *, amount_db: float = 40.0, progress=No
     voiced, used = keep.any(0).sum() / 100, attenuation[keep]
     return Outcome(samples=y, summary=f"voice found over {voiced:.1f} s; the noise around it "
                                       f"reduced by {_range(used.min(), used.max())} dB")
+
+
+def somewhere(x: np.ndarray, sample_rate: int, *, cancel=None) -> bool:
+    """Whether :func:`found` may find a voice in ``x`` (``[channels, n]``): on an input
+    longer than two ``PROBE_EVERY_S``, whether the model finds one in ``PROBE_S`` windows
+    that far apart (their channels' mean, one run), a few per cent of the cost of
+    hearing all of it; a shorter input is not looked at first (True)."""
+    n, every, width = x.shape[1], round(PROBE_EVERY_S * sample_rate), round(PROBE_S * sample_rate)
+    if n <= 2 * every:
+        return True
+    windows = [x[:, s:s + width].mean(axis=0) for s in range(every // 2, n - width, every)]
+    keep, _ = found(np.concatenate(windows)[None], sample_rate, cancel=cancel)
+    return bool(keep.any())
 
 
 def found(x: np.ndarray, sample_rate: int, *, progress=None, cancel=None):

@@ -252,3 +252,24 @@ def test_a_clean_take_is_left_bit_for_bit_and_says_so():
         outcome = denoise.run(take.samples, take.sample_rate)
         assert outcome.samples is take.samples, take.name
         assert outcome.summary == "" and outcome.note.startswith("found no steady noise")
+
+
+def test_a_long_input_with_no_voice_in_its_windows_is_not_heard_whole_by_the_voice_model(
+        monkeypatch):
+    """De-noise's voice rule runs the voice model (15 times the rest of de-noise) over the
+    whole input; on more than two minutes it first hears 3 s windows a minute apart
+    (engine.repair.voice.somewhere) and, finding no voice there, keeps the rule for
+    everything else, as on music. The samples the model hears are counted."""
+    from engine.repair import voice
+
+    heard = []
+    model = voice._model
+    monkeypatch.setattr(voice, "_model", lambda up, *a: heard.append(up.shape[1]) or
+                        model(up, *a))
+    from bench.bench_denoise import speech_under
+
+    take, _, noisy, _ = speech_under("white", 1, 1, music=True)[0]  # music under hiss
+    sr, reps = take.sample_rate, -(-150 * take.sample_rate // noisy.shape[1])
+    x = np.tile(noisy, reps)[:, :150 * sr]  # two and a half minutes of it
+    assert denoise.run(x, sr).summary  # it found the hiss
+    assert heard and sum(heard) <= 3 * voice.PROBE_S * voice.RATE + voice.RATE
