@@ -62,19 +62,21 @@ def edit_and_undo(ed: Editor, verb: str, args: dict, runs: int) -> tuple[float, 
     return statistics.median(edits) * 1000, statistics.median(undos) * 1000
 
 
-def ours(x: np.ndarray, transform: str, runs: int) -> list[tuple[str, float, float]]:
+def ours(x: np.ndarray, transform: str, runs: int) -> tuple[list[tuple[str, float, float]], int]:
+    """The rows, and the bytes a 1-minute time clip holds."""
     ed = Editor(Document(Audio(x, SR), transform=transform, device="cpu"),
                 history_limit=64 << 30)
     ed.audio()
-    rows = []
+    rows, clip = [], 0
     for at in (300.0, 30.0):
         ed.copy(start=at, end=at + 60)
+        clip = ed.clipboard.nbytes
         for verb, args in (("delete", dict(start=at, end=at + 1)),
                            ("cut", dict(start=at, end=at + 1)),
                            ("paste", dict(at=at)),
                            ("trim", dict(start=at, end=at + 60))):
             rows.append((f"{verb} at {at:g} s", *edit_and_undo(ed, verb, args, runs)))
-    return rows
+    return rows, clip
 
 
 def sox_rows(x: np.ndarray, runs: int, folder: Path) -> list[tuple[str, float]]:
@@ -101,12 +103,12 @@ def main() -> None:
     parser.add_argument("--transforms", nargs="+", default=["stft", "cq"])
     args = parser.parse_args()
     x = music(MINUTES * 60)
-    clip_mib = 2 * x[:, :60 * SR].nbytes / 2**20  # the clip's audio and its recording
+    results = [ours(x, t, args.runs) for t in args.transforms]
+    columns = [rows for rows, _ in results]
     print(f"# {MINUTES}-minute stereo {SR} Hz; median of {args.runs}; a 1-minute clip holds "
-          f"{clip_mib:.1f} MiB")
+          f"{results[0][1] / 2**20:.1f} MiB")
     print("| edit | " + " | ".join(f"{t} edit ms | {t} undo ms" for t in args.transforms) + " |")
     print("|---|" + "---:|" * 2 * len(args.transforms))
-    columns = [ours(x, t, args.runs) for t in args.transforms]
     for i, (name, _, _) in enumerate(columns[0]):
         print(f"| {name} | " + " | ".join(f"{c[i][1]:.0f} | {c[i][2]:.1f}" for c in columns)
               + " |")

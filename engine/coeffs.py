@@ -11,6 +11,15 @@ def magnitude(coeffs: torch.Tensor) -> torch.Tensor:
     return torch.mul(re, re).addcmul_(im, im).sqrt_()
 
 
+def magnitude_of(cells, key: tuple) -> torch.Tensor:
+    """The magnitude of ``cells[key]`` (``[ch, frames, bins]``: a tensor, or a store held
+    in runs, engine.model.frame_store, read a run at a time: never its complex cells
+    joined first)."""
+    parts = cells.parts(key) if hasattr(cells, "parts") else [cells[key]]
+    mags = [magnitude(p) for p in parts]
+    return mags[0] if len(mags) == 1 else torch.cat(mags, 1)
+
+
 def polar_parts(coeffs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Magnitude and phase of complex coefficients."""
     return magnitude(coeffs), coeffs.angle()

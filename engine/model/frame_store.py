@@ -130,11 +130,8 @@ class FrameStore:
         bins]`` (slices, step 1): the cells, a view where one run holds them all."""
         if not isinstance(key, tuple):
             return _Selected(self, key)
-        chans, frames, bins = (*key, slice(None), slice(None))[:3]
-        f0, f1, _ = frames.indices(self.shape[1])
-        with self._lock:
-            parts = [r.cells[chans, a:b, bins] for r, a, b in self._reach(f0, f1)]
-            self._let_go()
+        chans, _, bins = (*key, slice(None), slice(None))[:3]
+        parts = self.parts(key)
         if len(parts) == 1:
             return parts[0]
         if not parts:
@@ -142,6 +139,15 @@ class FrameStore:
                                 len(range(self.shape[2])[bins])), dtype=self.dtype,
                                device=self.device)
         return torch.cat(parts, 1)
+
+    def parts(self, key: tuple) -> list[torch.Tensor]:
+        """``store[key]`` as the runs hold it: a view of each, in order (none joined)."""
+        chans, frames, bins = (*key, slice(None), slice(None))[:3]
+        f0, f1, _ = frames.indices(self.shape[1])
+        with self._lock:
+            parts = [r.cells[chans, a:b, bins] for r, a, b in self._reach(f0, f1)]
+            self._let_go()
+        return parts
 
     def __setitem__(self, key, value: torch.Tensor) -> None:
         chans, frames, bins = (*key, slice(None), slice(None))[:3]
@@ -279,7 +285,13 @@ class _Selected:
     def is_complex(self) -> bool:
         return True
 
-    def __getitem__(self, key) -> torch.Tensor:
+    def _key(self, key) -> tuple:
         chans, frames, bins = (*key, slice(None), slice(None))[:3]
         picked = range(self.store.shape[0])[self.chans][chans]
-        return self.store[slice(picked.start, picked.stop, picked.step or None), frames, bins]
+        return slice(picked.start, picked.stop, picked.step or None), frames, bins
+
+    def __getitem__(self, key) -> torch.Tensor:
+        return self.store[self._key(key)]
+
+    def parts(self, key) -> list[torch.Tensor]:
+        return self.store.parts(self._key(key))

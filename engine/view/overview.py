@@ -10,7 +10,7 @@ import threading
 
 import torch
 
-from engine.coeffs import magnitude
+from engine.coeffs import magnitude_of
 
 BLOCK = 8  # frames per block: the block reduction a 1920-pixel overview of 10 minutes uses
 CHUNK_BLOCKS = 512  # blocks computed at a time
@@ -91,7 +91,8 @@ class BlockMaxima:
         n, count = store.shape[1], self._blocks.shape[1]
         for b0 in range(f0 // BLOCK, -(-f1 // BLOCK), CHUNK_BLOCKS):
             b1 = min(count, b0 + CHUNK_BLOCKS, -(-f1 // BLOCK))
-            cells = magnitude(store[:, b0 * BLOCK:min(n, b1 * BLOCK), k0:k1])
+            cells = magnitude_of(store, (slice(None), slice(b0 * BLOCK, min(n, b1 * BLOCK)),
+                                         slice(k0, k1)))
             self._blocks[:, b0:b1, k0:k1] = _block_max(cells)
 
 

@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 import torch
 
-from engine.coeffs import magnitude
+from engine.coeffs import magnitude_of
 from engine.errors import ParameterError
 from engine.region import Rect
 from engine.view import overview
@@ -98,7 +98,8 @@ def _reduced_magnitude(store_fb: torch.Tensor, rect: Rect, factor: int,
     span = factor * max(1, CHUNK_FRAMES // factor)
     parts = []
     for f0 in range(rect.frame0, rect.frame1, span):
-        x = magnitude(store_fb[:, f0:min(rect.frame1, f0 + span), rect.bins])
+        x = magnitude_of(store_fb, (slice(None), slice(f0, min(rect.frame1, f0 + span)),
+                                    rect.bins))
         parts.append(reduce_frames(x, factor) if factor > 1 else x)
     return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
 

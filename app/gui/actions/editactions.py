@@ -7,9 +7,10 @@ swaps in the document it made (SwapCommand: undo brings the one before back, exa
 The clipboard is the session's (app.gui.services.opened): it outlives the file it was
 copied from."""
 
+import weakref
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QInputDialog, QMenu, QStatusBar, QWidget
 
 from app.gui.actions.fileactions import with_waveform
@@ -27,6 +28,7 @@ from app.session.spectral_clip import Clip
 from engine.progress import scaled
 
 SHOWN_MS = 8000
+ANALYSE_AFTER_MS = 300  # after a time edit, the view is drawn before the rest is analysed
 
 
 class EditActions:
@@ -220,13 +222,14 @@ class EditActions:
             return
         session, tracker = self.opened.session, self.opened.tracker
         wave = session.start_reading()  # the splices wait while the worker reads it
-        shown = self.canvas.view.t0, self.canvas.view.t1
+        view = self.canvas.view  # what it shows, and a view's width either side (its tiles)
+        shown = view.t0 - (view.t1 - view.t0), view.t1 + (view.t1 - view.t0)
 
         def work(progress, cancel):
             clip = None if keep is None else keep(session.doc, wave)
             doc = verb(session.doc, wave, *args, progress=scaled(progress, 0, 0.6),
                        cancel=cancel, **options)
-            frames = tuple(round(doc.frame_of(t)) for t in shown)
+            frames = tuple(min(doc.n_frames, max(0, round(doc.frame_of(t)))) for t in shown)
             return clip, *with_waveform(doc, progress, cancel, frames=frames)
 
         def done(result):
@@ -238,7 +241,10 @@ class EditActions:
                                   (PaintSession(doc, stack, session.history, synth),
                                    EditTracker(doc)), label)
             stack.push(command)
-            self.opened.session.catch_up_soon()  # the rest of its analysis, a piece a turn
+            # the rest of its analysis a piece a turn, once the edited view is drawn
+            new = weakref.ref(self.opened.session)  # held weakly: see PaintSession._schedule
+            QTimer.singleShot(ANALYSE_AFTER_MS, stack,
+                              lambda: (alive := new()) is not None and alive.catch_up_soon())
             after()
             command.reselect = Reselect(before, self.opened.selection, self.opened.select)
             self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "
