@@ -22,6 +22,7 @@ holds and does exactly what it did before layers.
 """
 
 import os
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -51,6 +52,7 @@ ORIGINAL_CHUNKS_KEPT = 4  # chunks of the recording's analysis kept for restore
 HELD_ABOVE = 1 << 30  # a document whose coefficients take more holds only HELD_BYTES of them,
 HELD_BYTES = 1 << 29  # the most recently used (engine.model.frame_store: the rest analysed again)
 BUILT_AT_ONCE = 1024  # frames analysed a step when a document is too large to hold whole
+BEHIND_TURN_S = 0.05  # analyse_behind's steps: the document is let go between them
 
 Listener = Callable[[Rect, tuple[int, ...]], None]
 MEMORY_SHARE = 0.8  # of the memory available, what one document may take
@@ -453,9 +455,27 @@ class Document:
     @property
     def analysing(self) -> bool:
         """Whether a time edit left frames to analyse, or its overview to build, which
-        :meth:`analyse_some` does a piece at a time (the window's turns: the view
-        analyses what it shows first, when it draws it)."""
+        :meth:`analyse_some` does a piece at a time (the window: :meth:`analyse_behind`;
+        the view analyses what it shows first, when it draws it)."""
         return self._edited and self._overview.next_stale(1) is not None
+
+    def analyse_behind(self) -> threading.Thread | None:
+        """Do :meth:`analyse_some`'s work in a thread of its own (the window's: its GUI
+        thread never pays for it), holding the document weakly (it ends with it, or
+        when nothing is left, which an exit waits for); None when nothing is left now."""
+        if not self.analysing:
+            return None
+        held = weakref.ref(self)
+
+        def run() -> None:
+            while (doc := held()) is not None and \
+                    doc.analyse_some(time.perf_counter() + BEHIND_TURN_S):
+                del doc
+
+        # not a daemon: one stopped by the interpreter's exit mid-FFT aborts the process
+        thread = threading.Thread(target=run, name="analysis behind")
+        thread.start()
+        return thread
 
     def analyse_some(self, deadline: float) -> bool:
         """Analyse what a time edit left and build its overview, a chunk of frames at

@@ -166,3 +166,32 @@ def test_a_document_too_large_to_hold_whole_holds_its_budget_and_reads_and_paint
     for ed in (whole, held):
         ed.undo()
     assert same(cells(held.doc), cells(whole.doc))
+
+
+def test_the_analysis_left_behind_a_time_edit_runs_in_a_thread_and_ends_with_its_document():
+    """The window analyses what a time edit left in a thread of its own
+    (Document.analyse_behind): the overview ends as a fresh document's, and a document
+    let go meanwhile (an edit dropped from the history) is not kept alive by it."""
+    import gc
+    import weakref
+
+    ed = Editor(Document(Audio(take(20.0), SR), transform="stft", device="cpu"))
+    ed.doc.prepare_overview()
+    ed.delete(start=5.0, end=5.37)
+    doc = ed.doc
+    doc.analyse_behind().join(timeout=60)
+    assert not doc.analysing and doc.cells.unanalysed == 0
+    new = fresh(doc)
+    new.prepare_overview()
+    assert torch.equal(doc._overview.get(doc.cells), new._overview.get(new.cells))
+    ed.undo()
+    ed.redo()  # nothing left: no thread
+    assert ed.doc.analyse_behind() is None
+    ed.delete(start=1.0, end=1.37)
+    thread, gone = ed.doc.analyse_behind(), weakref.ref(ed.doc)
+    ed.undo()
+    ed.delete(start=2.0, end=2.5)  # drops the edit whose analysis runs
+    gc.collect()
+    thread.join(timeout=60)
+    gc.collect()
+    assert not thread.is_alive() and gone() is None

@@ -241,10 +241,10 @@ class EditActions:
                                   (PaintSession(doc, stack, session.history, synth),
                                    EditTracker(doc)), label)
             stack.push(command)
-            # the rest of its analysis a piece a turn, once the edited view is drawn
-            new = weakref.ref(self.opened.session)  # held weakly: see PaintSession._schedule
+            # the rest of its analysis behind the window, once the edited view is drawn
+            edited = weakref.ref(doc)
             QTimer.singleShot(ANALYSE_AFTER_MS, stack,
-                              lambda: (alive := new()) is not None and alive.catch_up_soon())
+                              lambda: (alive := edited()) is not None and alive.analyse_behind())
             after()
             command.reselect = Reselect(before, self.opened.selection, self.opened.select)
             self.status.showMessage(f"{label[0].upper()}{label[1:]}: the file is now "

@@ -227,7 +227,7 @@ class PaintSession:
     def catch_up_soon(self) -> None:
         """Remix and splice the edits on the next turns (after an undo: this turn draws
         it)."""
-        if self.synth.behind or self.doc.layers.pending or self.doc.analysing:
+        if self.synth.behind or self.doc.layers.pending:
             self._schedule()
 
     def start_reading(self):
@@ -309,9 +309,7 @@ class PaintSession:
             ended = True
         if self.splice_each_event() or ended:
             self.refresh_audio(deadline)  # edits are heard at once (only the touched samples)
-        if not self._queue and not self.doc.layers.pending and self.doc.analysing:
-            self.doc.analyse_some(deadline or time.perf_counter())  # a time edit's overview
-        if self._queue or self.doc.layers.pending or self.doc.analysing:
+        if self._queue or self.doc.layers.pending:
             self._schedule()
         self.turn_painted()
 
@@ -395,7 +393,7 @@ class PaintSession:
     def _continue(self) -> None:
         if self._closed:
             return
-        if self._queue or self.doc.layers.pending or self.doc.analysing:
+        if self._queue or self.doc.layers.pending:
             self.work()
         else:
             self._scheduled = False

@@ -289,10 +289,11 @@ def test_a_stereo_file_with_no_selection_then_a_time_range(qtbot, window, tmp_pa
     assert np.array_equal(audio(window), source)
 
 
-def test_a_cut_is_drawn_at_once_and_the_window_analyses_the_rest_between_turns(qtbot, window):
+def test_a_cut_is_drawn_at_once_and_the_window_analyses_the_rest_behind_it(qtbot, window):
     """The edited document's frames past the junction are analysed when first read: the
-    worker draws what the view shows, the window's turns analyse the rest a chunk at a
-    time, and the whole-file overview ends as a freshly opened document's."""
+    worker draws what the view shows, a thread behind the window analyses the rest
+    (Document.analyse_behind), and the whole-file overview ends as a freshly opened
+    document's."""
     from engine.model.document import Document
 
     window.canvas.view.t0, window.canvas.view.t1 = 0.5, 1.5
