@@ -106,11 +106,6 @@ class FrameStore:
         return True
 
     @property
-    def pieces(self) -> int:
-        """How many runs hold the cells (1: one tensor)."""
-        return len(self._runs)
-
-    @property
     def unanalysed(self) -> int:
         """Frames not analysed yet."""
         return sum(r.stop - r.start for r in self._runs if r.cells is None)
@@ -170,15 +165,6 @@ class FrameStore:
             cells = torch.cat([r.cells for r in self._runs], 1)
             self._runs = [_Run(0, self.shape[1], cells, _Block())]
             return cells
-
-    def analyse_some(self, frames: int) -> bool:
-        """Analyse up to ``frames`` frames not yet analysed (a worker fills a store a
-        piece at a time); whether some are left."""
-        with self._lock:
-            lazy = next((r for r in self._runs if r.cells is None), None)
-            if lazy is not None:
-                self._reach(lazy.start, min(lazy.stop, lazy.start + frames))
-            return self.unanalysed > 0
 
     # -- runs ----------------------------------------------------------------------
     def _reach(self, f0: int, f1: int, *, writing: bool = False

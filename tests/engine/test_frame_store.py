@@ -120,7 +120,7 @@ def test_the_overview_of_an_edit_by_whole_blocks_takes_the_old_blocks_and_draws_
 
 def test_a_view_analyses_what_it_shows_and_the_turns_build_the_rest_a_piece_at_a_time():
     """The window draws a time edit's document at once: the frames it shows are analysed
-    when drawn, the rest a chunk a turn (Document.analyse_some), ending as a fresh
+    when drawn, the rest a chunk at a time (Document.analyse_some), ending as a fresh
     document's overview."""
     ed = Editor(Document(Audio(take(20.0), SR), transform="stft", device="cpu"))
     ed.doc.prepare_overview()

@@ -57,7 +57,7 @@ def describe_analysis(analysis: dict) -> str:
 def with_waveform(doc: Document, progress, cancel, *, frames: tuple[int, int] | None = None
                   ) -> tuple[Document, Resynthesizer]:
     """In a worker: the document's overview (of ``frames``, what the view shows, for a
-    time edit's document: the window's turns build the rest, Document.analyse_some)
+    time edit's document: a thread behind the window builds the rest, Document.analyse_behind)
     and full resynthesis, so the GUI thread only swaps it in."""
     doc.prepare_overview(frames)
     synth = Resynthesizer(doc)
