@@ -19,7 +19,12 @@ and takes 25-35 dB off, where on noisy speech it keeps the voice. A voice is a
 moments: a held synth line read 2-9 dB and kept within 6 dB for 0.47 s; over the
 frames of the bench's music takes, seeds 1-3, clean and under hiss, and its speech
 takes, seeds 1-2, the most a music take had in 1.5 s was 0.25 s, the least a speech
-take had 0.58 s); the model's
+take had 0.58 s). The model keeps a steady tone and reads it as voiced too (a chord
+under hiss, a phone's ringing tone, an organ-like passage of drascula's music), so a
+voiced frame counts only where most voiced frames within ``VOICE_S`` change their
+spectrum by ``FLUX_DB`` in ``FLUX_S`` (speech, espeak-ng's and ALSA's recorded voices,
+under every hiss of the benches: a median of 11-14 dB; a held chord 1 dB; those
+passages of music 6 dB). The model's
 output is taken over the voiced frames of such windows and ``HOLD_S`` either side
 (the pauses within a sentence, the breath before it), faded over ``FADE_S``;
 elsewhere the input stays, bit for bit. With no voice found the input
@@ -55,6 +60,12 @@ KEPT_DB = -4.0  # ... if the model kept its energy within this
 VOICE_S = 1.5  # a voice: a window this long ...
 VOICED_S = 0.4  # ... with this much of it voiced
 HOLD_S = 0.5  # the model's output is kept this long before and after a voice
+FLUX_DB = 8.5  # a voiced frame counts where most voiced frames within VOICE_S change their
+FLUX_S = 0.05  # spectrum by this much (the mean over the bins, in dB) in this long
+FLUX_HZ = (100.0, 4000.0)  # ... over these frequencies
+FLUX_RANGE_DB = 40.0  # ... within this of the loudest
+FLUX_WINDOW = 1024  # ... seen through a Hann window this long (at 48 kHz)
+FLUX_FRAMES_AT_ONCE = 4096
 FADE_S = 0.02  # and faded in and out over this
 LEAST_DB = 24.0  # the model's output is blended with the input: the noise taken down by at
 TARGET_DB = 42.0  # least this, and so far that it ends this far below the voice (the
@@ -200,11 +211,39 @@ def _voice(up: np.ndarray, model: np.ndarray, lsnr: np.ndarray) -> np.ndarray:
     kept = _frame_energy(model, frame, count) >= energy_in * 10 ** (KEPT_DB / 10)
     voiced = (lsnr > VOICED_LSNR_DB) & kept & (energy_in > 0)
     window = round(VOICE_S * 100)
+    changing = ndimage.uniform_filter1d((voiced & (_flux(model, count) >= FLUX_DB)).astype(
+        np.float64), window, axis=1, mode="constant")
+    voiced &= changing >= 0.5 * ndimage.uniform_filter1d(voiced.astype(np.float64), window,
+                                                          axis=1, mode="constant") - 1e-9
     share = ndimage.uniform_filter1d(voiced.astype(np.float64), window, axis=1, mode="constant")
     within = ndimage.maximum_filter1d(share * window >= VOICED_S * 100 - 1e-9, window, axis=1,
                                       mode="constant")  # frames in such a window
     return ndimage.maximum_filter1d(voiced & within, 2 * round(HOLD_S * 100) + 1, axis=1,
                                     mode="constant")
+
+
+def _flux(model: np.ndarray, count: int) -> np.ndarray:
+    """``[channels, count]``: how far the spectrum of ``model`` (at 48 kHz) about each 10 ms
+    frame differs from that ``FLUX_S`` before, in dB (the mean over the bins of
+    ``FLUX_HZ`` within ``FLUX_RANGE_DB`` of the loudest of either)."""
+    n, hop, lag = FLUX_WINDOW, RATE // 100, round(FLUX_S * 100)
+    f = np.fft.rfftfreq(n, 1 / RATE)
+    band = (f >= FLUX_HZ[0]) & (f <= FLUX_HZ[1])
+    taper = np.hanning(n).astype(np.float32)
+    out = np.zeros((model.shape[0], count))
+    for c, row in enumerate(model):
+        padded = np.pad(row, (n // 2 - hop // 2, n + count * hop))
+        level = np.empty((count, band.sum()), np.float32)
+        for a in range(0, count, FLUX_FRAMES_AT_ONCE):
+            frames = np.lib.stride_tricks.sliding_window_view(
+                padded[a * hop:(a + FLUX_FRAMES_AT_ONCE) * hop + n], n)[::hop][:count - a]
+            spectrum = np.fft.rfft(frames[:FLUX_FRAMES_AT_ONCE] * taper, axis=-1)[:, band]
+            level[a:a + len(spectrum)] = 10 * np.log10(np.abs(spectrum) ** 2 + 1e-20)
+        now, then = level[lag:], level[:-lag]
+        heard = (now > now.max(1, keepdims=True) - FLUX_RANGE_DB) | \
+            (then > then.max(1, keepdims=True) - FLUX_RANGE_DB)
+        out[c, lag:] = (np.abs(now - then) * heard).sum(1) / np.maximum(heard.sum(1), 1)
+    return out
 
 
 def _frame_energy(x: np.ndarray, frame: int, count: int) -> np.ndarray:

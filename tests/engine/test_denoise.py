@@ -273,3 +273,26 @@ def test_a_long_input_with_no_voice_in_its_windows_is_not_heard_whole_by_the_voi
     x = np.tile(noisy, reps)[:, :150 * sr]  # two and a half minutes of it
     assert denoise.run(x, sr).summary  # it found the hiss
     assert heard and sum(heard) <= 3 * voice.PROBE_S * voice.RATE + voice.RATE
+
+
+@pytest.mark.slow
+def test_a_voice_over_music_under_hiss_is_never_left_worse_than_its_input():
+    """A voice over a music bed (an espeak-ng take over an excerpt of asc-music as loud,
+    seed 2) under white hiss at 20 dB SNR or pink at 15: no output is worse than its
+    input by more than 0.1 dB SI-SDR against the mix (now -0.08 dB at worst: a quiet
+    band under the hiss goes with it where the model took no more than the noise).
+    Before, where the voice model found the voice the gain was held under the model's
+    own, which took the band too, and the noise was learnt again from what it took (the
+    band): 20 -> 5.7-21.3 dB, 15 -> 5.0-16.1 dB."""
+    rng = np.random.default_rng(11)
+    voices = takes.clean_takes(seed=2, speech=3, music=0, sounds=0)
+    beds = takes.clean_takes(seed=2, speech=0, music=3, sounds=0)
+    for said, bed in zip(voices, beds, strict=True):
+        n = min(said.samples.shape[1], bed.samples.shape[1])
+        music, speech = bed.samples[:, :n], said.samples[:, :n]
+        mix = music + speech * np.sqrt(np.mean(music ** 2) / np.mean(speech ** 2))
+        for kind, snr in (("white", 20), ("pink", 15)):
+            noisy = mix + np.sqrt(np.mean(mix ** 2)) * 10 ** (-snr / 20) * hiss(
+                kind, mix.shape, rng, said.sample_rate)
+            out = denoise.run(noisy, said.sample_rate).samples
+            assert si_sdr_db(mix, out) >= si_sdr_db(mix, noisy) - 0.1, (bed.name, kind)
