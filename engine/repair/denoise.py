@@ -25,7 +25,11 @@ triangular) whose power stands ``SOUND_DB`` over the noise (noisereduce's statio
 mask) and the model's own gain there, but not under the floor; the noise there, when
 learnt, is learnt again from the cells the model took for noise
 alone (:func:`engine.repair.denoise_noise.in_voice`; the low quantile lies 1-3 dB
-high under speech). On speech under white, pink and brown hiss that rule scores
+high under speech). Over a bed of programme (a voice over music, a singer over a band)
+the model takes the bed too: there its gain counts only where it took no more than the
+noise (:func:`_over_a_bed`, :func:`_took_programme`), and the noise is not learnt again
+from what it took (a voice over music under hiss came out at 5.7 dB SI-SDR against the
+mix from 20 dB). On speech under white, pink and brown hiss that rule scores
 with noisereduce told the noise (PESQ-WB), where applied to music under the same hiss
 it cost 3.5 dB SI-SDR: music, where the model finds no voice, keeps the rule above,
 unchanged. The mask alone (without the model's gain) reached noisereduce but left
@@ -87,6 +91,8 @@ VOICE_RAMP_S = 0.1  # the rule of a voice fades in and out over this
 TOOK_OVER = 2.0  # ... and holds only where the model took at most this much more than the
 # noise's power from the cells around (3 dB: the mean over 15 cells of a noise's power
 # lies within about 1 dB of its own): beyond, it took programme
+BED_S, BED_SHARE = 5.0, 0.1  # ... where it took programme in this share of the bins within
+# this either side (a voice over a bed of music); elsewhere the model's gain holds
 MODEL_SHARE = 0.9  # the share of the time (and the progress shown) the voice model takes
 
 
@@ -242,6 +248,8 @@ def _apply_gains(x, noise, centers, n_fft, sample_rate, floor, progress, cancel,
     span = PRESENCE_SPAN * max(1.0, 10 ** (-DEFAULT_AMOUNT_DB / 20) / floor)
     kernel, reach = _sound_kernel(n_fft, sample_rate)
     noise_sum = kept_sum = 0.0  # per bin: the noise's power, and what the gains keep of it
+    bed = None if speech is None else _over_a_bed(x, speech, centers, n_fft, sample_rate,
+                                                  cancel)
     for first in range(0, total, BLOCK_FRAMES):
         step(first / total, progress, cancel)
         count = min(BLOCK_FRAMES, total - first)
@@ -265,15 +273,11 @@ def _apply_gains(x, noise, centers, n_fft, sample_rate, floor, progress, cancel,
         gain = np.clip(gain, floor, 1.0)
         gain = np.maximum(gain, ndimage.uniform_filter1d(gain, 3, axis=-1, mode="nearest"))
         if weight is not None and weight.any():
-            r = TOOK_FRAMES // 2  # the frames either side the programme test looks at
-            heard, said = (fft.rfft(_frames(v, first - r, count + 2 * r, hop, n_fft) * taper32,
-                                    axis=-1, workers=-1) for v in (x, speech[2]))
-            programme = _took_programme(heard, said, noise_at(
-                speech[1], centers, centres[0] - r * hop + np.arange(count + 2 * r) * hop))
+            said, programme = _took_programme(x, speech, centers, first, count, n_fft)
             weight = weight[:, :count]
             gain = gain ** (1 - weight) * _voice_gain(
-                lead, start, gain, floor, kernel, (spectrum[:, :count], said[:, r:r + count]),
-                programme[:, r:r + count]) ** weight
+                lead, start, gain, floor, kernel, (spectrum[:, :count], said),
+                programme & bed[:, first:first + count, None]) ** weight
         power_n = power_n[:, :count]
         noise_sum += power_n.sum(axis=(0, 1), dtype=np.float64)
         kept_sum += (gain ** 2 * power_n).sum(axis=(0, 1), dtype=np.float64)
@@ -297,17 +301,47 @@ def _voice_gain(lead, start, gain, floor, kernel, spectra, programme):
                                                                 floor)))
 
 
-def _took_programme(heard, said, noise):
-    """Where the voice model took more than the noise from a cell: what it took (the
-    spectrum ``heard`` less its output ``said``) over the noise's power ``noise``, the
-    mean over the cells around (``TOOK_FRAMES`` by ``TOOK_BINS``), above ``TOOK_OVER``.
-    Under a voice the model takes the noise, about as much as there is; over a band (a
-    singer, a voice over a music bed) it takes the band too, which the mask, knowing
-    only the noise, let it take (a voice over music under hiss at 20 dB SNR came out at
-    5.7 dB SI-SDR against the mix)."""
+def _took_programme(x, speech, centers, first, count, n_fft):
+    """The voice model's output (``speech[2]``) over frames ``first .. first + count`` of
+    the processing's grid (spectra), and where it took more than the noise from a cell
+    of ``x``: what it took over the noise's power there (``speech[1]``), the mean over
+    the cells around (``TOOK_FRAMES`` by ``TOOK_BINS``), above ``TOOK_OVER``. Under a
+    voice the model takes the noise, about as much as there is; over a band (a singer,
+    a voice over a music bed) it takes the band too, which the mask, knowing only the
+    noise, let it take (a voice over music under hiss at 20 dB SNR came out at 5.7 dB
+    SI-SDR against the mix)."""
+    hop, r = n_fft // 4, TOOK_FRAMES // 2
+    taper = window(n_fft).astype(np.float32)
+    heard, said = (fft.rfft(_frames(v, first - r, count + 2 * r, hop, n_fft) * taper, axis=-1,
+                            workers=-1) for v in (x, speech[2]))
+    centres = (first - r + np.arange(count + 2 * r)) * hop - (n_fft - hop) + n_fft // 2
     taken = heard - said
-    over = (taken.real ** 2 + taken.imag ** 2) / np.maximum(noise, 1e-30)
-    return ndimage.uniform_filter(over, (1, TOOK_FRAMES, TOOK_BINS)) > TOOK_OVER
+    over = (taken.real ** 2 + taken.imag ** 2) / np.maximum(noise_at(speech[1], centers,
+                                                                      centres), 1e-30)
+    programme = ndimage.uniform_filter(over, (1, TOOK_FRAMES, TOOK_BINS)) > TOOK_OVER
+    return said[:, r:r + count], programme[:, r:r + count]
+
+
+def _over_a_bed(x, speech, centers, n_fft, sample_rate, cancel):
+    """``[channels, frames]`` of the processing's grid: where the voice speaks over a bed
+    of programme, the share of the bins :func:`_took_programme` finds over the voiced
+    frames within ``BED_S`` either side above ``BED_SHARE``. Under a voice over hiss the
+    model takes programme in 2-7 % of the bins (the voice's own fricatives and breaths,
+    which the old rule took and PESQ-WB rewards; brown hiss at 10-19 dB SNR 6-29 %),
+    over a music bed in 14-86 % (12 takes)."""
+    hop = n_fft // 4
+    total = (x.shape[1] + n_fft - 1) // hop + 1
+    share = np.zeros((x.shape[0], total))
+    for first in range(0, total, BLOCK_FRAMES):
+        step(0.0, None, cancel)
+        count = min(BLOCK_FRAMES, total - first)
+        share[:, first:first + count] = _took_programme(x, speech, centers, first, count,
+                                                        n_fft)[1].mean(axis=-1)
+    voiced = speech[0] > 0.5
+    width = 2 * round(BED_S * sample_rate / hop) + 1
+    heard = ndimage.uniform_filter1d(voiced.astype(np.float64), width, axis=1, mode="constant")
+    took = ndimage.uniform_filter1d(share * voiced, width, axis=1, mode="constant")
+    return took > BED_SHARE * heard
 
 
 def _with_tail(gamma: np.ndarray, count: int, tail: np.ndarray | None, reach: int):
