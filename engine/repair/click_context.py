@@ -7,7 +7,10 @@
   sound, not a click.
 - :func:`isolated`: a click is the sharpest thing about it; a voice's glottal pulses
   and a note's attacks come with others as sharp within a few milliseconds.
-- :func:`departures`: how far a candidate leaves the line through its neighbours.
+- :func:`onset`: a click leaves the audio after it as loud as before it; a struck
+  note's or a drum's attack, the sharpest part of its sound, starts something louder.
+- :func:`departures`: how far a candidate leaves the line through its neighbours, and
+  :func:`spans`: how far the audio about it swings.
 """
 
 import math
@@ -22,6 +25,12 @@ PERIOD_SECONDS = (0.002, 0.025)  # the periods a waveform's edge may recur at
 RECUR = 0.9  # correlation above which a candidate is the waveform recurring, not a click
 APART_SECONDS = 0.01  # a click is sharper than anything this far either side of it...
 APART_GAP_SECONDS = 0.0005  # ...leaving out this much about it (its own reach)
+ONSET_DB = 6.0  # the audio after a candidate louder than before it by this: a sound starts.
+# On 181 clean 12 s excerpts of unseen game music (drascula, hyperrogue, frozen-bubble;
+# 22.05 kHz) 46 % of what de-click found evident stood at an onset this loud (over 5 ms
+# either side; median 4.9 dB); on bench_declick's clicked takes (seed 1) 16 % of what it
+# found evident did (median 0 dB; other clicks lie about many), and it found as many
+# clicks with the test at 3 dB, at 6 and without it (94.3 %).
 
 
 def in_silence(signal: np.ndarray, *, max_len: int, quiet: int) -> tuple[np.ndarray,
@@ -92,6 +101,23 @@ def recurs(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: fl
     return float(error[edge:-edge].max()) <= max(threshold * sigma, FLOOR)
 
 
+def _about(signal: np.ndarray, c0: int, c1: int, sample_rate: int) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
+    """The samples within ``APART_SECONDS`` before and after ``[c0, c1)`` (within the
+    signal), leaving out ``APART_GAP_SECONDS`` about it."""
+    gap = max(6, round(APART_GAP_SECONDS * sample_rate))
+    reach = round(APART_SECONDS * sample_rate)
+    return signal[max(0, c0 - gap - reach):max(0, c0 - gap)], signal[c1 + gap:c1 + gap + reach]
+
+
+def onset(signal: np.ndarray, c0: int, c1: int, sample_rate: int) -> bool:
+    """Whether ``[c0, c1)`` starts a sound: the audio after it (:func:`_about`) is louder
+    than the audio before it by ``ONSET_DB``."""
+    before, after = _about(signal, c0, c1, sample_rate)
+    return len(after) > 0 and float(after @ after) / len(after) > \
+        10 ** (ONSET_DB / 10) * (float(before @ before) / max(len(before), 1))
+
+
 def isolated(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: float) -> bool:
     """Whether ``[c0, c1)`` is sharper than anything about it: its largest second
     difference (its samples and one either side) is over ``threshold`` times the largest
@@ -119,4 +145,17 @@ def departures(signal: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.
         if 0 < a and b < len(signal):
             line = np.linspace(signal[a - 1], signal[b], b - a + 2)[1:-1]
             out[i] = np.abs(signal[a:b] - line).max()
+    return out
+
+
+def spans(signal: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+          sample_rate: int) -> np.ndarray:
+    """How far the audio about each ``[starts[i], stops[i])`` swings: its peak-to-peak
+    range within ``APART_SECONDS`` either side, ``APART_GAP_SECONDS`` about it left out
+    (0 where none is)."""
+    out = np.zeros(len(starts))
+    for i, (a, b) in enumerate(zip(starts, stops, strict=True)):
+        about = np.concatenate(_about(signal, int(a), int(b), sample_rate))
+        if len(about):
+            out[i] = float(about.max() - about.min())
     return out

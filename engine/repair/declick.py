@@ -43,8 +43,14 @@ SURE = 3.0  # a candidate whose error stands out of the RMS about it by this man
 CERTAIN = 4.0  # a candidate whose error stands out of the RMS about it by this many times
 # the local threshold is a click wherever it lies, and so is one that departs from the line
 LOUD_DB = 3.0  # through its neighbours by this much over the level the loudest 1 % of its
-LOUD_PERCENTILE = 99.0  # part exceeds; any other must be isolated: sharper than anything
-APART = 3.0  # within 10 ms by this many times (click_context.isolated). On clean espeak-ng
+LOUD_PERCENTILE = 99.0  # part exceeds and over how far the audio swings within 10 ms of it
+# (click_context.spans: on unseen game music a drum's crack, louder than the loudest 1 %
+# of its part, passed for a click every beat, and made the audio look clicked; what
+# passed so departed 0.45-0.85 times the swing about it (1st-99th percentile), the
+# clicks of bench_declick 0.28-7.7 times, median 1.0, seed 1: as many found with the
+# swing as without); any other must be isolated: sharper than anything
+APART = 3.0  # within 10 ms by this many times (click_context.isolated), and no onset
+# (click_context.onset: a note's attack is its sharpest part). On clean espeak-ng
 # speech (22.05 kHz, seeds 1-2), what de-click found stood out 7.6 times the RMS about it
 # (median; 90 % under 14, 99 % under 26), most of it a voice's glottal pulse at an onset,
 # which a short AR model cannot predict but whose neighbours a pitch period away are as
@@ -73,8 +79,8 @@ class Limits:
     ``apart`` times sharper than anything about it where the audio about it shows no
     clicks (:func:`_chosen`) unless it stands out by ``certain``
     (0 where every candidate is: crackle is dense) or departs from the line through its
-    neighbours by ``loud`` times the level the loudest 1 % of its part exceeds, its
-    longest run
+    neighbours by ``loud`` times the level the loudest 1 % of its part exceeds and the
+    audio's swing about it, its longest run
     (``max_len`` samples), the silence a click in digital silence has either side
     (``quiet`` samples), and the passes over the audio."""
 
@@ -138,13 +144,15 @@ def _chosen(seg: np.ndarray, starts: np.ndarray, stops: np.ndarray, peaks: np.nd
     sorted) with this pass's evident ones added. A candidate is a click unless a period's
     copy predicts it (and it stands out by less than ``sure``); where fewer than
     ``EVIDENCE`` evident clicks lie within ``EVIDENCE_SECONDS`` of it, it must be evident
-    itself: certain, loud or isolated (:class:`Limits`)."""
+    itself: certain, loud or isolated and no onset (:class:`Limits`)."""
     plain = np.array([peak > limit.sure or not click_context.recurs(seg, r0, r1, sr, limit.recur)
                       for r0, r1, peak in zip(starts, stops, peaks, strict=True)], bool)
-    clear = (peaks > limit.certain) | (click_context.departures(seg, starts, stops)
-                                       > limit.loud * loud)
+    clear = (peaks > limit.certain) | (click_context.departures(seg, starts, stops) > limit.loud
+                                       * np.maximum(loud, click_context.spans(seg, starts,
+                                                                              stops, sr)))
     evident = plain & clear
     evident[plain & ~clear] = [click_context.isolated(seg, r0, r1, sr, limit.apart)
+                               and not click_context.onset(seg, r0, r1, sr)
                             for r0, r1 in zip(starts[plain & ~clear], stops[plain & ~clear],
                                               strict=True)]
     evidence = np.sort(np.concatenate([evidence, starts[evident]]))
