@@ -81,3 +81,19 @@ def refused(capsys, match, *args):
     assert status == 2, err
     assert len(err.strip().splitlines()) == 1 and match in err, err
     return err
+
+
+def repairs_nothing(module: str, x, sample_rate: int, folder: Path, name: str = "take") -> str:
+    """``specpaint repair MODULE`` on ``x`` (``[n]`` or ``[n, channels]``, written as
+    32-bit float), as the docs show it: it must exit 0, say it found nothing and
+    changed nothing, and write the source bit for bit; what it said (stderr)."""
+    import numpy as np
+    import soundfile as sf
+
+    src, out = folder / f"{name}.wav", folder / f"{name} out.wav"
+    sf.write(src, np.asarray(x, np.float32), sample_rate, subtype="FLOAT")
+    r = specpaint_here("repair", module, src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "found nothing to repair; nothing changed" in r.stderr, (name, r.stderr)
+    assert np.array_equal(sf.read(out, dtype="float32")[0], sf.read(src, dtype="float32")[0])
+    return r.stderr

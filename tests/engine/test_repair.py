@@ -164,9 +164,8 @@ def test_dehum_takes_no_held_chord_for_a_hum(tmp_path):
     bench_dehum_buzz seed 1 unchanged take for take). Held chords of sawtooth-like notes
     through the command line: before, G major and B minor lost -27 and -23 dBFS to "hum
     at 49.50 Hz" and "at 60.13 Hz"; now nothing changes."""
-    import soundfile as sf
 
-    from tests.cli_run import specpaint_here
+    from tests.cli_run import repairs_nothing
 
     sr = 22050
     t = np.arange(12 * sr) / sr
@@ -176,12 +175,7 @@ def test_dehum_takes_no_held_chord_for_a_hum(tmp_path):
         for f in (440.0 * 2 ** (s / 12) for s in semitones):
             for k in range(1, int(3000 // f) + 1):
                 x += 0.05 / k * np.sin(2 * np.pi * k * f * t + rng.uniform(0, 2 * np.pi))
-        src, out = tmp_path / f"{name}.wav", tmp_path / f"{name} out.wav"
-        sf.write(src, x.astype(np.float32), sr, subtype="FLOAT")
-        r = specpaint_here("repair", "dehum", src, "-o", out)
-        assert r.returncode == 0, r.stderr
-        assert "found nothing to repair; nothing changed" in r.stderr, (name, r.stderr)
-        assert np.array_equal(sf.read(out, dtype="float32")[0], sf.read(src, dtype="float32")[0])
+        repairs_nothing("dehum", x, sr, tmp_path, name)
 
 
 @pytest.mark.slow
