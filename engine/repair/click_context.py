@@ -105,9 +105,13 @@ def _about(signal: np.ndarray, c0: int, c1: int, sample_rate: int) -> tuple[np.n
                                                                               np.ndarray]:
     """The samples within ``APART_SECONDS`` before and after ``[c0, c1)`` (within the
     signal), leaving out ``APART_GAP_SECONDS`` about it."""
-    gap = max(6, round(APART_GAP_SECONDS * sample_rate))
-    reach = round(APART_SECONDS * sample_rate)
+    gap, reach = _apart(sample_rate)
     return signal[max(0, c0 - gap - reach):max(0, c0 - gap)], signal[c1 + gap:c1 + gap + reach]
+
+
+def _apart(sample_rate: int) -> tuple[int, int]:
+    """``APART_GAP_SECONDS`` (at least 6 samples) and ``APART_SECONDS`` in samples."""
+    return max(6, round(APART_GAP_SECONDS * sample_rate)), round(APART_SECONDS * sample_rate)
 
 
 def onset(signal: np.ndarray, c0: int, c1: int, sample_rate: int) -> bool:
@@ -125,8 +129,7 @@ def isolated(signal: np.ndarray, c0: int, c1: int, sample_rate: int, threshold: 
     click is a step or a spike the audio around it has no like of; a voice's glottal
     pulses, which a short AR model cannot predict either, come a pitch period apart,
     each about as sharp as the next."""
-    gap = max(6, round(APART_GAP_SECONDS * sample_rate))
-    reach = round(APART_SECONDS * sample_rate)
+    gap, reach = _apart(sample_rate)
     lo, hi = max(0, c0 - 1 - gap - reach), min(len(signal), c1 + 1 + gap + reach)
     sharp = np.abs(np.diff(signal[lo:hi], 2))  # sharp[i]: about sample lo + 1 + i
     at = np.arange(lo + 1, hi - 1)

@@ -148,9 +148,8 @@ def run(x: np.ndarray, sample_rate: int, *, fundamental: str = "auto", harmonics
     if found is None:
         return Outcome(x)
     f0, ks = found
-    mains = float(fundamental) if fundamental != "auto" else min((50.0, 60.0),
-                                                                  key=lambda b: abs(b - f0))
-    taken = _taken(x, sr, f0=f0, ks=ks, upto=_highest(f0, sr, harmonics), mains=mains,
+    taken = _taken(x, sr, f0=f0, ks=ks, upto=_highest(f0, sr, harmonics),
+                   mains=50.0 if f0 < 55.0 else 60.0,  # find keeps f0 within SEARCH_HZ of it
                    progress=progress, cancel=cancel)
     step(1.0, progress, None)
     if taken is None:

@@ -47,7 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import soxr
-from scipy import ndimage
+from scipy import fft, ndimage
 
 from engine.progress import step
 from engine.repair import Outcome, guard
@@ -232,12 +232,14 @@ def _flux(model: np.ndarray, count: int) -> np.ndarray:
     taper = np.hanning(n).astype(np.float32)
     out = np.zeros((model.shape[0], count))
     for c, row in enumerate(model):
-        padded = np.pad(row, (n // 2 - hop // 2, n + count * hop))
+        left = n // 2 - hop // 2  # frame f's window starts at sample f * hop - left
+        padded = np.pad(row, (left, max(0, count * hop + n - left - len(row))))
         level = np.empty((count, band.sum()), np.float32)
         for a in range(0, count, FLUX_FRAMES_AT_ONCE):
             frames = np.lib.stride_tricks.sliding_window_view(
                 padded[a * hop:(a + FLUX_FRAMES_AT_ONCE) * hop + n], n)[::hop][:count - a]
-            spectrum = np.fft.rfft(frames[:FLUX_FRAMES_AT_ONCE] * taper, axis=-1)[:, band]
+            spectrum = fft.rfft(frames[:FLUX_FRAMES_AT_ONCE] * taper, axis=-1,
+                                workers=-1)[:, band]
             level[a:a + len(spectrum)] = 10 * np.log10(np.abs(spectrum) ** 2 + 1e-20)
         now, then = level[lag:], level[:-lag]
         heard = (now > now.max(1, keepdims=True) - FLUX_RANGE_DB) | \
