@@ -34,7 +34,7 @@ A singer is a voice too, and over a band the model keeps the singer and takes th
 band with the noise (ten sung 12 s excerpts of Debian's drascula-music, tracks 2, 29
 and 31, bench_unseen_music's five and five more, under white, pink or brown hiss at
 10-20 dB SNR came out 2-18 dB SI-SDR worse than their input against the clean excerpt;
-clean, 1.4-6 dB from themselves). So a stretch of voice is left as it is, in every
+clean, 1.4-11 dB SI-SDR from themselves). So a stretch of voice is left as it is, in every
 channel, and the note says so, where the model took a bed of programme
 (:func:`_over_a_bed`): in the cells it took wholly (its output ``TOOK_DB`` under the
 input over 3 frames by 5 bins: between a voice's syllables and phrases), what stands
