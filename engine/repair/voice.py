@@ -319,7 +319,7 @@ def _power(row: np.ndarray, count: int, hz: tuple[float, float]) -> np.ndarray:
         frames = np.lib.stride_tricks.sliding_window_view(
             padded[a * hop:(a + FLUX_FRAMES_AT_ONCE) * hop + n], n)[::hop][:count - a]
         spectrum = fft.rfft(frames[:FLUX_FRAMES_AT_ONCE] * taper, axis=-1, workers=-1)[:, band]
-        out[a:a + len(spectrum)] = spectrum.real ** 2 + spectrum.imag ** 2
+        out[a:a + len(spectrum)] = np.abs(spectrum) ** 2
     return out
 
 
