@@ -1,8 +1,8 @@
 """Voice de-noise (engine/repair/voice.py, DeepFilterNet3 gated to where a voice is) on
 real takes under hiss (bench/bench_denoise.py's randomized set, seed 1): speech gets
-better by PESQ-WB and SI-SDR; music without a voice, and the music beside a voice,
-stay bit for bit; any rate and channel count; a region bounds it; the command line
-as docs/restoration.md gives it."""
+better by PESQ-WB and SI-SDR; music without a voice, the music beside a voice, and a
+voice over a band (a song) under hiss stay bit for bit; any rate and channel count; a
+region bounds it; the command line as docs/restoration.md gives it."""
 
 import functools
 import threading
