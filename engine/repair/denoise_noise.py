@@ -136,20 +136,21 @@ def learnt_power(x, silent, *, n_fft, sample_rate, adaptive, tonal=False, cancel
     if power.shape[1] < 2 * span:
         return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, "nothing learnt", None
     smooth = _by_bins(lambda part: _smoothed(part, span), power, cancel)
+    track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
+    firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
+    lows = np.concatenate([_by_bins(lambda part: _quantile(part, QUANTILE),
+                                    smooth[:, a:a + track], cancel) for a in firsts], axis=1)
     if not adaptive:
         low = _by_bins(lambda part: _quantile(part, QUANTILE), smooth, cancel)
-        floor = _holds_level(smooth, _by_bins(_on_floor, smooth, cancel, low), low,
-                             max(4 * span, int(round(TRACK_S * sample_rate / hop))), cancel)
+        floor = _holds_level(_by_bins(_on_floor, smooth, cancel, low), low, lows)
         typical = smooth.mean(axis=1, keepdims=True)
         if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
             return np.zeros((x.shape[0], 1, n_fft // 2 + 1)), None, NOTHING_FOUND, None
         raw = low * _bias(span)
         return (_programme_removed(raw, typical, n_fft, sample_rate, tonal, floor), None,
                 "profile learnt from the quietest parts", raw)
-    track = max(4 * span, int(round(TRACK_S * sample_rate / hop)))
-    firsts = np.arange(0, max(smooth.shape[1] - track, 0) + 1, track // 2)
     chunks = [smooth[:, a:a + track] for a in firsts]
-    low = np.concatenate([_quantile(c, QUANTILE) for c in chunks], axis=1)
+    low = lows
     floor = np.concatenate([_on_floor(c, low[:, i:i + 1]) for i, c in enumerate(chunks)], axis=1)
     typical = np.stack([c.mean(axis=1) for c in chunks], axis=1)
     if not _noise_found(low, floor, _steady_smooth(low, typical, span, n_fft, sample_rate)):
@@ -216,9 +217,9 @@ def _on_floor(smooth: np.ndarray, low: np.ndarray) -> np.ndarray:
     return ((smooth <= FLOOR_SPREAD * low).mean(axis=1, keepdims=True) >= FLOOR_SHARE) & (low > 0)
 
 
-def _holds_level(smooth, floor, low, track, cancel):
+def _holds_level(floor, low, lows):
     """``floor`` where the bin's floor holds its level through the take: the low quantile
-    of each ``track`` frames (every half of it) within ``LEVEL_DB`` (their deviation)
+    of each stretch (``lows``: ``TRACK_S``, every half of it) within ``LEVEL_DB`` (their deviation)
     of the bin's mean over them, once the drift they share (the median over the bins on
     a floor that the recording has) is taken out. A steady noise's floor is the same all
     through, however its level drifts (white, pink, brown noise, 12 s: 0.44-0.48 dB, 96-98 %
@@ -226,16 +227,13 @@ def _holds_level(smooth, floor, low, track, cancel):
     of a programme move with it (music the project never heard, 96 clean excerpts of 12
     s: 14 judged noisy without this, 8 with it). ``floor`` as it is where the take holds
     fewer than three such stretches (under 8 s)."""
-    firsts = np.arange(0, smooth.shape[1] - track + 1, track // 2)
-    if len(firsts) < 3:
+    if lows.shape[1] < 3:
         return floor
-    level = np.concatenate([_by_bins(lambda part: _quantile(part, QUANTILE),
-                                     smooth[:, a:a + track], cancel) for a in firsts], axis=1)
-    level = 10 * np.log10(np.maximum(level, 1e-300))
+    level = 10 * np.log10(np.maximum(lows, 1e-300))
     level -= level.mean(axis=1, keepdims=True)
     pool = floor & _present(low)
     shared = np.stack([np.median(level[c][:, pool[c, 0]], axis=1) if pool[c, 0].any()
-                       else np.zeros(len(firsts)) for c in range(level.shape[0])])
+                       else np.zeros(level.shape[1]) for c in range(level.shape[0])])
     return floor & ((level - shared[..., None]).std(axis=1, keepdims=True) <= LEVEL_DB)
 
 
@@ -299,9 +297,9 @@ def _line_capped(low: np.ndarray, floor: np.ndarray | None = None) -> np.ndarray
     x = np.log2(np.maximum(np.arange(low.shape[-1]), 1))
     level = 10 * np.log10(np.maximum(low, 1e-300))
     out = low.copy()
+    bands = _present(low)
     for idx in np.ndindex(low.shape[:-1]):
-        row = level[idx]
-        present = row > np.percentile(row, 90) - EMPTY_DB
+        row, present = level[idx], bands[idx]
         pool = present & floor[idx] if floor is not None and \
             (present & floor[idx]).sum() >= 8 else present
         line = _robust_line(x, row, pool)

@@ -76,6 +76,7 @@ from scipy import fft, ndimage
 from engine.progress import step
 from engine.repair import Outcome, guard
 from engine.repair.attenuate import runs
+from engine.repair.denoise_noise import TOOK_BINS, TOOK_DB, TOOK_FRAMES
 
 RATE = 48000  # the model's rate
 LAG_FRAMES = 3  # the model's output lags its input by this many frames
@@ -92,10 +93,9 @@ FLUX_WINDOW = 1024  # ... seen through a Hann window this long (at 48 kHz)
 FLUX_FRAMES_AT_ONCE = 4096
 FADE_S = 0.02  # and faded in and out over this
 BED_HZ = (300.0, 4000.0)  # a voice over a bed of programme (a band), judged over these frequencies:
-TOOK_DB = 20.0  # a cell the model took for noise alone: its output this far under its input,
-TOOK_FRAMES, TOOK_BINS = 3, 5  # ... both summed over this many frames and bins about it;
-UNSTEADY = 3.0  # such a cell holds programme where it stands this far over the median of such
-# cells in its bin (the steady noise's level there);
+UNSTEADY = 3.0  # a cell the model took for noise alone (TOOK_DB, over TOOK_FRAMES x TOOK_BINS)
+# holds programme where it stands this far over the median of such cells in its bin (the
+# steady noise's level there);
 BED_DB = -17.0  # the voice is over a bed where the programme it took within BED_S either side
 BED_S = 5.0  # ... comes to this much of what it kept
 LEAST_DB = 24.0  # the model's output is blended with the input: the noise taken down by at
