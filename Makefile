@@ -1,6 +1,8 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 VENV := .venv
 PY := $(VENV)/bin/python
+# pytest-xdist's workers, a core each; `make test WORKERS=0` runs the tests in one process
+WORKERS ?= auto
 DEMO := assets/demo.flac
 
 .PHONY: run test setup setup-test lint bench demo clean
@@ -11,7 +13,7 @@ run: setup
 test: setup-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m pytest -q $(PYTEST_ARGS)
+	xvfb-run -a -s "-screen 0 1920x1080x24" $(PY) -m pytest -q -n $(WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 setup:
 	scripts/setup.sh

@@ -73,3 +73,10 @@ if [ "${1:-}" = "--system" ] && ! "$VENV/bin/python" -c "import nsgt" 2>/dev/nul
     pip_install setuptools cython
     pip_install --no-build-isolation "nsgt==0.19"
 fi
+
+# Tests only: librosa (a reference the tests check against) compiles its numba
+# functions when first imported, about 25 s on 2 cores; done here once, the tests'
+# processes read the compiled cache.
+if [ "${1:-}" = "--system" ] && ! compgen -G "$VENV/lib/python*/site-packages/librosa/util/__pycache__/*.nbi" >/dev/null; then
+    "$VENV/bin/python" -c "import librosa.core.audio, librosa.util.utils"
+fi

@@ -1,4 +1,8 @@
+import ctypes
 import importlib.util
+import os
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -65,11 +69,65 @@ def document(samples, sample_rate=8000, **analysis):
 def pytest_configure(config):
     """The GUI asks for OpenGL 3.3 core; that must be set before any QApplication.
     Without Qt (a headless GPU machine) the engine and brush tests still run."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        _share_the_cores(workers)
+        _own_display()
     if importlib.util.find_spec("PySide6") is None:
         return
     from app.gui.start import configure_opengl
 
     configure_opengl()
+
+
+def _share_the_cores(workers: int) -> None:
+    """Under pytest-xdist (``make test`` runs a worker a core) each worker, and what it
+    starts, computes on its share of the cores: torch's default, a thread a core in
+    every worker, has the threads of two workers wait on one another (a gated fill,
+    4 s alone, took 49 s beside another process)."""
+    import torch
+
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = str(threads)
+    torch.set_num_threads(threads)
+
+
+def _own_display() -> None:
+    """Under pytest-xdist each worker gets an X server of its own (an Xvfb as
+    ``make test``'s): on one shared screen with no window manager, two workers'
+    windows take the keyboard focus and the active window from each other, and a
+    test's shortcut or key goes to the other worker's window."""
+    if not shutil.which("Xvfb") or "DISPLAY" not in os.environ:
+        return  # no X server here: the GUI tests fail or skip as they would anyway
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0",
+                               "1920x1080x24", "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=_ends_with_its_parent)
+    os.close(write)
+    with os.fdopen(read) as chosen:  # the display's number, once it accepts clients
+        number = chosen.readline().strip()
+    if not number:
+        server.kill()
+        raise RuntimeError("Xvfb did not start for this pytest-xdist worker")
+    os.environ["DISPLAY"] = f":{number}"
+    os.environ.pop("XAUTHORITY", None)  # it has no access control: any client connects
+    _servers.append(server)
+
+
+def _ends_with_its_parent() -> None:
+    """In the X server's process: Linux ends it when the worker ends, however it ends."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+
+
+_servers: list[subprocess.Popen] = []  # this worker's X server (see _own_display)
+
+
+def pytest_unconfigure(config):
+    for server in _servers:
+        server.terminate()
+        server.wait(10)
 
 
 @pytest.fixture
