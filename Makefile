@@ -1,8 +1,9 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 VENV := .venv
 PY := $(VENV)/bin/python
-# pytest-xdist's workers, a core each; `make test WORKERS=0` runs the tests in one process
-WORKERS ?= auto
+# pytest-xdist's workers: a core each, at most 4 (a worker holds up to about 2 GB);
+# `make test WORKERS=0` runs the tests in one process
+WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 4 ? n : 4 )))
 DEMO := assets/demo.flac
 
 .PHONY: run test setup setup-test lint bench demo clean
