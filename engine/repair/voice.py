@@ -209,33 +209,35 @@ def _library() -> tuple[ctypes.CDLL, bytes]:
 def _model(up: np.ndarray, amount_db: float, progress, cancel):
     """The model's output for ``up`` (float32 ``[channels, n]`` at 48 kHz), lag removed,
     and its local SNR estimate per 10 ms frame of the output (``[channels, frames]``).
-    The channels run in threads of their own (the model releases the GIL)."""
+    The channels run in threads of their own (the model releases the GIL), each one's
+    model made in its thread too (loading it takes about 0.35 s)."""
     lib, path = _library()
-    states = [lib.df_create(path, amount_db, None) for _ in range(up.shape[0])]
-    try:
-        frame = lib.df_get_frame_length(states[0])
-        count = -(-up.shape[1] // frame) + LAG_FRAMES
-        padded = np.zeros((up.shape[0], count * frame), np.float32)
-        padded[:, :up.shape[1]] = up
-        out = np.zeros_like(padded)
-        lsnr = np.empty((up.shape[0], count), np.float32)
+    with ThreadPoolExecutor(up.shape[0]) as pool:
+        states = list(pool.map(lambda _: lib.df_create(path, amount_db, None),
+                               range(up.shape[0])))
+        try:
+            frame = lib.df_get_frame_length(states[0])
+            count = -(-up.shape[1] // frame) + LAG_FRAMES
+            padded = np.zeros((up.shape[0], count * frame), np.float32)
+            padded[:, :up.shape[1]] = up
+            out = np.zeros_like(padded)
+            lsnr = np.empty((up.shape[0], count), np.float32)
 
-        def frames(c: int, first: int, last: int) -> None:
-            source, target = padded[c].ctypes.data, out[c].ctypes.data
-            for f in range(first, last):
-                lsnr[c, f] = lib.df_process_frame(states[c], source + 4 * f * frame,
-                                                  target + 4 * f * frame)
+            def frames(c: int, first: int, last: int) -> None:
+                source, target = padded[c].ctypes.data, out[c].ctypes.data
+                for f in range(first, last):
+                    lsnr[c, f] = lib.df_process_frame(states[c], source + 4 * f * frame,
+                                                      target + 4 * f * frame)
 
-        with ThreadPoolExecutor(up.shape[0]) as pool:
             for first in range(0, count, PROGRESS_FRAMES):
                 step(first / count, progress, cancel)
                 last = min(count, first + PROGRESS_FRAMES)
                 for done in [pool.submit(frames, c, first, last) for c in range(up.shape[0])]:
                     done.result()
-        step(1.0, progress, cancel)
-    finally:
-        for state in states:
-            lib.df_free(state)
+            step(1.0, progress, cancel)
+        finally:
+            for state in states:
+                lib.df_free(state)
     shift = LAG_FRAMES * frame
     return out[:, shift:shift + up.shape[1]], lsnr[:, LAG_FRAMES:]
 
