@@ -87,9 +87,10 @@ def _share_the_cores(workers: int) -> None:
     4 s alone, took 49 s beside another process)."""
     import torch
 
+    from app.batch.processes import ONE_THREAD  # the numeric libraries' thread settings
+
     threads = max(1, (os.cpu_count() or 1) // workers)
-    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(threads)
+    os.environ.update(dict.fromkeys(ONE_THREAD, str(threads)))
     torch.set_num_threads(threads)
 
 
